@@ -1,0 +1,1 @@
+"""One module per ``ascendify`` subcommand (see :mod:`ascendify.cli` for the protocol)."""

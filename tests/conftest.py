@@ -1,0 +1,47 @@
+"""Shared fixtures: run the real command line in a subprocess, the way users do."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def ascendify_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for a child process that must import this checkout of ascendify."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
+    env.update(extra or {})
+    return env
+
+
+RunCli = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def run_cli() -> RunCli:
+    """Run ``python -m ascendify ARGS`` and return the completed process (text mode)."""
+
+    def run(
+        args: Sequence[str],
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 240,
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "ascendify", *args],
+            cwd=cwd,
+            env=ascendify_env(env),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    return run

@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+import pytest
+
+from ascendify import __version__
+from ascendify.cli import build_parser, main
+from tests.conftest import RunCli
+
+
+def test_version_command_prints_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["version"]) == 0
+    assert __version__ in capsys.readouterr().out
+
+
+def test_no_command_prints_help_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "usage: ascendify" in capsys.readouterr().out
+
+
+def test_unknown_command_is_a_usage_error() -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args(["no-such-command"])
+    assert exit_info.value.code == 2
+
+
+def test_module_entry_point_runs_in_a_fresh_interpreter(run_cli: RunCli) -> None:
+    result = run_cli(["--version"])
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"ascendify {__version__}"
