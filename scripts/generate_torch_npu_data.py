@@ -1,0 +1,182 @@
+"""Generate ascendify's torch_npu facts from the real torch-npu wheels.
+
+torch_npu installs from PyPI but cannot be imported without the CANN runtime, so this script reads the
+wheel as a zip archive: the ``__all__`` lists of the public modules and the aten operators that have an
+NPU kernel (``csrc/aten/npu_native_functions_by_codegen.yaml``). One JSON file per version is written to
+``src/ascendify/targets/data/`` and committed; ascendify never needs the wheel at run time.
+
+Usage::
+
+    python scripts/generate_torch_npu_data.py 2.13.0 2.14.0           # downloads with pip
+    python scripts/generate_torch_npu_data.py --wheel torch_npu-2.13.0-...whl
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+OUTPUT_DIR = Path(__file__).resolve().parents[1] / "src" / "ascendify" / "targets" / "data"
+
+# Modules whose public names migration and analysis rely on (dotted name -> path inside the wheel).
+PUBLIC_MODULES = {
+    "torch_npu": "torch_npu/__init__.py",
+    "torch_npu.npu": "torch_npu/npu/__init__.py",
+    "torch_npu.npu.amp": "torch_npu/npu/amp/__init__.py",
+    "torch_npu.npu.random": "torch_npu/npu/random.py",
+    "torch_npu.npu.memory": "torch_npu/npu/memory.py",
+    "torch_npu.npu.graphs": "torch_npu/npu/graphs.py",
+    "torch_npu.npu.streams": "torch_npu/npu/streams.py",
+    "torch_npu.npu.utils": "torch_npu/npu/utils.py",
+    "torch_npu.npu.mstx": "torch_npu/npu/mstx.py",
+    "torch_npu.npu.backends": "torch_npu/npu/backends.py",
+    "torch_npu.npu._sanitizer": "torch_npu/npu/_sanitizer.py",
+    "torch_npu.profiler": "torch_npu/profiler/__init__.py",
+    "torch_npu.distributed": "torch_npu/distributed/__init__.py",
+    "torch_npu.contrib": "torch_npu/contrib/__init__.py",
+}
+OPS_YAML = "torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml"
+# Sections of the codegen file that register kernels for existing aten operators.
+KERNEL_SECTIONS = ("supported", "symint", "autograd", "quant")
+OP_NAME = re.compile(r"^\s*([A-Za-z0-9_.]+)")
+
+
+def module_public_names(source: str) -> list[str]:
+    """``__all__`` when the module declares it as literals, else its public top-level names."""
+    tree = ast.parse(source)
+    declared: list[str] = []
+    for node in tree.body:
+        value: ast.expr | None = None
+        if (
+            isinstance(node, ast.Assign)
+            and any(
+                isinstance(target, ast.Name) and target.id == "__all__" for target in node.targets
+            )
+        ) or (isinstance(node, ast.AugAssign) and getattr(node.target, "id", None) == "__all__"):
+            value = node.value
+        if isinstance(value, (ast.List, ast.Tuple)):
+            declared += [elt.value for elt in value.elts if isinstance(elt, ast.Constant)]
+    if declared:
+        return sorted(set(declared))
+    return sorted(_top_level_names(tree))
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return {name for name in names if not name.startswith("_")}
+
+
+def kernel_ops(document: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(aten overloads with an NPU kernel, NPU-only custom operators) from the codegen yaml."""
+    aten: set[str] = set()
+    for section in KERNEL_SECTIONS:
+        aten.update(_entry_name(entry) for entry in document.get(section) or [])
+    custom = {_entry_name(entry) for entry in document.get("custom") or []}
+    return sorted(aten), sorted(custom)
+
+
+def _entry_name(entry: str | dict[str, Any]) -> str:
+    text = entry if isinstance(entry, str) else str(entry["func"])
+    match = OP_NAME.match(text)
+    if match is None:
+        raise ValueError(f"cannot read an operator name from {text!r}")
+    return match.group(1)
+
+
+def facts_from_wheel(wheel: Path) -> dict[str, Any]:
+    with zipfile.ZipFile(wheel) as archive:
+        files = set(archive.namelist())
+        version = _read_version(archive, files)
+        modules = {
+            dotted: module_public_names(archive.read(path).decode("utf-8"))
+            for dotted, path in PUBLIC_MODULES.items()
+            if path in files
+        }
+        aten, custom = kernel_ops(yaml.safe_load(archive.read(OPS_YAML)))
+        torch_requirement = _read_torch_requirement(archive, files)
+    return {
+        "torch_npu_version": version,
+        "torch_requirement": torch_requirement,
+        "source": wheel.name,
+        "public_names": modules,
+        "aten_ops_with_npu_kernel": aten,
+        "npu_custom_ops": custom,
+    }
+
+
+def _metadata_path(files: set[str]) -> str:
+    return next(name for name in files if name.endswith(".dist-info/METADATA"))
+
+
+def _read_version(archive: zipfile.ZipFile, files: set[str]) -> str:
+    metadata = archive.read(_metadata_path(files)).decode("utf-8")
+    match = re.search(r"^Version: (\S+)$", metadata, re.MULTILINE)
+    if match is None:
+        raise ValueError("wheel METADATA has no Version")
+    return match.group(1)
+
+
+def _read_torch_requirement(archive: zipfile.ZipFile, files: set[str]) -> str | None:
+    metadata = archive.read(_metadata_path(files)).decode("utf-8")
+    match = re.search(r"^Requires-Dist: (torch\b[^;\n]*)", metadata, re.MULTILINE)
+    return match.group(1).strip() if match else None
+
+
+def download_wheel(version: str, into: Path) -> Path:
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--python-version",
+            "3.11",
+            f"torch-npu=={version}",
+            "-d",
+            str(into),
+        ],
+        check=True,
+    )
+    return next(into.glob(f"torch_npu-{version}-*.whl"))
+
+
+def write_facts(facts: dict[str, Any], output_dir: Path) -> Path:
+    output_dir.mkdir(parents=True, exist_ok=True)
+    path = output_dir / f"torch_npu-{facts['torch_npu_version']}.json"
+    path.write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("versions", nargs="*", help="torch-npu versions to download and read")
+    parser.add_argument("--wheel", type=Path, action="append", default=[], help="a wheel file")
+    parser.add_argument("--output-dir", type=Path, default=OUTPUT_DIR)
+    args = parser.parse_args(argv)
+    wheels: list[Path] = list(args.wheel)
+    with tempfile.TemporaryDirectory() as scratch:
+        wheels += [download_wheel(version, Path(scratch)) for version in args.versions]
+        for wheel in wheels:
+            print(write_facts(facts_from_wheel(wheel), args.output_dir))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

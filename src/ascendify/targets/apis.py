@@ -1,0 +1,250 @@
+"""The CUDA -> Ascend NPU API facts: the one table that migrate, auto and analyze all read.
+
+Names on the NPU side are those torch_npu really exports (checked against the generated wheel facts by the
+tests). ``torch_npu.npu.X`` is the spelling we emit; after ``import torch_npu`` it is the same object as
+``torch.npu.X``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from ascendify.targets.facts import TorchNpuFacts
+
+
+class Safety(str, Enum):
+    """How far a change may be trusted (ruff's fix applicability)."""
+
+    SAFE = "safe"  # applied; behaviour is the same on the NPU
+    UNSAFE = "unsafe"  # applied, but flagged: results or behaviour may differ
+    REPORT_ONLY = "report-only"  # left in place and reported: no faithful NPU spelling exists
+
+
+@dataclass(frozen=True)
+class ApiTarget:
+    cuda: str  # fully qualified CUDA-side name, e.g. "torch.cuda.CUDAGraph"
+    npu: str | None  # fully qualified NPU-side name; None when there is no counterpart
+    safety: Safety
+    note: str = ""
+
+
+_NO_COUNTERPART = "has no counterpart in torch_npu"
+
+# torch.cuda namespaces whose public names torch_npu mirrors under the same name.
+SAME_NAME_NAMESPACES: dict[str, str] = {
+    "torch.cuda": "torch_npu.npu",
+    "torch.cuda.amp": "torch_npu.npu.amp",
+    "torch.cuda.random": "torch_npu.npu.random",
+    "torch.cuda.memory": "torch_npu.npu.memory",
+    "torch.cuda.graphs": "torch_npu.npu.graphs",
+    "torch.cuda.streams": "torch_npu.npu.streams",
+}
+
+
+def _report(cuda: str, note: str) -> ApiTarget:
+    return ApiTarget(cuda, None, Safety.REPORT_ONLY, note)
+
+
+# Entries that differ from a same-name mapping: renames, caveats and APIs without a counterpart.
+_EXPLICIT: tuple[ApiTarget, ...] = (
+    # CUDA graphs: renamed class; torch_npu documents graph capture for inference only.
+    ApiTarget(
+        "torch.cuda.CUDAGraph",
+        "torch_npu.npu.NPUGraph",
+        Safety.UNSAFE,
+        "NPU graph capture is documented for inference only",
+    ),
+    *(
+        ApiTarget(
+            f"torch.cuda.{name}",
+            f"torch_npu.npu.{name}",
+            Safety.UNSAFE,
+            "NPU graph capture is documented for inference only",
+        )
+        for name in ("graph", "graph_pool_handle", "make_graphed_callables")
+    ),
+    ApiTarget(
+        "torch.cuda.CUDAPluggableAllocator",
+        "torch_npu.npu.NPUPluggableAllocator",
+        Safety.UNSAFE,
+        "the allocator library must be rebuilt against the NPU runtime",
+    ),
+    ApiTarget(
+        "torch.cuda._sanitizer.enable_cuda_sanitizer",
+        "torch_npu.npu._sanitizer.enable_npu_sanitizer",
+        Safety.SAFE,
+    ),
+    ApiTarget(
+        "torch.cuda.get_device_capability",
+        "torch_npu.npu.get_device_capability",
+        Safety.UNSAFE,
+        "on NPU the value is not a hardware fact (set by TORCH_NPU_DEVICE_CAPABILITY); "
+        "code that branches on it may take another path",
+    ),
+    ApiTarget(
+        "torch.cuda.get_device_properties",
+        "torch_npu.npu.get_device_properties",
+        Safety.SAFE,
+        "NPU properties have only name, total_memory, L2_cache_size, cube_core_num, "
+        "vector_core_num (no major/minor/multi_processor_count)",
+    ),
+    # torch.backends.cuda: flags with an NPU home, and those without.
+    ApiTarget(
+        "torch.backends.cuda.cufft_plan_cache",
+        "torch_npu.npu.backends.fft_plan_cache",
+        Safety.SAFE,
+    ),
+    *(
+        _report(
+            f"torch.backends.cuda.{name}",
+            "scaled-dot-product attention backends cannot be chosen on NPU; "
+            "use torch_npu.npu_fusion_attention for a fused kernel",
+        )
+        for name in (
+            "sdp_kernel",
+            "enable_flash_sdp",
+            "enable_mem_efficient_sdp",
+            "enable_math_sdp",
+            "enable_cudnn_sdp",
+            "flash_sdp_enabled",
+            "mem_efficient_sdp_enabled",
+            "math_sdp_enabled",
+            "cudnn_sdp_enabled",
+        )
+    ),
+    _report("torch.backends.cuda.preferred_linalg_library", "not supported on NPU"),
+    _report(
+        "torch.backends.cuda.matmul.allow_tf32",
+        "accepted on NPU; the NPU analogue is torch_npu.npu.matmul.allow_hf32",
+    ),
+    _report("torch.backends.cudnn.benchmark_limit", "not supported on NPU"),
+    # torch.cuda names with no NPU counterpart (torch 2.13's torch.cuda.__all__ minus torch_npu's).
+    *(
+        _report(f"torch.cuda.{name}", _NO_COUNTERPART)
+        for name in (
+            "memory_usage",
+            "list_gpu_processes",
+            "temperature",
+            "power_draw",
+            "clock_rate",
+            "device_memory_used",
+            "get_arch_list",
+            "get_gencode_flags",
+            "get_stream_from_external",
+            "current_solver_handle",
+            "caching_allocator_enable",
+            "caching_allocator_disabled",
+            "check_error",
+            "cudaStatus",
+            "CudaError",
+            "DeferredCudaCallError",
+            "GreenContext",
+            "has_half",
+            "has_magma",
+            "is_tf32_supported",
+            "ComplexDoubleStorage",
+            "ComplexFloatStorage",
+            "cudart",
+            "jiterator",
+            "tunable",
+            "sparse",
+        )
+    ),
+    _report(
+        "torch.cuda.comm",
+        "torch.cuda.comm.scatter/gather are not supported on NPU; "
+        "use torch.distributed collectives",
+    ),
+    _report(
+        "torch.cuda.nccl", "NCCL bindings have no NPU counterpart; use torch.distributed (hccl)"
+    ),
+    _report(
+        "torch.cuda.nvtx",
+        "NVTX markers have no NPU counterpart; torch_npu.npu.mstx.mark/range_push/range_pop "
+        "give msprof markers",
+    ),
+    _report(
+        "torch.cuda.profiler",
+        "CUDA profiler start/stop have no NPU counterpart; use torch_npu.profiler",
+    ),
+    _report(
+        "torch.autograd.profiler.emit_nvtx",
+        "NVTX ranges have no NPU counterpart; use torch_npu.profiler",
+    ),
+    # Profiler: torch_npu's profiler understands the NPU activity and its own schedule.
+    *(
+        ApiTarget(f"torch.profiler.{name}", f"torch_npu.profiler.{name}", Safety.SAFE)
+        for name in (
+            "profile",
+            "schedule",
+            "tensorboard_trace_handler",
+            "ProfilerAction",
+            "ProfilerActivity",
+        )
+    ),
+    ApiTarget(
+        "torch.profiler.ProfilerActivity.CUDA",
+        "torch_npu.profiler.ProfilerActivity.NPU",
+        Safety.SAFE,
+    ),
+    # Distributed and autocast helpers that carry the device in their name.
+    ApiTarget(
+        "torch.distributed.is_nccl_available",
+        "torch_npu.distributed.is_hccl_available",
+        Safety.SAFE,
+    ),
+    ApiTarget("torch.get_autocast_gpu_dtype", "torch_npu.npu.get_autocast_dtype", Safety.SAFE),
+    ApiTarget("torch.set_autocast_gpu_dtype", "torch_npu.npu.set_autocast_dtype", Safety.SAFE),
+    # Not CUDA APIs, but unusable on NPU as they are.
+    _report(
+        "torch.nn.DataParallel",
+        "DataParallel is not supported on NPU; use torch.nn.parallel.DistributedDataParallel",
+    ),
+    _report("torch.nn.parallel.data_parallel", "not supported on NPU; use DistributedDataParallel"),
+    *(
+        _report(
+            f"torch.utils.cpp_extension.{name}",
+            "CUDA extensions do not build for NPU; port the kernels (e.g. as Ascend C operators "
+            "registered through torch_npu) or use torch ops",
+        )
+        for name in ("CUDAExtension", "load", "load_inline")
+    ),
+)
+
+_BY_CUDA_NAME: dict[str, ApiTarget] = {target.cuda: target for target in _EXPLICIT}
+
+
+def explicit_targets() -> tuple[ApiTarget, ...]:
+    """Every hand-written entry (for documentation and completeness tests)."""
+    return _EXPLICIT
+
+
+def npu_target(qualified_name: str, facts: TorchNpuFacts) -> ApiTarget | None:
+    """The NPU spelling of a fully qualified CUDA-side name, or None when the name is not ours to touch.
+
+    Explicit entries win, then a listed prefix (``torch.cuda.nvtx.range_push`` falls under
+    ``torch.cuda.nvtx``), then torch_npu's same-name mirror of the namespace. Any other
+    ``torch.cuda`` name is reported as having no counterpart in this torch_npu release.
+    """
+    explicit = _explicit_for(qualified_name)
+    if explicit is not None:
+        return explicit
+    namespace, _, name = qualified_name.rpartition(".")
+    npu_namespace = SAME_NAME_NAMESPACES.get(namespace)
+    if npu_namespace is not None and facts.has(f"{npu_namespace}.{name}"):
+        return ApiTarget(qualified_name, f"{npu_namespace}.{name}", Safety.SAFE)
+    if qualified_name.startswith("torch.cuda."):
+        return _report(qualified_name, f"{_NO_COUNTERPART} {facts.version}")
+    return None
+
+
+def _explicit_for(qualified_name: str) -> ApiTarget | None:
+    name = qualified_name
+    while name:
+        target = _BY_CUDA_NAME.get(name)
+        if target is not None:
+            # A parent module's report covers its members; a rename covers only itself.
+            return target if name == qualified_name or target.npu is None else None
+        name = name.rpartition(".")[0]
+    return None

@@ -1,0 +1,173 @@
+"""Where a device, a backend or a device-named variable appears: arguments, strings, environment.
+
+Static migration rewrites literals found in these places; the runtime redirect wraps the same callables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CUDA_DEVICE_TYPE = "cuda"
+NPU_DEVICE_TYPE = "npu"
+
+# Communication backends named in init_process_group/new_group arguments.
+BACKEND_NAMES: dict[str, str] = {"nccl": "hccl", "NCCL": "HCCL"}
+
+# Tensor/Module/Storage members named after the device.
+METHOD_RENAMES: dict[str, str] = {"cuda": "npu"}
+ATTRIBUTE_RENAMES: dict[str, str] = {"is_cuda": "is_npu"}
+
+
+@dataclass(frozen=True)
+class DeviceParameter:
+    """A callable one of whose arguments is a device (or device type, or map_location)."""
+
+    callable: str  # qualified function name, or ".name" for a method on any receiver
+    keywords: tuple[str, ...] = ("device",)
+    positions: tuple[int, ...] = ()
+
+    @property
+    def is_method(self) -> bool:
+        return self.callable.startswith(".")
+
+
+_TENSOR_FACTORIES = (
+    "tensor", "as_tensor", "asarray", "zeros", "zeros_like", "ones", "ones_like", "empty",
+    "empty_like", "empty_strided", "empty_permuted", "full", "full_like", "rand", "rand_like",
+    "randn", "randn_like", "randint", "randint_like", "randperm", "arange", "range", "linspace",
+    "logspace", "eye", "normal", "frombuffer", "from_file", "scalar_tensor", "tril_indices",
+    "triu_indices", "sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor",
+    "sparse_bsr_tensor", "sparse_bsc_tensor", "sparse_compressed_tensor", "hann_window",
+    "hamming_window", "bartlett_window", "blackman_window", "kaiser_window", "empty_quantized",
+)  # fmt: skip
+
+_MODULE_CONSTRUCTORS = (
+    "Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+    "ConvTranspose2d", "ConvTranspose3d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+    "SyncBatchNorm", "LayerNorm", "GroupNorm", "RMSNorm", "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm3d", "Embedding", "EmbeddingBag", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell",
+    "GRUCell", "MultiheadAttention", "Transformer", "TransformerEncoderLayer",
+    "TransformerDecoderLayer", "PReLU",
+)  # fmt: skip
+
+DEVICE_PARAMETERS: tuple[DeviceParameter, ...] = (
+    *(DeviceParameter(f"torch.{name}") for name in _TENSOR_FACTORIES),
+    *(DeviceParameter(f"torch.nn.{name}") for name in _MODULE_CONSTRUCTORS),
+    DeviceParameter("torch.device", keywords=("type",), positions=(0,)),
+    DeviceParameter("torch.set_default_device", positions=(0,)),
+    DeviceParameter("torch.get_device_module", positions=(0,)),
+    DeviceParameter("torch.Generator", positions=(0,)),
+    DeviceParameter("torch.Event", positions=(0,)),
+    DeviceParameter("torch.Stream", positions=(0,)),
+    DeviceParameter("torch.UntypedStorage"),
+    DeviceParameter("torch.fft.fftfreq"),
+    DeviceParameter("torch.fft.rfftfreq"),
+    DeviceParameter("torch.load", keywords=("map_location",), positions=(1,)),
+    DeviceParameter("torch.autocast", keywords=("device_type",), positions=(0,)),
+    DeviceParameter("torch.amp.autocast", keywords=("device_type",), positions=(0,)),
+    DeviceParameter("torch.amp.GradScaler", keywords=("device",), positions=(0,)),
+    DeviceParameter("torch.amp.custom_fwd", keywords=("device_type",)),
+    DeviceParameter("torch.amp.custom_bwd", keywords=("device_type",)),
+    DeviceParameter("torch.is_autocast_enabled", keywords=("device_type",), positions=(0,)),
+    DeviceParameter("torch.get_autocast_dtype", keywords=("device_type",), positions=(0,)),
+    DeviceParameter("torch.set_autocast_dtype", keywords=("device_type",), positions=(0,)),
+    DeviceParameter("torch.distributed.init_process_group", keywords=("device_id",)),
+    DeviceParameter("torch.distributed.device_mesh.init_device_mesh", keywords=("device_type",),
+                    positions=(0,)),
+    DeviceParameter("torch.distributed.init_device_mesh", keywords=("device_type",),
+                    positions=(0,)),
+    DeviceParameter("torch.distributed.device_mesh.DeviceMesh", keywords=("device_type",),
+                    positions=(0,)),
+    DeviceParameter("torch.distributed.fsdp.FullyShardedDataParallel", keywords=("device_id",)),
+    DeviceParameter("torch.nn.parallel.DistributedDataParallel",
+                    keywords=("device_ids", "output_device")),
+    DeviceParameter("torch.utils.data.DataLoader", keywords=("pin_memory_device",)),
+    DeviceParameter("torch.utils.cpp_extension.include_paths", keywords=("device_type",)),
+    DeviceParameter(".to", positions=(0,)),
+    DeviceParameter(".to_empty", positions=()),
+    DeviceParameter(".pin_memory", positions=(0,)),
+    *(DeviceParameter(f".{name}") for name in (
+        "new_empty", "new_empty_strided", "new_full", "new_ones", "new_tensor", "new_zeros",
+    )),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class BackendParameter:
+    """A callable one of whose arguments names a communication backend."""
+
+    callable: str
+    keyword: str
+    position: int | None
+
+
+BACKEND_PARAMETERS: tuple[BackendParameter, ...] = (
+    BackendParameter("torch.distributed.init_process_group", "backend", 0),
+    BackendParameter("torch.distributed.new_group", "backend", 2),
+    BackendParameter("torch.distributed.new_subgroups", "backend", 2),
+)
+
+
+@dataclass(frozen=True)
+class EnvVarTarget:
+    cuda: str
+    npu: str | None  # None: no NPU counterpart (reported)
+    note: str = ""
+
+
+_HCCL_TORCH_VARIABLES = (
+    "ASYNC_ERROR_HANDLING", "BLOCKING_WAIT", "DESYNC_DEBUG", "DUMP_ON_TIMEOUT",
+    "ENABLE_MONITORING", "HEARTBEAT_TIMEOUT_SEC", "TRACE_BUFFER_SIZE", "HIGH_PRIORITY",
+    "DEBUG_INFO_TEMP_FILE", "DEBUG_INFO_PIPE_FILE", "COORD_CHECK_MILSEC", "TRACE_CPP_STACK",
+)  # fmt: skip
+
+ENV_VARS: tuple[EnvVarTarget, ...] = (
+    EnvVarTarget("CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES"),
+    EnvVarTarget("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_NPU_ALLOC_CONF"),
+    EnvVarTarget("CUDA_LAUNCH_BLOCKING", "ASCEND_LAUNCH_BLOCKING"),
+    EnvVarTarget("NCCL_ASYNC_ERROR_HANDLING", "HCCL_ASYNC_ERROR_HANDLING"),
+    EnvVarTarget("NCCL_BLOCKING_WAIT", "HCCL_BLOCKING_WAIT"),
+    *(EnvVarTarget(f"TORCH_NCCL_{name}", f"TORCH_HCCL_{name}") for name in _HCCL_TORCH_VARIABLES),
+    EnvVarTarget("CUBLAS_WORKSPACE_CONFIG", None, "cuBLAS workspace settings have no NPU "
+                 "counterpart; determinism on NPU: torch.use_deterministic_algorithms"),
+    EnvVarTarget("NVIDIA_TF32_OVERRIDE", None, "no NPU counterpart; see "
+                 "torch_npu.npu.matmul.allow_hf32"),
+    EnvVarTarget("NCCL_DEBUG", None, "no direct counterpart; HCCL logs follow "
+                 "ASCEND_GLOBAL_LOG_LEVEL"),
+    EnvVarTarget("NCCL_SOCKET_IFNAME", "HCCL_SOCKET_IFNAME"),
+)  # fmt: skip
+
+ENV_VARS_BY_CUDA_NAME: dict[str, EnvVarTarget] = {target.cuda: target for target in ENV_VARS}
+
+
+@dataclass(frozen=True)
+class CudaOnlyLibrary:
+    module: str  # top-level import name
+    advice: str
+
+
+CUDA_ONLY_LIBRARIES: tuple[CudaOnlyLibrary, ...] = (
+    CudaOnlyLibrary("flash_attn", "use torch_npu.npu_fusion_attention or "
+                    "torch.nn.functional.scaled_dot_product_attention"),
+    CudaOnlyLibrary("xformers", "use torch.nn.functional.scaled_dot_product_attention or "
+                    "torch_npu.npu_fusion_attention"),
+    CudaOnlyLibrary("bitsandbytes", "CUDA kernels only; use torch_npu quantisation ops or plain "
+                    "torch optimizers"),
+    CudaOnlyLibrary("triton", "Triton kernels do not run on NPU as written; port them or use "
+                    "torch ops"),
+    CudaOnlyLibrary("apex", "NVIDIA apex does not run on NPU; Ascend's apex build offers amp and "
+                    "NpuFused* optimizers, torch.amp covers most uses"),
+    CudaOnlyLibrary("amp_C", "apex's CUDA kernels; remove the import (torch.amp covers mixed "
+                    "precision)"),
+    CudaOnlyLibrary("cupy", "CUDA arrays; use torch tensors on the NPU"),
+    CudaOnlyLibrary("pycuda", "CUDA driver bindings have no NPU counterpart"),
+    CudaOnlyLibrary("pynvml", "NVML queries; use npu-smi or torch_npu.npu.mem_get_info"),
+    CudaOnlyLibrary("nvidia", "NVIDIA runtime packages (DALI, cuDNN, ...) have no NPU "
+                    "counterpart"),
+    CudaOnlyLibrary("tensorrt", "TensorRT is NVIDIA-only; export with torch and use Ascend's "
+                    "inference tools"),
+    CudaOnlyLibrary("transformer_engine", "NVIDIA Transformer Engine is CUDA-only"),
+    CudaOnlyLibrary("numba.cuda", "numba CUDA kernels do not run on NPU"),
+    CudaOnlyLibrary("deepspeed.ops", "DeepSpeed's CUDA ops need the NPU build of DeepSpeed "
+                    "(with torch_npu)"),
+)  # fmt: skip

@@ -1,0 +1,83 @@
+"""What a given torch_npu release really offers, read from its wheel by ``scripts/generate_torch_npu_data.py``.
+
+The JSON files under ``data/`` are generated and committed; nothing here needs torch_npu installed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from ascendify.errors import AscendifyError
+
+DEFAULT_VERSION = "2.13.0"
+
+
+@dataclass(frozen=True)
+class TorchNpuFacts:
+    version: str
+    torch_requirement: str | None
+    public_names: dict[str, frozenset[str]]
+    aten_ops_with_npu_kernel: frozenset[str]
+    npu_custom_ops: frozenset[str]
+
+    def has(self, qualified_name: str) -> bool:
+        """Whether a name like ``torch_npu.npu.set_device`` is public in this release.
+
+        The longest listed module that prefixes the name must export the next component; components
+        after that are attributes of an exported object (``ProfilerActivity.NPU``) and are trusted.
+        """
+        module = qualified_name
+        while module:
+            if module in self.public_names:
+                rest = qualified_name[len(module) + 1 :]
+                return not rest or rest.split(".", 1)[0] in self.public_names[module]
+            module = module.rpartition(".")[0]
+        return False
+
+    def has_npu_kernel(self, aten_overload: str) -> bool:
+        """Whether an aten overload (``"addmm"`` for the default one, ``"addmm.out"``) has an NPU kernel."""
+        return aten_overload in self.aten_ops_with_npu_kernel
+
+
+def available_versions() -> list[str]:
+    """torch_npu versions ascendify has facts for, oldest first."""
+    names = [entry.name for entry in resources.files(__package__).joinpath("data").iterdir()]
+    versions = [name[len("torch_npu-") : -len(".json")] for name in names if name.endswith(".json")]
+    return sorted(versions, key=_version_key)
+
+
+def resolve_version(requested: str | None) -> str:
+    """Map a user's ``-v`` (``2.1.0``, ``2.13``, ``2.1.0.post17``) to a version we have data for."""
+    wanted = requested or DEFAULT_VERSION
+    versions = available_versions()
+    if wanted in versions:
+        return wanted
+    matching = [v for v in versions if v.startswith(wanted + ".")]
+    if matching:
+        return matching[-1]
+    raise AscendifyError(
+        f"no torch_npu facts for version {wanted!r}; known versions: {', '.join(versions)}"
+    )
+
+
+@cache
+def load_facts(version: str | None = None) -> TorchNpuFacts:
+    resolved = resolve_version(version)
+    path = resources.files(__package__).joinpath("data").joinpath(f"torch_npu-{resolved}.json")
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return TorchNpuFacts(
+        version=raw["torch_npu_version"],
+        torch_requirement=raw["torch_requirement"],
+        public_names={module: frozenset(names) for module, names in raw["public_names"].items()},
+        aten_ops_with_npu_kernel=frozenset(raw["aten_ops_with_npu_kernel"]),
+        npu_custom_ops=frozenset(raw["npu_custom_ops"]),
+    )
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(
+        int(part.removeprefix("post")) for part in version.split(".") if part[-1:].isdigit()
+    )

@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+import pytest
+
+from ascendify.errors import AscendifyError
+from ascendify.targets import (
+    ApiTarget,
+    Safety,
+    available_versions,
+    explicit_targets,
+    load_facts,
+    npu_target,
+    resolve_version,
+)
+from ascendify.targets.devices import DEVICE_PARAMETERS, ENV_VARS
+
+FACTS = load_facts("2.13.0")
+
+
+@pytest.mark.parametrize("target", explicit_targets(), ids=lambda t: t.cuda)
+def test_every_emitted_npu_name_exists_in_the_real_wheel(target: ApiTarget) -> None:
+    npu = target.npu
+    if npu is not None:
+        assert FACTS.has(npu), f"{npu} is not exported by torch_npu {FACTS.version}"
+
+
+def test_every_name_of_torch_cuda_is_classified() -> None:
+    torch = pytest.importorskip("torch")
+    unclassified = [
+        name for name in torch.cuda.__all__ if npu_target(f"torch.cuda.{name}", FACTS) is None
+    ]
+    assert unclassified == []
+    for name in torch.cuda.__all__:
+        target = npu_target(f"torch.cuda.{name}", FACTS)
+        assert target is not None
+        if target.npu is not None:
+            assert FACTS.has(target.npu), target
+
+
+@pytest.mark.parametrize(
+    ("cuda", "npu", "safety"),
+    [
+        ("torch.cuda.set_device", "torch_npu.npu.set_device", Safety.SAFE),
+        ("torch.cuda.amp.GradScaler", "torch_npu.npu.amp.GradScaler", Safety.SAFE),
+        ("torch.cuda.amp", "torch_npu.npu.amp", Safety.SAFE),
+        ("torch.cuda.CUDAGraph", "torch_npu.npu.NPUGraph", Safety.UNSAFE),
+        ("torch.cuda.nvtx.range_push", None, Safety.REPORT_ONLY),
+        ("torch.cuda.comm.scatter", None, Safety.REPORT_ONLY),
+        ("torch.cuda.no_such_api", None, Safety.REPORT_ONLY),
+        ("torch.backends.cuda.sdp_kernel", None, Safety.REPORT_ONLY),
+        (
+            "torch.profiler.ProfilerActivity.CUDA",
+            "torch_npu.profiler.ProfilerActivity.NPU",
+            Safety.SAFE,
+        ),
+    ],
+)
+def test_npu_target_lookup(cuda: str, npu: str | None, safety: Safety) -> None:
+    target = npu_target(cuda, FACTS)
+    assert target is not None
+    assert (target.npu, target.safety) == (npu, safety)
+
+
+def test_a_rename_does_not_leak_to_members_of_the_renamed_object() -> None:
+    # torch.profiler.profile is renamed; torch.profiler.profile.step is a method, not a table entry.
+    assert npu_target("torch.profiler.profile.step", FACTS) is None
+
+
+def test_names_outside_cuda_are_not_ours() -> None:
+    assert npu_target("torch.zeros", FACTS) is None
+    assert npu_target("os.path.join", FACTS) is None
+
+
+def test_version_resolution() -> None:
+    assert "2.13.0" in available_versions()
+    assert resolve_version(None) == "2.13.0"
+    assert resolve_version("2.1.0").startswith("2.1.0.post")
+    with pytest.raises(AscendifyError, match="known versions"):
+        resolve_version("9.9.9")
+
+
+def test_facts_know_real_kernels_and_gaps() -> None:
+    assert FACTS.has_npu_kernel("addmm")
+    assert FACTS.has_npu_kernel("convolution") or FACTS.has_npu_kernel("_convolution")
+    assert not FACTS.has_npu_kernel("_linalg_eigh")
+    assert FACTS.has("torch_npu.npu.set_device")
+    assert not FACTS.has("torch_npu.npu.CUDAGraph")
+
+
+def test_tables_have_no_duplicate_keys() -> None:
+    callables = [p.callable for p in DEVICE_PARAMETERS]
+    assert len(callables) == len(set(callables))
+    names = [e.cuda for e in ENV_VARS]
+    assert len(names) == len(set(names))
+    cuda_names = [t.cuda for t in explicit_targets()]
+    assert len(cuda_names) == len(set(cuda_names))
