@@ -1,0 +1,371 @@
+"""Run a plan: spawn every rank, stream its output, supervise, and tear everything down.
+
+Each rank runs in its own session (process group), so a signal to the group reaches the whole
+tree the rank started. The first rank to fail is the root cause; the others get SIGTERM, then
+SIGKILL after the grace period. SIGINT/SIGTERM to the launcher are handled the same way, and
+nothing is left running when :meth:`Agent.run` returns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+import psutil
+
+from ascendify.launch.plan import LaunchPlan, WorkerPlan
+
+POLL_INTERVAL = 0.05
+PEER_POLL_INTERVAL = 0.25
+TAIL_LINES = 20
+
+
+@dataclass(frozen=True)
+class RankFailure:
+    """The first failure of a job: where, when, how, and the end of the rank's log."""
+
+    node_rank: int
+    rank: int
+    local_rank: int
+    device_id: str
+    pid: int
+    exit_code: int  # negative: killed by that signal
+    time: float
+    log_path: str
+    last_lines: tuple[str, ...] = ()
+    error: str | None = None  # from the rank's error file (torch's @record writes one)
+
+    def describe(self) -> str:
+        if self.rank < 0:  # a node, not a rank, failed (see rendezvous)
+            return f"node {self.node_rank} failed: {self.error}"
+        when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(self.time))
+        how = (
+            f"killed by signal {signal.Signals(-self.exit_code).name}"
+            if self.exit_code < 0
+            else f"exit code {self.exit_code}"
+        )
+        lines = [
+            f"rank {self.rank} (node {self.node_rank}, local rank {self.local_rank}, device "
+            f"{self.device_id}, pid {self.pid}) failed first at {when}: {how}",
+        ]
+        if self.error:
+            lines.append(f"error: {self.error}")
+        lines.append(f"log: {self.log_path}" + (", last lines:" if self.last_lines else " (empty)"))
+        lines.extend(f"    {line}" for line in self.last_lines)
+        return "\n".join(lines)
+
+    @property
+    def launcher_exit_code(self) -> int:
+        return self.exit_code if self.exit_code > 0 else 128 - self.exit_code
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How a job ended on this node. ``state``: succeeded, failed, interrupted or stopped."""
+
+    state: str
+    exit_code: int
+    exit_codes: dict[int, int | None]  # by global rank; None: never started
+    root_cause: RankFailure | None
+    log_dir: Path
+    message: str = ""
+
+
+class Peers(Protocol):
+    """The other nodes of a multi-node job (see :mod:`ascendify.launch.rendezvous`)."""
+
+    def failure(self) -> RankFailure | None:
+        """The first failure recorded by any node, or None."""
+
+    def record_failure(self, failure: RankFailure) -> RankFailure:
+        """Record ours unless another node was first; return the one that was first."""
+
+    def finish(self, state: str) -> None:
+        """Tell the others this node is done (node 0 waits for all before closing the store)."""
+
+
+@dataclass
+class _Rank:
+    plan: WorkerPlan
+    process: subprocess.Popen[bytes]
+    log: IO[bytes]
+    pumps: list[threading.Thread] = field(default_factory=list)
+    exit_code: int | None = None
+    ended: float = 0.0
+
+
+class Agent:
+    def __init__(
+        self, plan: LaunchPlan, peers: Peers | None = None, console: IO[bytes] | None = None
+    ) -> None:
+        self.plan = plan
+        self.peers = peers
+        self.console = console if console is not None else sys.stdout.buffer
+        self._console_lock = threading.Lock()
+        self._ranks: list[_Rank] = []
+        self._signal: int | None = None
+
+    def run(self) -> RunResult:
+        self._prepare_files()
+        with self._forwarded_signals():
+            try:
+                self._start_all()
+                state, failure = self._supervise()
+            finally:
+                stopped = self._stop_all()
+                for rank in self._ranks:
+                    self._close(rank)
+        return self._result(state, failure, stopped)
+
+    # -- start ---------------------------------------------------------------------------------
+
+    def _prepare_files(self) -> None:
+        self.plan.log_dir.mkdir(parents=True, exist_ok=True)
+        if self.plan.rank_table_to_write is not None and self.plan.rank_table_file is not None:
+            self.plan.rank_table_file.parent.mkdir(parents=True, exist_ok=True)
+            self.plan.rank_table_file.write_text(
+                json.dumps(self.plan.rank_table_to_write, indent=2) + "\n", encoding="utf-8"
+            )
+        for worker in self.plan.workers:
+            with contextlib.suppress(FileNotFoundError):
+                worker.error_file.unlink()  # a stale one would blame this run for an old error
+            ascend_logs = worker.env.get("ASCEND_PROCESS_LOG_PATH")
+            if ascend_logs:
+                Path(ascend_logs).mkdir(parents=True, exist_ok=True)
+
+    def _start_all(self) -> None:
+        for worker in self.plan.workers:
+            if self._signal is not None:
+                return
+            self._ranks.append(self._start(worker))
+
+    def _start(self, worker: WorkerPlan) -> _Rank:
+        log = worker.log_path.open("wb")
+        try:
+            process = subprocess.Popen(
+                worker.argv,
+                cwd=worker.cwd,
+                env={**self.plan.inherited_env, **worker.env},
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,  # own process group: one killpg reaches the whole tree
+            )
+        except OSError as error:
+            log.write(f"could not start {worker.argv[0]!r}: {error}\n".encode())
+            log.close()
+            raise
+        rank = _Rank(worker, process, log)
+        log_lock = threading.Lock()
+        for stream, mask in ((process.stdout, 1), (process.stderr, 2)):
+            assert stream is not None
+            shown = bool(self.plan.tee & mask) and self._shows(worker)
+            pump = threading.Thread(
+                target=self._pump, args=(stream, rank, log_lock, shown), daemon=True
+            )
+            pump.start()
+            rank.pumps.append(pump)
+        return rank
+
+    def _shows(self, worker: WorkerPlan) -> bool:
+        wanted = self.plan.local_ranks_filter
+        return wanted is None or worker.local_rank in wanted
+
+    def _pump(self, stream: IO[bytes], rank: _Rank, log_lock: threading.Lock, shown: bool) -> None:
+        prefix = f"[rank {rank.plan.rank}]: ".encode()
+        for line in iter(stream.readline, b""):
+            with log_lock:
+                rank.log.write(line)
+                rank.log.flush()
+            if shown:
+                with self._console_lock:
+                    self.console.write(prefix + line)
+                    self.console.flush()
+        stream.close()
+
+    # -- supervise -----------------------------------------------------------------------------
+
+    def _supervise(self) -> tuple[str, RankFailure | None]:
+        next_peer_check = 0.0
+        while True:
+            if self._signal is not None:
+                return "interrupted", None
+            failure = self._reap()
+            if failure is not None:
+                if self.peers is not None:
+                    first = self.peers.record_failure(failure)
+                    return ("failed", failure) if first == failure else ("stopped", first)
+                return "failed", failure
+            if all(rank.exit_code is not None for rank in self._ranks):
+                return "succeeded", None
+            now = time.monotonic()
+            if self.peers is not None and now >= next_peer_check:
+                remote = self.peers.failure()
+                if remote is not None:
+                    return "stopped", remote
+                next_peer_check = now + PEER_POLL_INTERVAL
+            time.sleep(POLL_INTERVAL)
+
+    def _reap(self) -> RankFailure | None:
+        """Collect exits; the first non-zero one (lowest rank if simultaneous) fails the job."""
+        failure = None
+        for rank in self._ranks:
+            if rank.exit_code is not None:
+                continue
+            code = rank.process.poll()
+            if code is None:
+                continue
+            rank.exit_code, rank.ended = code, time.time()
+            if code != 0 and failure is None:
+                failure = RankFailure(
+                    node_rank=self.plan.node_rank,
+                    rank=rank.plan.rank,
+                    local_rank=rank.plan.local_rank,
+                    device_id=rank.plan.device_id,
+                    pid=rank.process.pid,
+                    exit_code=code,
+                    time=rank.ended,
+                    log_path=str(rank.plan.log_path),
+                )
+        return failure
+
+    # -- stop ----------------------------------------------------------------------------------
+
+    def _stop_all(self) -> int:
+        """SIGTERM every rank's process group, SIGKILL what outlives the grace period.
+
+        Groups of ranks that already exited are signalled too: a rank may have left children.
+        Returns how many ranks were still running.
+        """
+        running = [rank for rank in self._ranks if rank.process.poll() is None]
+        strays = self._descendants()
+        for rank in reversed(self._ranks):
+            _signal_group(rank.process.pid, signal.SIGTERM)
+        for process in strays:
+            with contextlib.suppress(psutil.Error):
+                process.terminate()
+        deadline = time.monotonic() + self.plan.grace_period
+        watched = [found for r in running if (found := _process(r.process.pid)) is not None]
+        _gone, alive = psutil.wait_procs(
+            watched + strays, timeout=max(0.0, deadline - time.monotonic())
+        )
+        if alive:
+            for rank in self._ranks:
+                _signal_group(rank.process.pid, signal.SIGKILL)
+            for process in alive:
+                with contextlib.suppress(psutil.Error):
+                    process.kill()
+        for rank in self._ranks:
+            code = rank.process.wait()
+            if rank.exit_code is None:
+                rank.exit_code, rank.ended = code, time.time()
+        return len(running)
+
+    def _descendants(self) -> list[psutil.Process]:
+        """Children that left their rank's process group (setsid) still belong to the job."""
+        strays: list[psutil.Process] = []
+        for rank in self._ranks:
+            with contextlib.suppress(psutil.Error):
+                for child in psutil.Process(rank.process.pid).children(recursive=True):
+                    with contextlib.suppress(psutil.Error):
+                        if os.getpgid(child.pid) != rank.process.pid:
+                            strays.append(child)
+        return strays
+
+    def _close(self, rank: _Rank) -> None:
+        for pump in rank.pumps:
+            pump.join(timeout=2.0)
+        rank.log.close()
+
+    # -- signals -------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _forwarded_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield  # only the main thread may install handlers; the caller then owns signals
+            return
+
+        def note(signum: int, _frame: Any) -> None:
+            self._signal = signum
+
+        previous = {sig: signal.signal(sig, note) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    # -- result --------------------------------------------------------------------------------
+
+    def _result(self, state: str, failure: RankFailure | None, stopped: int) -> RunResult:
+        exit_codes: dict[int, int | None] = {w.rank: None for w in self.plan.workers}
+        exit_codes.update({rank.plan.rank: rank.exit_code for rank in self._ranks})
+        if failure is not None and failure.node_rank == self.plan.node_rank:
+            failure = _with_details(failure)
+        if state == "succeeded":
+            code, message = 0, f"all {len(self._ranks)} ranks finished"
+        elif state == "interrupted":
+            assert self._signal is not None
+            code = 128 + self._signal
+            message = (
+                f"stopped by {signal.Signals(self._signal).name}; {stopped} running rank(s) stopped"
+            )
+        else:
+            assert failure is not None
+            code = failure.launcher_exit_code
+            where = "" if state == "failed" else f"another node failed: node {failure.node_rank} "
+            message = f"{where}{failure.describe()}\nstopped {stopped} running rank(s) of this node"
+        if self.peers is not None:
+            self.peers.finish(state)
+        return RunResult(state, code, exit_codes, failure, self.plan.log_dir, message)
+
+
+def _with_details(failure: RankFailure) -> RankFailure:
+    lines = _tail(Path(failure.log_path), TAIL_LINES)
+    error_file = Path(failure.log_path).with_suffix(".error.json")
+    return RankFailure(
+        **{**failure.__dict__, "last_lines": lines, "error": _error_message(error_file)}
+    )
+
+
+def _tail(path: Path, count: int) -> tuple[str, ...]:
+    try:
+        with path.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, handle.tell() - 64 * 1024))
+            text = handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ()
+    return tuple(text.splitlines()[-count:])
+
+
+def _error_message(path: Path) -> str | None:
+    """The message torch's ``@record`` writes to TORCHELASTIC_ERROR_FILE, when the rank had one."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        message = data["message"]
+        return str(message["message"] if isinstance(message, dict) else message)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _process(pid: int) -> psutil.Process | None:
+    try:
+        return psutil.Process(pid)
+    except psutil.Error:
+        return None
