@@ -64,6 +64,11 @@ class RankFailure:
         lines.extend(f"    {line}" for line in self.last_lines)
         return "\n".join(lines)
 
+    @classmethod
+    def of_node(cls, node_rank: int, error: str, exit_code: int = 1) -> RankFailure:
+        """A failure of a node's launcher itself (signalled, or gone), not of one of its ranks."""
+        return cls(node_rank, -1, -1, "", os.getpid(), exit_code, time.time(), "", error=error)
+
     @property
     def launcher_exit_code(self) -> int:
         return self.exit_code if self.exit_code > 0 else 128 - self.exit_code
@@ -199,12 +204,20 @@ class Agent:
         next_peer_check = 0.0
         while True:
             if self._signal is not None:
+                if self.peers is not None:  # the other nodes must stop too
+                    name = signal.Signals(self._signal).name
+                    self.peers.record_failure(
+                        RankFailure.of_node(
+                            self.plan.node_rank, f"launcher stopped by {name}", 128 + self._signal
+                        )
+                    )
                 return "interrupted", None
             failure = self._reap()
             if failure is not None:
                 if self.peers is not None:
                     first = self.peers.record_failure(failure)
-                    return ("failed", failure) if first == failure else ("stopped", first)
+                    ours = (first.node_rank, first.rank) == (failure.node_rank, failure.rank)
+                    return ("failed", failure) if ours else ("stopped", first)
                 return "failed", failure
             if all(rank.exit_code is not None for rank in self._ranks):
                 return "succeeded", None

@@ -53,7 +53,11 @@ def _assignment(spec: LaunchSpec) -> Iterator[tuple[NodeAssignment, Peers | None
     if not spec.multi_node:
         yield local_assignment(spec, spec.master_port or free_port()), None
         return
-    raise AscendifyError("multi-node jobs are not supported yet")
+    # Only multi-node jobs need torch (its TCPStore); one node starts without importing it.
+    from ascendify.launch.rendezvous import rendezvous
+
+    with rendezvous(spec) as (assignment, peers):
+        yield assignment, peers
 
 
 def free_port() -> int:
