@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -83,7 +84,7 @@ def finish(
     return results
 
 
-def records(out: Path) -> dict[int, dict[str, object]]:
+def records(out: Path) -> dict[int, dict[str, Any]]:
     return {int(p.stem.split("_")[1]): json.loads(p.read_text()) for p in out.glob("rank_*.json")}
 
 
@@ -97,7 +98,7 @@ def test_two_nodes_with_torchrun_flags(
         assert code == 0, err
     ranks = records(tmp_path)
     assert sorted(ranks) == [0, 1, 2, 3]
-    envs = {rank: record["env"] for rank, record in ranks.items()}
+    envs: dict[int, dict[str, str]] = {rank: record["env"] for rank, record in ranks.items()}
     for rank, record in ranks.items():
         env = envs[rank]
         assert isinstance(env, dict)
@@ -107,7 +108,9 @@ def test_two_nodes_with_torchrun_flags(
         assert env["GROUP_RANK"] == str(rank // 2)
         assert env["WORLD_SIZE"] == env["RANK_SIZE"] == "4"
         assert env["MASTER_ADDR"] == "127.0.0.1"
-    assert len({str(e["JOB_ID"]) + str(e["MASTER_PORT"]) for e in envs.values()}) == 1  # type: ignore[index]
+    assert (
+        len({(e["JOB_ID"], e["MASTER_PORT"]) for e in envs.values()}) == 1
+    )  # agreed at rendezvous
     table = ranks[3]["rank_table"]
     assert table == ranks[0]["rank_table"]
     assert table == {
@@ -157,11 +160,10 @@ def test_two_nodes_with_modelarts_variables_only(
             "MA_VJ_NAME": "ma-job-77",
             "MA_CURRENT_INSTANCE_NAME": f"job-trainjob-{node}",
             "RANK_TABLE_FILE": str(config),
-            "MA_LOG_DIR": str(tmp_path),
+            "MA_LOG_DIR": str(tmp_path / f"node{node}"),
             "MASTER_PORT": port,
         }
         (tmp_path / f"node{node}").mkdir()
-        env["MA_LOG_DIR"] = str(tmp_path / f"node{node}")
         nodes.append(
             start(launchers, ["ascendify.davincirun", "python", PROBE, "--data_url=/d"], env)
         )
