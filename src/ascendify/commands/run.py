@@ -84,6 +84,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="wait for nodes / rank table (300)",
     )
     add("--dry-run", action="store_true", help="print the plan as JSON and start nothing")
+    kube = parser.add_argument_group("Kubernetes manifest instead of a run")
+    kube.add_argument(
+        "--emit", choices=("volcano", "pytorchjob"), help="print a Volcano Job or PyTorchJob"
+    )
+    kube.add_argument("--image", help="container image that has ascendify and the training code")
+    kube.add_argument("--name", default="ascendify-job", help="job name (default: ascendify-job)")
+    kube.add_argument(
+        "--accelerator", default="huawei.com/Ascend910", help="device resource per card"
+    )
     add("command", metavar="CMD", help="e.g. python")
     add("args", nargs=argparse.REMAINDER, metavar="ARGS", help="passed through verbatim")
 
@@ -92,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
     from ascendify.launch import LaunchOptions
 
     command = (args.command, *args.args)
+    if args.emit:
+        return _emit(args, command)
     if args.no_python and args.module:
         raise AscendifyError("--no-python and --module exclude each other")
     options = LaunchOptions(
@@ -132,6 +143,30 @@ def launch(options: object, dry_run: bool = False) -> int:
     result = run_job(spec)
     _say(result.message)
     return result.exit_code
+
+
+def _emit(args: argparse.Namespace, command: tuple[str, ...]) -> int:
+    import yaml
+
+    from ascendify.launch.manifests import JobManifest, render
+
+    if not args.image:
+        raise AscendifyError("--emit needs --image (the container image to run)")
+    nproc = args.nproc_per_node or "1"
+    if not nproc.isdigit():
+        raise AscendifyError(
+            f"--emit needs a number for --nproc-per-node (cards per pod), not {nproc!r}"
+        )
+    job = JobManifest(
+        name=args.name,
+        image=args.image,
+        nnodes=_nnodes(args.nnodes) or 1,
+        nproc_per_node=int(nproc),
+        command=command,
+        accelerator=args.accelerator,
+    )
+    print(yaml.safe_dump(render(args.emit, job), sort_keys=False), end="")
+    return 0
 
 
 def _say(message: str) -> None:
