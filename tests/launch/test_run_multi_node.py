@@ -214,7 +214,7 @@ def test_rank_failure_on_node_1_stops_node_0_quickly(
     assert "rank 3 (node 1, local rank 1" in err1
     assert "boom-marker" in err1
     assert code0 == 7
-    assert "another node failed: node 1 rank 3 (node 1, local rank 1" in err0
+    assert "stopped because node 1 failed: rank 3 (node 1, local rank 1" in err0
     assert "stopped 2 running rank(s) of this node" in err0
     assert live(tmp_path) == []
 

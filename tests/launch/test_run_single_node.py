@@ -162,6 +162,11 @@ def test_failing_rank_stops_the_hanging_one_and_is_named(run_cli: RunCli, tmp_pa
     assert "failed first at" in result.stderr
     assert "exit code 7" in result.stderr
     assert "boom-marker" in result.stderr  # the last lines of its log
+    assert "error: ValueError: bad batch" in result.stderr  # from its error file
+    summary = json.loads((tmp_path / "logs" / "run_summary.json").read_text())
+    assert summary["state"] == "failed"
+    assert summary["root_cause"]["rank"] == 1
+    assert summary["exit_codes"]["1"] == 7
     assert "stopped 2 running rank(s)" in result.stderr
     assert len(list(tmp_path.glob("pids_*"))) == 2
     assert launcher_pids_gone(tmp_path) == []  # ranks and their children: no orphans

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -28,6 +28,7 @@ from ascendify.launch.plan import LaunchPlan, WorkerPlan
 POLL_INTERVAL = 0.05
 PEER_POLL_INTERVAL = 0.25
 TAIL_LINES = 20
+SUMMARY_NAME = "run_summary.json"
 
 
 @dataclass(frozen=True)
@@ -193,9 +194,12 @@ class Agent:
                 rank.log.write(line)
                 rank.log.flush()
             if shown:
-                with self._console_lock:
-                    self.console.write(prefix + line)
-                    self.console.flush()
+                try:
+                    with self._console_lock:
+                        self.console.write(prefix + line)
+                        self.console.flush()
+                except (OSError, ValueError):
+                    shown = False  # the console went away; the log file still gets everything
         stream.close()
 
     # -- supervise -----------------------------------------------------------------------------
@@ -323,8 +327,9 @@ class Agent:
     def _result(self, state: str, failure: RankFailure | None, stopped: int) -> RunResult:
         exit_codes: dict[int, int | None] = {w.rank: None for w in self.plan.workers}
         exit_codes.update({rank.plan.rank: rank.exit_code for rank in self._ranks})
-        if failure is not None and failure.node_rank == self.plan.node_rank:
-            failure = _with_details(failure)
+        if failure is not None and failure.node_rank == self.plan.node_rank and failure.rank >= 0:
+            worker = next(w for w in self.plan.workers if w.rank == failure.rank)
+            failure = _with_details(failure, worker.error_file)
         if state == "succeeded":
             code, message = 0, f"all {len(self._ranks)} ranks finished"
         elif state == "interrupted":
@@ -336,19 +341,34 @@ class Agent:
         else:
             assert failure is not None
             code = failure.launcher_exit_code
-            where = "" if state == "failed" else f"another node failed: node {failure.node_rank} "
+            where = (
+                "" if state == "failed" else f"stopped because node {failure.node_rank} failed: "
+            )
             message = f"{where}{failure.describe()}\nstopped {stopped} running rank(s) of this node"
         if self.peers is not None:
             self.peers.finish(state)
-        return RunResult(state, code, exit_codes, failure, self.plan.log_dir, message)
+        result = RunResult(state, code, exit_codes, failure, self.plan.log_dir, message)
+        self._write_summary(result)
+        return result
+
+    def _write_summary(self, result: RunResult) -> None:
+        """A machine-readable record of the run next to the logs."""
+        summary = {
+            "job_id": self.plan.job_id,
+            "node_rank": self.plan.node_rank,
+            "state": result.state,
+            "exit_code": result.exit_code,
+            "exit_codes": {str(rank): code for rank, code in result.exit_codes.items()},
+            "root_cause": asdict(result.root_cause) if result.root_cause else None,
+            "logs": {str(w.rank): str(w.log_path) for w in self.plan.workers},
+        }
+        path = self.plan.log_dir / SUMMARY_NAME
+        path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
 
 
-def _with_details(failure: RankFailure) -> RankFailure:
+def _with_details(failure: RankFailure, error_file: Path) -> RankFailure:
     lines = _tail(Path(failure.log_path), TAIL_LINES)
-    error_file = Path(failure.log_path).with_suffix(".error.json")
-    return RankFailure(
-        **{**failure.__dict__, "last_lines": lines, "error": _error_message(error_file)}
-    )
+    return replace(failure, last_lines=lines, error=_error_message(error_file))
 
 
 def _tail(path: Path, count: int) -> tuple[str, ...]:
