@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import socket
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, replace
@@ -62,6 +63,8 @@ def _connect(spec: LaunchSpec) -> Any:
     assert spec.master_port is not None
     where = f"{spec.master_addr}:{spec.master_port}"
     try:
+        if spec.node_rank != 0:
+            _wait_for_listener(spec.master_addr, spec.master_port, spec.join_timeout)
         return dist.TCPStore(  # type: ignore[attr-defined]
             spec.master_addr,
             spec.master_port,
@@ -78,6 +81,19 @@ def _connect(spec: LaunchSpec) -> Any:
             f"node {spec.node_rank} could not reach node 0 at {where} within "
             f"{spec.join_timeout:g}s: is node 0 started, and is --master-addr right?"
         ) from None
+
+
+def _wait_for_listener(host: str, port: int, timeout: float) -> None:
+    """Poll until node 0 listens: TCPStore's own retries back off by seconds at a time."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection((host, port), timeout=1.0).close()
+            return
+        except OSError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(_POLL)
 
 
 def _publish(store: Any, spec: LaunchSpec) -> None:
