@@ -25,10 +25,36 @@ DEFAULT_MASTER_PORT = 29500  # torchrun's; multi-node jobs need one port every n
 _V0_FILE = "jobstart_hccl.json"
 
 
+class _Facts:
+    """Each topology fact from its flag, else the platform; remembers where each came from."""
+
+    def __init__(self, detected: Detected) -> None:
+        self.detected = detected
+        self.origins: dict[str, str] = {}
+
+    def get(self, name: str, flag: object) -> str | None:
+        if flag is not None:
+            self.origins[name] = "flag"
+            return str(flag)
+        if name in self.detected.facts:
+            self.origins[name] = f"{self.detected.platform}: {self.detected.origins[name]}"
+            return self.detected.facts[name]
+        return None
+
+    def given(self, name: str) -> bool:
+        return name in self.origins
+
+
 @dataclass(frozen=True)
-class _Fact:
-    value: str | None
-    origin: str
+class _Place:
+    """Where this node sits in the job."""
+
+    nnodes: int
+    node_rank: int
+    local_addr: str | None
+    table: RankTable | None = None
+    table_path: Path | None = None
+    server_index: int = 0
 
 
 def resolve_spec(
@@ -36,64 +62,29 @@ def resolve_spec(
 ) -> LaunchSpec:
     """The spec for this node; ``env`` defaults to the current environment."""
     env = dict(os.environ if env is None else env)
-    detected = detect_platform(env)
-    origins: dict[str, str] = {}
-
-    def fact(name: str, flag: object) -> str | None:
-        chosen = _pick(name, flag, detected)
-        if chosen.value is not None:
-            origins[name] = chosen.origin
-        return chosen.value
-
+    facts = _Facts(detect_platform(env))
     command = _command(options, env)
-    platform_table = _platform_rank_table(env, options.join_timeout)
-    nnodes = _int("nnodes", fact("nnodes", options.nnodes), 1)
-    node_rank = _int("node rank", fact("node_rank", options.node_rank), 0)
-    local_addr = fact("local_addr", options.local_addr)
-    server: RankServer | None = None
-    if platform_table is not None:
-        table, _path = platform_table
-        server = _current_server(
-            table, env, local_addr, node_rank if "node_rank" in origins else None
-        )
-        if "nnodes" not in origins:
-            nnodes, origins["nnodes"] = len(table.servers), "platform rank table"
-        if "node_rank" not in origins:
-            node_rank = table.servers.index(server)
-            origins["node_rank"] = "platform rank table"
-        local_addr = local_addr or server.server_id
-    if not 0 <= node_rank < nnodes:
-        raise AscendifyError(f"node rank {node_rank} is outside 0..{nnodes - 1} ({nnodes} nodes)")
-
-    requested = fact("nproc_per_node", options.nproc_per_node)
+    place = _place(options, env, facts)
+    server = place.table.servers[place.server_index] if place.table else None
+    requested = facts.get("nproc_per_node", options.nproc_per_node)
     nproc, devices, ips = _devices(
-        options, env, root, requested=requested, server=server, origins=origins
+        options, env, root, requested=requested, server=server, origins=facts.origins
     )
-    master_addr = fact("master_addr", options.master_addr)
-    if master_addr is None:
-        master_addr = _first_server_id(platform_table) if nnodes > 1 else "127.0.0.1"
-        if master_addr is None:
-            raise AscendifyError(
-                "a multi-node job needs --master-addr (or a platform that names the master)"
-            )
-        origins["master_addr"] = "default"
-    port = fact("master_port", options.master_port)
-    master_port = int(port) if port is not None else (DEFAULT_MASTER_PORT if nnodes > 1 else None)
+    master_addr, master_port = _master(options, facts, place)
     cwd = _cwd(options, env)
-    job_id = (
-        fact("job_id", options.job_id)
-        or f"ascendify-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    job_id = facts.get("job_id", options.job_id) or (
+        f"ascendify-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     )
     return LaunchSpec(
         command=command,
         nproc_per_node=nproc,
         devices=devices,
         device_ips=ips,
-        nnodes=nnodes,
-        node_rank=node_rank,
+        nnodes=place.nnodes,
+        node_rank=place.node_rank,
         master_addr=master_addr,
         master_port=master_port,
-        local_addr=local_addr or _own_address(),
+        local_addr=place.local_addr or _own_address(),
         job_id=job_id,
         cwd=cwd,
         log_dir=_log_dir(options, env, cwd),
@@ -101,22 +92,57 @@ def resolve_spec(
         local_ranks_filter=options.local_ranks_filter,
         grace_period=options.grace_period,
         join_timeout=options.join_timeout,
-        platform=detected.platform,
-        platform_reason=detected.reason,
+        platform=facts.detected.platform,
+        platform_reason=facts.detected.reason,
         env=env,
-        rank_table=platform_table[0] if platform_table else None,
-        rank_table_path=platform_table[1] if platform_table else None,
-        server_index=platform_table[0].servers.index(server) if platform_table and server else 0,
-        origins=origins,
+        rank_table=place.table,
+        rank_table_path=place.table_path,
+        server_index=place.server_index,
+        origins=facts.origins,
     )
 
 
-def _pick(name: str, flag: object, detected: Detected) -> _Fact:
-    if flag is not None:
-        return _Fact(str(flag), "flag")
-    if name in detected.facts:
-        return _Fact(detected.facts[name], f"{detected.platform}: {detected.origins[name]}")
-    return _Fact(None, "default")
+def _place(options: LaunchOptions, env: Mapping[str, str], facts: _Facts) -> _Place:
+    """Node count, node rank and address: flags, else platform, else the platform's rank table."""
+    nnodes = _int("nnodes", facts.get("nnodes", options.nnodes), 1)
+    node_rank = _int("node rank", facts.get("node_rank", options.node_rank), 0)
+    local_addr = facts.get("local_addr", options.local_addr)
+    platform_table = _platform_rank_table(env, options.join_timeout)
+    place = _Place(nnodes, node_rank, local_addr)
+    if platform_table is not None:
+        table, path = platform_table
+        known_rank = node_rank if facts.given("node_rank") else None
+        server = _current_server(table, env, local_addr, known_rank)
+        index = table.servers.index(server)
+        if not facts.given("nnodes"):
+            nnodes, facts.origins["nnodes"] = len(table.servers), "platform rank table"
+        if not facts.given("node_rank"):
+            node_rank, facts.origins["node_rank"] = index, "platform rank table"
+        place = _Place(nnodes, node_rank, local_addr or server.server_id, table, path, index)
+    if not 0 <= place.node_rank < place.nnodes:
+        raise AscendifyError(
+            f"node rank {place.node_rank} is outside 0..{place.nnodes - 1} ({place.nnodes} nodes)"
+        )
+    return place
+
+
+def _master(options: LaunchOptions, facts: _Facts, place: _Place) -> tuple[str, int | None]:
+    port = facts.get("master_port", options.master_port)
+    multi_node = place.nnodes > 1
+    master_port = int(port) if port is not None else (DEFAULT_MASTER_PORT if multi_node else None)
+    master_addr = facts.get("master_addr", options.master_addr)
+    if master_addr is not None:
+        return master_addr, master_port
+    if not multi_node:
+        master_addr = "127.0.0.1"
+    elif place.table is not None:
+        master_addr = place.table.servers[0].server_id
+    else:
+        raise AscendifyError(
+            "a multi-node job needs --master-addr (or a platform that names the master)"
+        )
+    facts.origins["master_addr"] = "default" if not multi_node else "platform rank table"
+    return master_addr, master_port
 
 
 def _int(what: str, value: str | None, default: int) -> int:
@@ -214,10 +240,6 @@ def _current_server(
         f"cannot tell which of the rank table's {len(table.servers)} servers is this node: "
         "give --local-addr (a server_id) or --node-rank"
     )
-
-
-def _first_server_id(platform_table: tuple[RankTable, Path] | None) -> str | None:
-    return platform_table[0].servers[0].server_id if platform_table else None
 
 
 def _cwd(options: LaunchOptions, env: Mapping[str, str]) -> Path:
