@@ -79,8 +79,6 @@ def test_modelarts_form_with_ma_num_gpus(tmp_path: Path) -> None:
         {
             "PROBE_OUT": str(tmp_path),
             "MA_NUM_GPUS": "2",
-            "MA_NUM_HOSTS": "1",
-            "VC_TASK_INDEX": "0",
             "MA_VJ_NAME": "ma-job-5f0c",
             "MA_JOB_DIR": str(job_dir),
             "MA_LOG_DIR": str(log_dir),
@@ -103,7 +101,8 @@ def test_modelarts_form_with_ma_num_gpus(tmp_path: Path) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert "platform modelarts (MA_NUM_HOSTS set)" in result.stderr
+    assert "platform modelarts (MA_VJ_NAME set)" in result.stderr
+    assert "(modelarts: MA_NUM_GPUS)" in result.stderr
     ranks = records(tmp_path)
     assert sorted(ranks) == [0, 1]
     for record in ranks.values():
@@ -311,3 +310,18 @@ def test_unknown_command_is_a_usage_error(run_cli: RunCli) -> None:
     result = run_cli(["run", "no-such-program-xyz"], timeout=30)
     assert result.returncode == 2
     assert "command not found: 'no-such-program-xyz'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--nproc-per-node", "0"], "at least 1 or 'auto'"),
+        (["--nnodes", "1:4"], "elastic node ranges are not supported"),
+        (["--local-ranks-filter", "a"], "ranks like 0,1"),
+        (["--module", "--no-python"], "exclude each other"),
+    ],
+)
+def test_bad_flags_are_usage_errors(run_cli: RunCli, args: list[str], message: str) -> None:
+    result = run_cli(["run", *args, "python", "-c", "pass"], timeout=30)
+    assert result.returncode == 2
+    assert message in result.stderr

@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         raise AscendifyError("--no-python and --module exclude each other")
     options = LaunchOptions(
         command=command,
-        nproc_per_node=args.nproc_per_node,
+        nproc_per_node=_nproc(args.nproc_per_node),
         nnodes=_nnodes(args.nnodes),
         node_rank=args.node_rank,
         master_addr=args.master_addr,
@@ -184,6 +184,12 @@ def _nnodes(value: str | None) -> int | None:
         return int(low)
     except ValueError:
         raise AscendifyError(f"--nnodes must be a whole number, got {value!r}") from None
+
+
+def _nproc(value: str | None) -> str | None:
+    if value is None or value == "auto" or (value.isdigit() and int(value) > 0):
+        return value
+    raise AscendifyError(f"--nproc-per-node takes a number of at least 1 or 'auto', got {value!r}")
 
 
 def _ranks(value: str | None) -> tuple[int, ...] | None:

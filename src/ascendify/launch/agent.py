@@ -111,6 +111,8 @@ class _Rank:
 
 
 class Agent:
+    """Spawn the ranks of one node's plan, supervise them, and stop them all at the end."""
+
     def __init__(
         self, plan: LaunchPlan, peers: Peers | None = None, console: IO[bytes] | None = None
     ) -> None:

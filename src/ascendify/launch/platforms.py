@@ -121,6 +121,7 @@ PLATFORMS: tuple[Platform, ...] = (
             ("VC_TASK_INDEX",),
             ("VK_TASK_INDEX",),
             ("MA_VJ_NAME",),
+            ("MA_NUM_GPUS",),
             ("MA_CURRENT_HOST_IP",),
         ),
         sources={
