@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 import time
@@ -274,3 +276,62 @@ def test_node_without_a_master_says_so(
     [(code, err)] = finish([start(launchers, argv, {})], timeout=30)
     assert code == 2
     assert "node 1 could not reach node 0 at 127.0.0.1:" in err
+
+
+@pytest.fixture
+def two_hosts() -> Iterator[list[tuple[str, str, str]]]:
+    """Two network namespaces joined by a veth pair: (namespace, address, interface) each.
+
+    Skipped where the machine does not allow creating namespaces.
+    """
+    if shutil.which("ip") is None or os.geteuid() != 0:
+        pytest.skip("network namespaces need root and iproute2")
+    tag = f"asc{os.getpid() % 100000}"
+    hosts = [(f"{tag}n0", "10.231.7.1", f"{tag}a"), (f"{tag}n1", "10.231.7.2", f"{tag}b")]
+    steps = [["ip", "netns", "add", name] for name, _, _ in hosts]
+    steps.append(["ip", "link", "add", hosts[0][2], "type", "veth", "peer", "name", hosts[1][2]])
+    for name, address, interface in hosts:
+        steps += [
+            ["ip", "link", "set", interface, "netns", name],
+            ["ip", "-n", name, "addr", "add", f"{address}/24", "dev", interface],
+            ["ip", "-n", name, "link", "set", interface, "up"],
+            ["ip", "-n", name, "link", "set", "lo", "up"],
+        ]
+    try:
+        for step in steps:
+            done = subprocess.run(step, capture_output=True, text=True, timeout=10, check=False)
+            if done.returncode != 0:
+                pytest.skip(f"cannot build network namespaces here: {done.stderr.strip()}")
+        yield hosts
+    finally:
+        for name, _, _ in hosts:
+            subprocess.run(
+                ["ip", "netns", "del", name], capture_output=True, timeout=10, check=False
+            )
+
+
+def test_agents_on_separate_network_hosts(
+    tmp_path: Path, launchers: list[subprocess.Popen[str]], two_hosts: list[tuple[str, str, str]]
+) -> None:
+    nodes = []
+    for node, (namespace, address, interface) in enumerate(two_hosts):
+        argv = [
+            "ip", "netns", "exec", namespace, sys.executable, "-m", "ascendify", "run",
+            "--nnodes", "2", "--node-rank", str(node), "--master-addr", two_hosts[0][1],
+            "--master-port", "29555", "--local-addr", address, "--nproc-per-node", "2",
+            "--hccn-conf", str(FIXTURES / f"hccn_node{node}.conf"),
+            "--log-dir", str(tmp_path / f"logs{node}"), "--join-timeout", "30", "python", PROBE,
+        ]  # fmt: skip
+        env = {"PROBE_OUT": str(tmp_path), "GLOO_SOCKET_IFNAME": interface}
+        process = subprocess.Popen(
+            argv, env=ascendify_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        launchers.append(process)
+        nodes.append(process)
+    for code, err in finish(nodes):
+        assert code == 0, err
+    ranks = records(tmp_path)
+    assert sorted(ranks) == [0, 1, 2, 3]
+    assert {record["sum"] for record in ranks.values()} == {10.0}
+    servers = [s["server_id"] for s in ranks[0]["rank_table"]["server_list"]]
+    assert servers == ["10.231.7.1", "10.231.7.2"]
