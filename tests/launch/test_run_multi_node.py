@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -218,6 +219,24 @@ def test_rank_failure_on_node_1_stops_node_0_quickly(
     assert code0 == 7
     assert "stopped because node 1 failed: rank 3 (node 1, local rank 1" in err0
     assert "stopped 2 running rank(s) of this node" in err0
+    assert live(tmp_path) == []
+
+
+def test_sigterm_to_one_node_stops_the_whole_job(
+    tmp_path: Path, launchers: list[subprocess.Popen[str]]
+) -> None:
+    port = free_port()
+    env = {"PROBE_OUT": str(tmp_path)}
+    node0 = start(launchers, flags_node(0, port, tmp_path, FAIL_OR_HANG), env)
+    node1 = start(launchers, flags_node(1, port, tmp_path, FAIL_OR_HANG), env)
+    deadline = time.monotonic() + 30
+    while len(list(tmp_path.glob("pids_*"))) < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    node1.send_signal(signal.SIGTERM)
+    (code0, err0), (code1, _err1) = finish([node0, node1], timeout=30)
+    assert code1 == 128 + signal.SIGTERM
+    assert code0 == 128 + signal.SIGTERM
+    assert "node 1 failed: launcher stopped by SIGTERM" in err0
     assert live(tmp_path) == []
 
 
