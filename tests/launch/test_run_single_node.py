@@ -325,3 +325,16 @@ def test_bad_flags_are_usage_errors(run_cli: RunCli, args: list[str], message: s
     result = run_cli(["run", *args, "python", "-c", "pass"], timeout=30)
     assert result.returncode == 2
     assert message in result.stderr
+
+
+def test_rank_that_cannot_start_fails_the_job_by_name(run_cli: RunCli, tmp_path: Path) -> None:
+    not_a_program = tmp_path / "not-a-program"
+    not_a_program.write_text("plain text, no interpreter line\n")
+    not_a_program.chmod(0o755)
+    result = run_cli(
+        ["run", "--nproc-per-node", "2", "--log-dir", str(tmp_path / "l"), str(not_a_program)]
+    )
+    assert result.returncode == 127
+    assert "rank 0 (node 0, local rank 0, device 0, pid 0) failed first" in result.stderr
+    assert "could not start" in result.stderr
+    assert "Exec format error" in result.stderr

@@ -39,7 +39,7 @@ class RankFailure:
     rank: int
     local_rank: int
     device_id: str
-    pid: int
+    pid: int  # 0 when no process ran (it could not start, or a node failed)
     exit_code: int  # negative: killed by that signal
     time: float
     log_path: str
@@ -68,7 +68,7 @@ class RankFailure:
     @classmethod
     def of_node(cls, node_rank: int, error: str, exit_code: int = 1) -> RankFailure:
         """A failure of a node's launcher itself (signalled, or gone), not of one of its ranks."""
-        return cls(node_rank, -1, -1, "", os.getpid(), exit_code, time.time(), "", error=error)
+        return cls(node_rank, -1, -1, "", 0, exit_code, time.time(), "", error=error)
 
     @property
     def launcher_exit_code(self) -> int:
@@ -127,8 +127,8 @@ class Agent:
         self._prepare_files()
         with self._forwarded_signals():
             try:
-                self._start_all()
-                state, failure = self._supervise()
+                not_started = self._start_all()
+                state, failure = self._failed(not_started) if not_started else self._supervise()
             finally:
                 stopped = self._stop_all()
                 for rank in self._ranks:
@@ -151,11 +151,26 @@ class Agent:
             if ascend_logs:
                 Path(ascend_logs).mkdir(parents=True, exist_ok=True)
 
-    def _start_all(self) -> None:
+    def _start_all(self) -> RankFailure | None:
+        """Start every rank; a rank that cannot start fails the job like one that exits."""
         for worker in self.plan.workers:
             if self._signal is not None:
-                return
-            self._ranks.append(self._start(worker))
+                return None
+            try:
+                self._ranks.append(self._start(worker))
+            except OSError as error:
+                return RankFailure(
+                    node_rank=self.plan.node_rank,
+                    rank=worker.rank,
+                    local_rank=worker.local_rank,
+                    device_id=worker.device_id,
+                    pid=0,
+                    exit_code=127,  # what a shell answers for a command it cannot run
+                    time=time.time(),
+                    log_path=str(worker.log_path),
+                    error=f"could not start {worker.argv[0]!r}: {error}",
+                )
+        return None
 
     def _start(self, worker: WorkerPlan) -> _Rank:
         log = worker.log_path.open("wb")
@@ -169,8 +184,7 @@ class Agent:
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # own process group: one killpg reaches the whole tree
             )
-        except OSError as error:
-            log.write(f"could not start {worker.argv[0]!r}: {error}\n".encode())
+        except OSError:
             log.close()
             raise
         rank = _Rank(worker, process, log)
@@ -220,11 +234,7 @@ class Agent:
                 return "interrupted", None
             failure = self._reap()
             if failure is not None:
-                if self.peers is not None:
-                    first = self.peers.record_failure(failure)
-                    ours = (first.node_rank, first.rank) == (failure.node_rank, failure.rank)
-                    return ("failed", failure) if ours else ("stopped", first)
-                return "failed", failure
+                return self._failed(failure)
             if all(rank.exit_code is not None for rank in self._ranks):
                 return "succeeded", None
             now = time.monotonic()
@@ -234,6 +244,14 @@ class Agent:
                     return "stopped", remote
                 next_peer_check = now + PEER_POLL_INTERVAL
             time.sleep(POLL_INTERVAL)
+
+    def _failed(self, failure: RankFailure) -> tuple[str, RankFailure]:
+        """Our failure, unless another node recorded one first (then we were only stopped)."""
+        if self.peers is None:
+            return "failed", failure
+        first = self.peers.record_failure(failure)
+        ours = (first.node_rank, first.rank) == (failure.node_rank, failure.rank)
+        return ("failed", failure) if ours else ("stopped", first)
 
     def _reap(self) -> RankFailure | None:
         """Collect exits; the first non-zero one (lowest rank if simultaneous) fails the job."""
@@ -329,7 +347,8 @@ class Agent:
     def _result(self, state: str, failure: RankFailure | None, stopped: int) -> RunResult:
         exit_codes: dict[int, int | None] = {w.rank: None for w in self.plan.workers}
         exit_codes.update({rank.plan.rank: rank.exit_code for rank in self._ranks})
-        if failure is not None and failure.node_rank == self.plan.node_rank and failure.rank >= 0:
+        if state == "failed" and failure is not None and failure.pid > 0:
+            # Our own rank ran and exited: its log and error file tell why.
             worker = next(w for w in self.plan.workers if w.rank == failure.rank)
             failure = _with_details(failure, worker.error_file)
         if state == "succeeded":

@@ -7,7 +7,6 @@ import socket
 from collections.abc import Iterator
 from typing import IO
 
-from ascendify.errors import AscendifyError
 from ascendify.launch.agent import Agent, Peers, RunResult
 from ascendify.launch.plan import LaunchPlan, NodeAssignment, local_assignment, plan_node
 from ascendify.launch.spec import LaunchSpec
@@ -22,10 +21,7 @@ def run_job(spec: LaunchSpec, console: IO[bytes] | None = None) -> RunResult:
     """
     with _assignment(spec) as (assignment, peers):
         plan = plan_node(spec, assignment)
-        try:
-            return Agent(plan, peers, console).run()
-        except OSError as error:
-            raise AscendifyError(f"could not start {spec.command[0]!r}: {error}") from error
+        return Agent(plan, peers, console).run()
 
 
 def preview(spec: LaunchSpec) -> LaunchPlan:
