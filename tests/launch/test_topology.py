@@ -249,3 +249,16 @@ def test_torchrun_style_script_and_module_run_under_python() -> None:
         "-m",
         "pkg.main",
     )
+
+
+def test_device_ips_from_hccn_tool_when_there_is_no_conf_file(tmp_path: Path) -> None:
+    root = fake_root(tmp_path, ["dev/davinci0", "dev/davinci1"])
+    tool = tmp_path / "bin" / "hccn_tool"
+    tool.parent.mkdir()
+    # hccn_tool -i <id> -ip -g prints the device's address and netmask
+    tool.write_text('#!/bin/sh\nprintf "ipaddr:10.20.0.1%s\\nnetmask:255.255.255.0\\n" "$2"\n')
+    tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
+    env = {"PATH": f"{tool.parent}{os.pathsep}{os.environ['PATH']}"}
+    spec = resolve_spec(PYTHON, env, root=root)
+    assert spec.device_ips == {"0": "10.20.0.10", "1": "10.20.0.11"}
+    assert spec.origins["device_ips"] == "hccn_tool"
