@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ascendify.errors import AscendifyError
-from ascendify.launch.devices import LocalDevices, device_ips, discover_devices
+from ascendify.launch.devices import device_ips, discover_devices
 from ascendify.launch.platforms import Detected, detect_platform
 from ascendify.launch.ranktable import RankServer, RankTable, read_rank_table
 from ascendify.launch.spec import LaunchOptions, LaunchSpec
@@ -181,32 +181,37 @@ def _devices(
 ) -> tuple[int, tuple[str, ...], dict[str, str]]:
     """Processes on this node, the device id of each, and their device IPs when known."""
     if server is not None:
-        # The platform's table decides, as ModelArts' launcher does: one process per listed device.
-        count = len(server.devices)
-        if requested not in (None, "auto", "0") and requested != str(count):
-            raise AscendifyError(
-                f"--nproc-per-node {requested} disagrees with the platform rank table "
-                f"({count} devices on server {server.server_id})"
-            )
-        origins["nproc_per_node"] = f"platform rank table: {count} devices on {server.server_id}"
-        ids = tuple(device.device_id for device in server.devices)
-        ips = {d.device_id: d.device_ip for d in server.devices if d.device_ip is not None}
-        return count, ids, ips
-    found: LocalDevices | None = None
-    if requested in (None, "auto", "0"):  # ModelArts says MA_NUM_GPUS=0 on CPU-only jobs
-        found = discover_devices(env, root)
+        return _table_devices(server, requested, origins)
+    found = discover_devices(env, root)
+    # "0" is how ModelArts says MA_NUM_GPUS on a CPU-only job: count what is there.
+    if requested in (None, "auto", "0"):
         count = len(found.ids) or 1
         origins["nproc_per_node"] = f"auto: {found.reason}"
     else:
         count = _int("--nproc-per-node", requested, 1)
         if count < 1:
             raise AscendifyError(f"--nproc-per-node must be at least 1, got {count}")
-        found = discover_devices(env, root)
     ids = found.ids[:count] if len(found.ids) >= count else tuple(str(i) for i in range(count))
     if found.kind == "cpu" and options.hccn_conf is None:
         return count, ids, {}
     ips, source = device_ips(env, ids, options.hccn_conf, root)
     origins["device_ips"] = source
+    return count, ids, ips
+
+
+def _table_devices(
+    server: RankServer, requested: str | None, origins: dict[str, str]
+) -> tuple[int, tuple[str, ...], dict[str, str]]:
+    """The platform's table decides, as ModelArts' launcher does: one rank per listed device."""
+    count = len(server.devices)
+    if requested not in (None, "auto", "0") and requested != str(count):
+        raise AscendifyError(
+            f"--nproc-per-node {requested} disagrees with the platform rank table "
+            f"({count} devices on server {server.server_id})"
+        )
+    origins["nproc_per_node"] = f"platform rank table: {count} devices on {server.server_id}"
+    ids = tuple(device.device_id for device in server.devices)
+    ips = {d.device_id: d.device_ip for d in server.devices if d.device_ip is not None}
     return count, ids, ips
 
 
