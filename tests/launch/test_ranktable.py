@@ -64,6 +64,16 @@ def test_incomplete_table_is_not_ready() -> None:
     [
         ({"status": "completed", "version": "1.0", "server_list": [{"device": []}]}, "server_id"),
         ({"status": "completed", "version": "1.0", "server_list": "x"}, "server_list"),
+        (
+            {
+                "status": "completed",
+                "version": "1.0",
+                "server_list": [
+                    {"server_id": "a", "device": [{"device_id": "0", "rank_id": "r0"}]}
+                ],
+            },
+            "rank_id must be a whole number",
+        ),
         ({"status": "completed", "group_list": []}, "one non-empty group"),
         ([], "JSON object"),
     ],

@@ -103,7 +103,7 @@ def _parse_v1_server(entry: Any) -> RankServer:
     devices = tuple(
         RankDevice(
             device_id=_string(device, "device_id"),
-            rank_id=_string(device, "rank_id"),
+            rank_id=_rank_id(device),
             device_ip=_optional_string(device, "device_ip"),
             extra={k: v for k, v in device.items() if k not in _DEVICE_KEYS},
         )
@@ -231,6 +231,13 @@ def _string(data: Mapping[str, Any], key: str) -> str:
     if key not in data:
         raise RankTableError(f"rank table entry lacks {key!r}: {dict(data)}")
     return str(data[key])
+
+
+def _rank_id(device: Mapping[str, Any]) -> str:
+    rank_id = _string(device, "rank_id")
+    if not rank_id.isdigit():
+        raise RankTableError(f"rank_id must be a whole number, got {rank_id!r}")
+    return rank_id
 
 
 def _optional_string(data: Mapping[str, Any], key: str) -> str | None:
