@@ -61,7 +61,9 @@ class RankFailure:
         ]
         if self.error:
             lines.append(f"error: {self.error}")
-        lines.append(f"log: {self.log_path}" + (", last lines:" if self.last_lines else " (empty)"))
+        lines.append(f"log on node {self.node_rank}: {self.log_path}")
+        if self.last_lines:
+            lines[-1] += ", last lines:"
         lines.extend(f"    {line}" for line in self.last_lines)
         return "\n".join(lines)
 
