@@ -1,0 +1,201 @@
+"""``ascendify run``: start CMD ARGS... as one process per accelerator card, on one node or many."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ascendify.errors import AscendifyError
+
+NAME = "run"
+HELP = "Run a training command on every card of one node or many (davincirun/torchrun)."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = (
+        "Every rank gets torch's variables (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, ...) and "
+        "Ascend's (RANK_ID, RANK_SIZE, DEVICE_ID, RANK_TABLE_FILE, ...). Flags not given come from "
+        "the platform (ModelArts/Volcano, PyTorchJob, Slurm, OpenMPI); --dry-run shows which."
+    )
+    add = parser.add_argument
+    add(
+        "--nproc-per-node",
+        "--nproc_per_node",
+        metavar="N|auto",
+        help="ranks on this node (default: auto = cards)",
+    )
+    add("--nnodes", metavar="N", help="number of nodes (torchrun's MIN:MAX only as N:N)")
+    add("--node-rank", "--node_rank", type=int, metavar="I", help="this node's index, from 0")
+    add("--master-addr", "--master_addr", metavar="ADDR", help="address of node 0")
+    add(
+        "--master-port", "--master_port", type=int, metavar="PORT", help="rendezvous port on node 0"
+    )
+    add(
+        "--local-addr",
+        "--local_addr",
+        metavar="ADDR",
+        help="this node's address (rank-table server_id)",
+    )
+    add(
+        "--hccn-conf",
+        "--hccn_conf",
+        type=Path,
+        metavar="FILE",
+        help="device IPs (address_<id>=ip lines)",
+    )
+    add("--log-dir", "--log_dir", type=Path, metavar="DIR", help="per-rank log files go here")
+    add(
+        "--job-id",
+        "--job_id",
+        metavar="ID",
+        help="JOB_ID for the ranks (default: from the platform)",
+    )
+    add("-m", "--module", action="store_true", help="CMD is a Python module: run `python -m CMD`")
+    add(
+        "--no-python",
+        "--no_python",
+        action="store_true",
+        help="run CMD as given even if it ends in .py",
+    )
+    add(
+        "-t",
+        "--tee",
+        type=int,
+        choices=range(4),
+        default=3,
+        help="console: 0 none, 1 stdout, 2 stderr, 3 both",
+    )
+    add(
+        "--local-ranks-filter",
+        "--local_ranks_filter",
+        metavar="R,R",
+        help="show only these local ranks",
+    )
+    add(
+        "--grace-period", type=float, default=10.0, metavar="S", help="SIGTERM -> SIGKILL wait (10)"
+    )
+    add(
+        "--join-timeout",
+        type=float,
+        default=300.0,
+        metavar="S",
+        help="wait for nodes / rank table (300)",
+    )
+    add("--dry-run", action="store_true", help="print the plan as JSON and start nothing")
+    kube = parser.add_argument_group("Kubernetes manifest instead of a run")
+    kube.add_argument(
+        "--emit", choices=("volcano", "pytorchjob"), help="print a Volcano Job or PyTorchJob"
+    )
+    kube.add_argument("--image", help="container image that has ascendify and the training code")
+    kube.add_argument("--name", default="ascendify-job", help="job name (default: ascendify-job)")
+    kube.add_argument(
+        "--accelerator", default="huawei.com/Ascend910", help="device resource per card"
+    )
+    add("command", metavar="CMD", help="e.g. python")
+    add("args", nargs=argparse.REMAINDER, metavar="ARGS", help="passed through verbatim")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ascendify.launch import LaunchOptions
+
+    command = (args.command, *args.args)
+    if args.emit:
+        return _emit(args, command)
+    if args.no_python and args.module:
+        raise AscendifyError("--no-python and --module exclude each other")
+    options = LaunchOptions(
+        command=command,
+        nproc_per_node=_nproc(args.nproc_per_node),
+        nnodes=_nnodes(args.nnodes),
+        node_rank=args.node_rank,
+        master_addr=args.master_addr,
+        master_port=args.master_port,
+        local_addr=args.local_addr,
+        hccn_conf=args.hccn_conf,
+        log_dir=args.log_dir,
+        job_id=args.job_id,
+        module=args.module,
+        verbatim=args.no_python,
+        tee=args.tee,
+        local_ranks_filter=_ranks(args.local_ranks_filter),
+        grace_period=args.grace_period,
+        join_timeout=args.join_timeout,
+    )
+    return launch(options, dry_run=args.dry_run)
+
+
+def launch(options: object, dry_run: bool = False) -> int:
+    """Resolve, then print the plan or run the job (shared with ``ascendify.davincirun``)."""
+    from ascendify.launch import LaunchOptions, plan_to_json, preview, resolve_spec, run_job
+
+    assert isinstance(options, LaunchOptions)
+    spec = resolve_spec(options)
+    if dry_run:
+        print(json.dumps(plan_to_json(preview(spec)), indent=2))
+        return 0
+    _say(
+        f"node {spec.node_rank} of {spec.nnodes}, {spec.nproc_per_node} rank(s) "
+        f"({spec.origins.get('nproc_per_node', 'default')}); platform {spec.platform} "
+        f"({spec.platform_reason}); logs in {spec.log_dir}"
+    )
+    result = run_job(spec)
+    _say(result.message)
+    return result.exit_code
+
+
+def _emit(args: argparse.Namespace, command: tuple[str, ...]) -> int:
+    import yaml
+
+    from ascendify.launch.manifests import JobManifest, render
+
+    if not args.image:
+        raise AscendifyError("--emit needs --image (the container image to run)")
+    nproc = args.nproc_per_node or "1"
+    if not nproc.isdigit():
+        raise AscendifyError(
+            f"--emit needs a number for --nproc-per-node (cards per pod), not {nproc!r}"
+        )
+    job = JobManifest(
+        name=args.name,
+        image=args.image,
+        nnodes=_nnodes(args.nnodes) or 1,
+        nproc_per_node=int(nproc),
+        command=command,
+        accelerator=args.accelerator,
+    )
+    print(yaml.safe_dump(render(args.emit, job), sort_keys=False), end="")
+    return 0
+
+
+def _say(message: str) -> None:
+    for line in message.splitlines():
+        print(f"ascendify run: {line}", file=sys.stderr, flush=True)
+
+
+def _nnodes(value: str | None) -> int | None:
+    if value is None:
+        return None
+    low, _, high = value.partition(":")
+    if high and low != high:
+        raise AscendifyError(f"--nnodes {value}: elastic node ranges are not supported, give N")
+    try:
+        return int(low)
+    except ValueError:
+        raise AscendifyError(f"--nnodes must be a whole number, got {value!r}") from None
+
+
+def _nproc(value: str | None) -> str | None:
+    if value is None or value == "auto" or (value.isdigit() and int(value) > 0):
+        return value
+    raise AscendifyError(f"--nproc-per-node takes a number of at least 1 or 'auto', got {value!r}")
+
+
+def _ranks(value: str | None) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    try:
+        return tuple(int(item) for item in value.split(",") if item.strip())
+    except ValueError:
+        raise AscendifyError(f"--local-ranks-filter takes ranks like 0,1, got {value!r}") from None

@@ -1,0 +1,427 @@
+"""Run a plan: spawn every rank, stream its output, supervise, and tear everything down.
+
+Each rank runs in its own session (process group), so a signal to the group reaches the whole
+tree the rank started. The first rank to fail is the root cause; the others get SIGTERM, then
+SIGKILL after the grace period. SIGINT/SIGTERM to the launcher are handled the same way, and
+nothing is left running when :meth:`Agent.run` returns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+import psutil
+
+from ascendify.launch.plan import LaunchPlan, WorkerPlan
+
+POLL_INTERVAL = 0.05
+PEER_POLL_INTERVAL = 0.25
+TAIL_LINES = 20
+SUMMARY_NAME = "run_summary.json"
+
+
+@dataclass(frozen=True)
+class RankFailure:
+    """The first failure of a job: where, when, how, and the end of the rank's log."""
+
+    node_rank: int
+    rank: int
+    local_rank: int
+    device_id: str
+    pid: int  # 0 when no process ran (it could not start, or a node failed)
+    exit_code: int  # negative: killed by that signal
+    time: float
+    log_path: str
+    last_lines: tuple[str, ...] = ()
+    error: str | None = None  # from the rank's error file (torch's @record writes one)
+
+    def describe(self) -> str:
+        if self.rank < 0:  # a node, not a rank, failed (see rendezvous)
+            return f"node {self.node_rank} failed: {self.error}"
+        when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(self.time))
+        how = (
+            f"killed by signal {signal.Signals(-self.exit_code).name}"
+            if self.exit_code < 0
+            else f"exit code {self.exit_code}"
+        )
+        lines = [
+            f"rank {self.rank} (node {self.node_rank}, local rank {self.local_rank}, device "
+            f"{self.device_id}, pid {self.pid}) failed first at {when}: {how}",
+        ]
+        if self.error:
+            lines.append(f"error: {self.error}")
+        lines.append(f"log on node {self.node_rank}: {self.log_path}")
+        if self.last_lines:
+            lines[-1] += ", last lines:"
+        lines.extend(f"    {line}" for line in self.last_lines)
+        return "\n".join(lines)
+
+    @classmethod
+    def of_node(cls, node_rank: int, error: str, exit_code: int = 1) -> RankFailure:
+        """A failure of a node's launcher itself (signalled, or gone), not of one of its ranks."""
+        return cls(node_rank, -1, -1, "", 0, exit_code, time.time(), "", error=error)
+
+    @property
+    def launcher_exit_code(self) -> int:
+        return self.exit_code if self.exit_code > 0 else 128 - self.exit_code
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How a job ended on this node. ``state``: succeeded, failed, interrupted or stopped."""
+
+    state: str
+    exit_code: int
+    exit_codes: dict[int, int | None]  # by global rank; None: never started
+    root_cause: RankFailure | None
+    log_dir: Path
+    message: str = ""
+
+
+class Peers(Protocol):
+    """The other nodes of a multi-node job (see :mod:`ascendify.launch.rendezvous`)."""
+
+    def failure(self) -> RankFailure | None:
+        """The first failure recorded by any node, or None."""
+
+    def record_failure(self, failure: RankFailure) -> RankFailure:
+        """Record ours unless another node was first; return the one that was first."""
+
+    def finish(self, state: str) -> None:
+        """Tell the others this node is done (node 0 waits for all before closing the store)."""
+
+
+@dataclass
+class _Rank:
+    plan: WorkerPlan
+    process: subprocess.Popen[bytes]
+    log: IO[bytes]
+    pumps: list[threading.Thread] = field(default_factory=list)
+    exit_code: int | None = None
+    ended: float = 0.0
+
+
+class Agent:
+    """Spawn the ranks of one node's plan, supervise them, and stop them all at the end."""
+
+    def __init__(
+        self, plan: LaunchPlan, peers: Peers | None = None, console: IO[bytes] | None = None
+    ) -> None:
+        self.plan = plan
+        self.peers = peers
+        self.console = console if console is not None else sys.stdout.buffer
+        self._console_lock = threading.Lock()
+        self._ranks: list[_Rank] = []
+        self._signal: int | None = None
+
+    def run(self) -> RunResult:
+        self._prepare_files()
+        with self._forwarded_signals():
+            try:
+                not_started = self._start_all()
+                state, failure = self._failed(not_started) if not_started else self._supervise()
+            finally:
+                stopped = self._stop_all()
+                for rank in self._ranks:
+                    self._close(rank)
+        return self._result(state, failure, stopped)
+
+    # -- start ---------------------------------------------------------------------------------
+
+    def _prepare_files(self) -> None:
+        self.plan.log_dir.mkdir(parents=True, exist_ok=True)
+        if self.plan.rank_table_to_write is not None and self.plan.rank_table_file is not None:
+            self.plan.rank_table_file.parent.mkdir(parents=True, exist_ok=True)
+            self.plan.rank_table_file.write_text(
+                json.dumps(self.plan.rank_table_to_write, indent=2) + "\n", encoding="utf-8"
+            )
+        for worker in self.plan.workers:
+            with contextlib.suppress(FileNotFoundError):
+                worker.error_file.unlink()  # a stale one would blame this run for an old error
+            ascend_logs = worker.env.get("ASCEND_PROCESS_LOG_PATH")
+            if ascend_logs:
+                Path(ascend_logs).mkdir(parents=True, exist_ok=True)
+
+    def _start_all(self) -> RankFailure | None:
+        """Start every rank; a rank that cannot start fails the job like one that exits."""
+        for worker in self.plan.workers:
+            if self._signal is not None:
+                return None
+            try:
+                self._ranks.append(self._start(worker))
+            except OSError as error:
+                return RankFailure(
+                    node_rank=self.plan.node_rank,
+                    rank=worker.rank,
+                    local_rank=worker.local_rank,
+                    device_id=worker.device_id,
+                    pid=0,
+                    exit_code=127,  # what a shell answers for a command it cannot run
+                    time=time.time(),
+                    log_path=str(worker.log_path),
+                    error=f"could not start {worker.argv[0]!r}: {error}",
+                )
+        return None
+
+    def _start(self, worker: WorkerPlan) -> _Rank:
+        log = worker.log_path.open("wb")
+        try:
+            process = subprocess.Popen(
+                worker.argv,
+                cwd=worker.cwd,
+                env={**self.plan.inherited_env, **worker.env},
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,  # own process group: one killpg reaches the whole tree
+            )
+        except OSError:
+            log.close()
+            raise
+        rank = _Rank(worker, process, log)
+        log_lock = threading.Lock()
+        for stream, mask in ((process.stdout, 1), (process.stderr, 2)):
+            assert stream is not None
+            shown = bool(self.plan.tee & mask) and self._shows(worker)
+            pump = threading.Thread(
+                target=self._pump, args=(stream, rank, log_lock, shown), daemon=True
+            )
+            pump.start()
+            rank.pumps.append(pump)
+        return rank
+
+    def _shows(self, worker: WorkerPlan) -> bool:
+        wanted = self.plan.local_ranks_filter
+        return wanted is None or worker.local_rank in wanted
+
+    def _pump(self, stream: IO[bytes], rank: _Rank, log_lock: threading.Lock, shown: bool) -> None:
+        prefix = f"[rank {rank.plan.rank}]: ".encode()
+        for line in iter(stream.readline, b""):
+            with log_lock:
+                rank.log.write(line)
+                rank.log.flush()
+            if shown:
+                try:
+                    with self._console_lock:
+                        self.console.write(prefix + line)
+                        self.console.flush()
+                except (OSError, ValueError):
+                    shown = False  # the console went away; the log file still gets everything
+        stream.close()
+
+    # -- supervise -----------------------------------------------------------------------------
+
+    def _supervise(self) -> tuple[str, RankFailure | None]:
+        next_peer_check = 0.0
+        while True:
+            if self._signal is not None:
+                if self.peers is not None:  # the other nodes must stop too
+                    name = signal.Signals(self._signal).name
+                    self.peers.record_failure(
+                        RankFailure.of_node(
+                            self.plan.node_rank, f"launcher stopped by {name}", 128 + self._signal
+                        )
+                    )
+                return "interrupted", None
+            failure = self._reap()
+            if failure is not None:
+                return self._failed(failure)
+            if all(rank.exit_code is not None for rank in self._ranks):
+                return "succeeded", None
+            now = time.monotonic()
+            if self.peers is not None and now >= next_peer_check:
+                remote = self.peers.failure()
+                if remote is not None:
+                    return "stopped", remote
+                next_peer_check = now + PEER_POLL_INTERVAL
+            time.sleep(POLL_INTERVAL)
+
+    def _failed(self, failure: RankFailure) -> tuple[str, RankFailure]:
+        """Our failure, unless another node recorded one first (then we were only stopped)."""
+        if self.peers is None:
+            return "failed", failure
+        first = self.peers.record_failure(failure)
+        ours = (first.node_rank, first.rank) == (failure.node_rank, failure.rank)
+        return ("failed", failure) if ours else ("stopped", first)
+
+    def _reap(self) -> RankFailure | None:
+        """Collect exits; the first non-zero one (lowest rank if simultaneous) fails the job."""
+        failure = None
+        for rank in self._ranks:
+            if rank.exit_code is not None:
+                continue
+            code = rank.process.poll()
+            if code is None:
+                continue
+            rank.exit_code, rank.ended = code, time.time()
+            if code != 0 and failure is None:
+                failure = RankFailure(
+                    node_rank=self.plan.node_rank,
+                    rank=rank.plan.rank,
+                    local_rank=rank.plan.local_rank,
+                    device_id=rank.plan.device_id,
+                    pid=rank.process.pid,
+                    exit_code=code,
+                    time=rank.ended,
+                    log_path=str(rank.plan.log_path),
+                )
+        return failure
+
+    # -- stop ----------------------------------------------------------------------------------
+
+    def _stop_all(self) -> int:
+        """SIGTERM every rank's process group, SIGKILL what outlives the grace period.
+
+        Groups of ranks that already exited are signalled too: a rank may have left children.
+        Returns how many ranks were still running.
+        """
+        running = [rank for rank in self._ranks if rank.process.poll() is None]
+        strays = self._descendants()
+        for rank in reversed(self._ranks):
+            _signal_group(rank.process.pid, signal.SIGTERM)
+        for process in strays:
+            with contextlib.suppress(psutil.Error):
+                process.terminate()
+        deadline = time.monotonic() + self.plan.grace_period
+        watched = [found for r in running if (found := _process(r.process.pid)) is not None]
+        _gone, alive = psutil.wait_procs(
+            watched + strays, timeout=max(0.0, deadline - time.monotonic())
+        )
+        if alive:
+            for rank in self._ranks:
+                _signal_group(rank.process.pid, signal.SIGKILL)
+            for process in alive:
+                with contextlib.suppress(psutil.Error):
+                    process.kill()
+        for rank in self._ranks:
+            code = rank.process.wait()
+            if rank.exit_code is None:
+                rank.exit_code, rank.ended = code, time.time()
+        return len(running)
+
+    def _descendants(self) -> list[psutil.Process]:
+        """Children that left their rank's process group (setsid) still belong to the job."""
+        strays: list[psutil.Process] = []
+        for rank in self._ranks:
+            with contextlib.suppress(psutil.Error):
+                for child in psutil.Process(rank.process.pid).children(recursive=True):
+                    with contextlib.suppress(psutil.Error):
+                        if os.getpgid(child.pid) != rank.process.pid:
+                            strays.append(child)
+        return strays
+
+    def _close(self, rank: _Rank) -> None:
+        for pump in rank.pumps:
+            pump.join(timeout=2.0)
+        rank.log.close()
+
+    # -- signals -------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _forwarded_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield  # only the main thread may install handlers; the caller then owns signals
+            return
+
+        def note(signum: int, _frame: Any) -> None:
+            self._signal = signum
+
+        previous = {sig: signal.signal(sig, note) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    # -- result --------------------------------------------------------------------------------
+
+    def _result(self, state: str, failure: RankFailure | None, stopped: int) -> RunResult:
+        exit_codes: dict[int, int | None] = {w.rank: None for w in self.plan.workers}
+        exit_codes.update({rank.plan.rank: rank.exit_code for rank in self._ranks})
+        if state == "failed" and failure is not None and failure.pid > 0:
+            # Our own rank ran and exited: its log and error file tell why.
+            worker = next(w for w in self.plan.workers if w.rank == failure.rank)
+            failure = _with_details(failure, worker.error_file)
+        if state == "succeeded":
+            code, message = 0, f"all {len(self._ranks)} ranks finished"
+        elif state == "interrupted":
+            assert self._signal is not None
+            code = 128 + self._signal
+            message = (
+                f"stopped by {signal.Signals(self._signal).name}; {stopped} running rank(s) stopped"
+            )
+        else:
+            assert failure is not None
+            code = failure.launcher_exit_code
+            where = (
+                "" if state == "failed" else f"stopped because node {failure.node_rank} failed: "
+            )
+            message = f"{where}{failure.describe()}\nstopped {stopped} running rank(s) of this node"
+        if self.peers is not None:
+            self.peers.finish(state)
+        result = RunResult(state, code, exit_codes, failure, self.plan.log_dir, message)
+        self._write_summary(result)
+        return result
+
+    def _write_summary(self, result: RunResult) -> None:
+        """A machine-readable record of the run next to the logs."""
+        summary = {
+            "job_id": self.plan.job_id,
+            "node_rank": self.plan.node_rank,
+            "state": result.state,
+            "exit_code": result.exit_code,
+            "exit_codes": {str(rank): code for rank, code in result.exit_codes.items()},
+            "root_cause": asdict(result.root_cause) if result.root_cause else None,
+            "logs": {str(w.rank): str(w.log_path) for w in self.plan.workers},
+        }
+        path = self.plan.log_dir / SUMMARY_NAME
+        path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+
+
+def _with_details(failure: RankFailure, error_file: Path) -> RankFailure:
+    lines = _tail(Path(failure.log_path), TAIL_LINES)
+    return replace(failure, last_lines=lines, error=_error_message(error_file))
+
+
+def _tail(path: Path, count: int) -> tuple[str, ...]:
+    try:
+        with path.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, handle.tell() - 64 * 1024))
+            text = handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ()
+    return tuple(text.splitlines()[-count:])
+
+
+def _error_message(path: Path) -> str | None:
+    """The message torch's ``@record`` writes to TORCHELASTIC_ERROR_FILE, when the rank had one."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        message = data["message"]
+        return str(message["message"] if isinstance(message, dict) else message)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _process(pid: int) -> psutil.Process | None:
+    try:
+        return psutil.Process(pid)
+    except psutil.Error:
+        return None

@@ -1,0 +1,126 @@
+"""This node's accelerators and their device IPs, found without importing torch.
+
+Ascend NPUs are counted from ``/dev/davinci<N>``, else ``npu-smi``; NVIDIA GPUs from the driver's
+``/proc`` entries, else ``nvidia-smi``; ``ASCEND_RT_VISIBLE_DEVICES`` / ``CUDA_VISIBLE_DEVICES``
+narrow the set as the runtimes do. Device IPs (for the HCCL rank table) come from a
+``hccn.conf`` file or ``hccn_tool``.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ascendify.launch.ranktable import parse_hccn_conf
+
+_TOOL_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class LocalDevices:
+    """Device ids as the driver numbers them (the rank table's ``device_id``) and how we know."""
+
+    kind: str  # "npu", "cuda" or "cpu"
+    ids: tuple[str, ...]
+    reason: str
+
+
+def discover_devices(env: Mapping[str, str], root: Path = Path("/")) -> LocalDevices:
+    """The accelerators of this node; one CPU slot when there are none."""
+    npus = _davinci_ids(root / "dev") or _npu_smi_ids(env)
+    if npus:
+        return _visible("npu", npus[0], npus[1], env.get("ASCEND_RT_VISIBLE_DEVICES"))
+    gpus = _nvidia_proc_ids(root / "proc") or _nvidia_smi_ids(env)
+    if gpus:
+        return _visible("cuda", gpus[0], gpus[1], env.get("CUDA_VISIBLE_DEVICES"))
+    return LocalDevices("cpu", ("0",), "no Ascend or NVIDIA device found")
+
+
+def _visible(kind: str, ids: list[str], found: str, mask: str | None) -> LocalDevices:
+    if mask is None:
+        return LocalDevices(kind, tuple(ids), found)
+    variable = "ASCEND_RT_VISIBLE_DEVICES" if kind == "npu" else "CUDA_VISIBLE_DEVICES"
+    # Like the runtimes, read the list up to the first entry that is not a device id.
+    chosen: list[str] = []
+    for item in mask.split(","):
+        if not item.strip().isdigit() or item.strip() not in ids:
+            break
+        chosen.append(item.strip())
+    return LocalDevices(kind, tuple(chosen), f"{found}, {len(chosen)} visible through {variable}")
+
+
+def _davinci_ids(dev: Path) -> tuple[list[str], str] | None:
+    try:
+        names = [entry.name for entry in dev.iterdir()]
+    except OSError:
+        return None
+    ids = sorted((m.group(1) for n in names if (m := re.fullmatch(r"davinci(\d+)", n))), key=int)
+    return (ids, f"{len(ids)} Ascend devices in {dev}/davinci<N>") if ids else None
+
+
+def _npu_smi_ids(env: Mapping[str, str]) -> tuple[list[str], str] | None:
+    output = _tool_output(["npu-smi", "info", "-l"], env)
+    ids = re.findall(r"NPU ID\s*:\s*(\d+)", output or "")
+    return (ids, f"{len(ids)} Ascend devices listed by npu-smi") if ids else None
+
+
+def _nvidia_proc_ids(proc: Path) -> tuple[list[str], str] | None:
+    gpus = proc / "driver" / "nvidia" / "gpus"
+    try:
+        count = sum(1 for _ in gpus.iterdir())
+    except OSError:
+        return None
+    ids = [str(index) for index in range(count)]
+    return (ids, f"{count} NVIDIA GPUs in {gpus}") if ids else None
+
+
+def _nvidia_smi_ids(env: Mapping[str, str]) -> tuple[list[str], str] | None:
+    output = _tool_output(["nvidia-smi", "-L"], env)
+    ids = re.findall(r"^GPU (\d+):", output or "", flags=re.MULTILINE)
+    return (ids, f"{len(ids)} NVIDIA GPUs listed by nvidia-smi") if ids else None
+
+
+def device_ips(
+    env: Mapping[str, str], ids: tuple[str, ...], hccn_conf: Path | None, root: Path = Path("/")
+) -> tuple[dict[str, str], str]:
+    """Device IPs for ``ids`` and where they came from; empty when any one is unknown."""
+    if hccn_conf is not None:
+        addresses, source = parse_hccn_conf(hccn_conf.read_text(encoding="utf-8")), str(hccn_conf)
+    elif (root / "etc" / "hccn.conf").is_file():
+        system_conf = root / "etc" / "hccn.conf"
+        addresses, source = (
+            parse_hccn_conf(system_conf.read_text(encoding="utf-8")),
+            str(system_conf),
+        )
+    else:
+        addresses, source = _hccn_tool_addresses(env, ids), "hccn_tool"
+    if not ids or any(device not in addresses for device in ids):
+        return {}, f"no device IPs for devices {','.join(ids)} ({source})"
+    return {device: addresses[device] for device in ids}, source
+
+
+def _hccn_tool_addresses(env: Mapping[str, str], ids: tuple[str, ...]) -> dict[str, str]:
+    addresses: dict[str, str] = {}
+    for device in ids:
+        output = _tool_output(["hccn_tool", "-i", device, "-ip", "-g"], env)
+        match = re.search(r"ipaddr\s*:\s*(\S+)", output or "")
+        if match is None:
+            break
+        addresses[device] = match.group(1)
+    return addresses
+
+
+def _tool_output(argv: list[str], env: Mapping[str, str]) -> str | None:
+    if shutil.which(argv[0], path=env.get("PATH")) is None:
+        return None
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=_TOOL_TIMEOUT, env=dict(env), check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None

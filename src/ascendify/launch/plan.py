@@ -1,0 +1,186 @@
+"""Spec + this node's assignment -> the plan: per-rank argv, env, cwd and log path. Pure.
+
+The plan holds only the variables the launcher sets; every rank also inherits the spec's
+environment. Ascend defaults are set only where that environment lacks them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ascendify.launch.ranktable import RankTable, assemble, to_json
+from ascendify.launch.spec import LaunchSpec
+
+# davincirun raises HCCL's 120 s link set-up timeout: big jobs need the time.
+HCCL_CONNECT_TIMEOUT = "1800"
+RANK_TABLE_NAME = "rank_table.json"
+
+
+@dataclass(frozen=True)
+class NodeAssignment:
+    """This node's place in the job: known at once for one node, after rendezvous for many."""
+
+    ranks: tuple[int, ...]  # global rank of each local rank
+    world_size: int
+    master_port: int
+    job_id: str
+    rank_table: RankTable | None
+
+
+@dataclass(frozen=True)
+class WorkerPlan:
+    local_rank: int
+    rank: int
+    device_id: str
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    cwd: Path
+    log_path: Path
+    error_file: Path
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    job_id: str
+    platform: str
+    platform_reason: str
+    origins: Mapping[str, str]
+    node_rank: int
+    nnodes: int
+    world_size: int
+    master_addr: str
+    master_port: int
+    log_dir: Path
+    rank_table_file: Path | None
+    rank_table_to_write: Mapping[str, Any] | None  # None: the platform's file is used as is
+    workers: tuple[WorkerPlan, ...]
+    tee: int
+    local_ranks_filter: tuple[int, ...] | None
+    grace_period: float
+    inherited_env: Mapping[str, str]  # what every rank inherits; not printed (it may hold secrets)
+
+
+def local_assignment(spec: LaunchSpec, master_port: int) -> NodeAssignment:
+    """The assignment of a single-node job (or of a node ranked by a platform rank table)."""
+    if spec.rank_table is not None:
+        server = spec.rank_table.servers[spec.server_index]
+        ranks = tuple(int(device.rank_id) for device in server.devices)
+        return NodeAssignment(
+            ranks, spec.rank_table.rank_size, master_port, spec.job_id, spec.rank_table
+        )
+    table = None
+    if spec.device_ips:
+        table = assemble([(spec.local_addr, [(d, spec.device_ips[d]) for d in spec.devices])])
+    ranks = tuple(range(spec.nproc_per_node))
+    return NodeAssignment(ranks, spec.nproc_per_node, master_port, spec.job_id, table)
+
+
+def plan_node(spec: LaunchSpec, assignment: NodeAssignment) -> LaunchPlan:
+    table_file, table_json = _rank_table_file(spec, assignment.rank_table)
+    workers = tuple(
+        _worker(spec, assignment, local_rank, table_file)
+        for local_rank in range(spec.nproc_per_node)
+    )
+    return LaunchPlan(
+        job_id=assignment.job_id,
+        platform=spec.platform,
+        platform_reason=spec.platform_reason,
+        origins=spec.origins,
+        node_rank=spec.node_rank,
+        nnodes=spec.nnodes,
+        world_size=assignment.world_size,
+        master_addr=spec.master_addr,
+        master_port=assignment.master_port,
+        log_dir=spec.log_dir,
+        rank_table_file=table_file,
+        rank_table_to_write=table_json,
+        workers=workers,
+        tee=spec.tee,
+        local_ranks_filter=spec.local_ranks_filter,
+        grace_period=spec.grace_period,
+        inherited_env=spec.env,
+    )
+
+
+def _rank_table_file(
+    spec: LaunchSpec, table: RankTable | None
+) -> tuple[Path | None, dict[str, Any] | None]:
+    if table is None:
+        return None, None
+    if table is spec.rank_table and spec.rank_table_path and table.source_version != "0":
+        return spec.rank_table_path, None
+    return spec.log_dir / RANK_TABLE_NAME, to_json(table)
+
+
+def _worker(
+    spec: LaunchSpec, assignment: NodeAssignment, local_rank: int, table_file: Path | None
+) -> WorkerPlan:
+    rank = assignment.ranks[local_rank]
+    log_path = spec.log_dir / f"rank_{rank}.log"
+    error_file = spec.log_dir / f"rank_{rank}.error.json"
+    env = {
+        # torch.distributed (what torchrun sets)
+        "RANK": str(rank),
+        "LOCAL_RANK": str(local_rank),
+        "WORLD_SIZE": str(assignment.world_size),
+        "LOCAL_WORLD_SIZE": str(spec.nproc_per_node),
+        "GROUP_RANK": str(spec.node_rank),
+        "NODE_RANK": str(spec.node_rank),
+        "GROUP_WORLD_SIZE": str(spec.nnodes),
+        "MASTER_ADDR": spec.master_addr,
+        "MASTER_PORT": str(assignment.master_port),
+        "TORCHELASTIC_ERROR_FILE": str(error_file),
+        # Ascend (what ModelArts' launcher sets): DEVICE_ID is the logical index on this node.
+        "RANK_ID": str(rank),
+        "RANK_SIZE": str(assignment.world_size),
+        "DEVICE_ID": str(local_rank),
+        "ASCEND_DEVICE_ID": str(local_rank),
+        "JOB_ID": assignment.job_id,
+    }
+    if table_file is not None:
+        env["RANK_TABLE_FILE"] = str(table_file)
+    defaults = {
+        "HCCL_CONNECT_TIMEOUT": HCCL_CONNECT_TIMEOUT,
+        "ASCEND_PROCESS_LOG_PATH": str(spec.log_dir / "ascend" / f"rank_{rank}"),
+    }
+    if spec.nproc_per_node > 1:
+        defaults["OMP_NUM_THREADS"] = "1"  # as torchrun: N ranks x all cores oversubscribes the CPU
+    env.update({name: value for name, value in defaults.items() if name not in spec.env})
+    return WorkerPlan(
+        local_rank=local_rank,
+        rank=rank,
+        device_id=spec.devices[local_rank],
+        argv=spec.command,
+        env=env,
+        cwd=spec.cwd,
+        log_path=log_path,
+        error_file=error_file,
+    )
+
+
+def plan_to_json(plan: LaunchPlan) -> dict[str, Any]:
+    """The plan as ``--dry-run`` prints it."""
+    data = asdict(plan)
+    del data["inherited_env"]
+    data["workers"] = [
+        {**asdict(worker), "argv": list(worker.argv), "env": dict(worker.env)}
+        for worker in plan.workers
+    ]
+    data["origins"] = dict(plan.origins)
+    data["platform"] = {"name": plan.platform, "reason": plan.platform_reason}
+    del data["platform_reason"]
+    printable: dict[str, Any] = _strings_for_paths(data)
+    return printable
+
+
+def _strings_for_paths(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, dict):
+        return {key: _strings_for_paths(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_strings_for_paths(item) for item in value]
+    return value

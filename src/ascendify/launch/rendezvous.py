@@ -1,0 +1,249 @@
+"""Multi-node rendezvous over torch.distributed's TCPStore, hosted by node 0's agent.
+
+Every agent publishes its address and devices (ids and device IPs); node 0 waits for all of
+them, numbers the ranks node by node, picks the port the ranks' own process group will use,
+assembles the global v1.0 rank table, and publishes the assignment. While the job runs the
+store carries the first failure (first writer wins), so every node stops when one fails; at
+the end node 0 keeps the store up until every node has said it is done.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, replace
+from datetime import timedelta
+from typing import Any
+
+from ascendify.errors import AscendifyError
+from ascendify.launch.agent import RankFailure
+from ascendify.launch.job import free_port
+from ascendify.launch.plan import NodeAssignment, local_assignment
+from ascendify.launch.ranktable import RankTable, assemble, parse_rank_table, to_json
+from ascendify.launch.spec import LaunchSpec
+
+_PREFIX = "ascendify/"
+_ASSIGNMENT = _PREFIX + "assignment"
+_FAILURE = _PREFIX + "failure"
+_POLL = 0.1
+# After a failure, how long node 0 keeps the store up for the others to read it.
+_FAILURE_LINGER = 5.0
+
+
+class RendezvousError(AscendifyError):
+    """The nodes of a job could not meet; the message names who is missing."""
+
+
+def _node_key(node_rank: int) -> str:
+    return f"{_PREFIX}node/{node_rank}"
+
+
+def _done_key(node_rank: int) -> str:
+    return f"{_PREFIX}done/{node_rank}"
+
+
+@contextlib.contextmanager
+def rendezvous(spec: LaunchSpec) -> Iterator[tuple[NodeAssignment, StorePeers]]:
+    """Meet the other nodes; yield this node's assignment and the link to its peers."""
+    store = _connect(spec)
+    _publish(store, spec)
+    assignment = _assign(store, spec) if spec.node_rank == 0 else _receive(store, spec)
+    yield assignment, StorePeers(store, spec)
+
+
+def _connect(spec: LaunchSpec) -> Any:
+    # c10d logs every connection retry at warning level; our own messages say what matters.
+    os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
+    import torch.distributed as dist
+
+    assert spec.master_port is not None
+    where = f"{spec.master_addr}:{spec.master_port}"
+    try:
+        if spec.node_rank != 0:
+            _wait_for_listener(spec.master_addr, spec.master_port, spec.join_timeout)
+        return dist.TCPStore(  # type: ignore[attr-defined]
+            spec.master_addr,
+            spec.master_port,
+            is_master=spec.node_rank == 0,
+            timeout=timedelta(seconds=spec.join_timeout),
+            wait_for_workers=False,
+        )
+    except (RuntimeError, OSError) as error:
+        if spec.node_rank == 0:
+            raise RendezvousError(
+                f"node 0 cannot serve the rendezvous on {where}: {error}"
+            ) from None
+        raise RendezvousError(
+            f"node {spec.node_rank} could not reach node 0 at {where} within "
+            f"{spec.join_timeout:g}s: is node 0 started, and is --master-addr right?"
+        ) from None
+
+
+def _wait_for_listener(host: str, port: int, timeout: float) -> None:
+    """Poll until node 0 listens: TCPStore's own retries back off by seconds at a time."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection((host, port), timeout=1.0).close()
+            return
+        except OSError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(_POLL)
+
+
+def _publish(store: Any, spec: LaunchSpec) -> None:
+    if store.add(f"{_PREFIX}joined/{spec.node_rank}", 1) > 1:
+        raise RendezvousError(f"two nodes claim node rank {spec.node_rank}")
+    node = {
+        "address": spec.local_addr,
+        "devices": [[device, spec.device_ips.get(device)] for device in spec.devices],
+        "nnodes": spec.nnodes,
+        "job_id": spec.job_id,
+    }
+    store.set(_node_key(spec.node_rank), json.dumps(node))
+
+
+def _assign(store: Any, spec: LaunchSpec) -> NodeAssignment:
+    """Node 0: wait for every node, then hand out ranks, the ranks' port and the rank table."""
+    try:
+        _wait_for(store, [_node_key(n) for n in range(spec.nnodes)], spec, what="join")
+        nodes = [json.loads(store.get(_node_key(n))) for n in range(spec.nnodes)]
+        _check_agreement(nodes, spec)
+        table = None if spec.rank_table is not None else _global_table(nodes)
+    except RendezvousError as error:
+        store.set(_ASSIGNMENT, json.dumps({"error": str(error)}))
+        raise
+    offsets = [0]
+    for node in nodes[:-1]:
+        offsets.append(offsets[-1] + len(node["devices"]))
+    published = {
+        "offsets": offsets,
+        "world_size": offsets[-1] + len(nodes[-1]["devices"]),
+        "master_port": free_port(),
+        "job_id": spec.job_id,
+        "rank_table": to_json(table) if table is not None else None,
+    }
+    store.set(_ASSIGNMENT, json.dumps(published))
+    return _assignment(spec, published)
+
+
+def _receive(store: Any, spec: LaunchSpec) -> NodeAssignment:
+    try:
+        _wait_for(store, [_ASSIGNMENT], spec, what="assignment")
+    except RendezvousError:
+        missing = _missing(store, [_node_key(n) for n in range(spec.nnodes)])
+        raise RendezvousError(
+            f"node {spec.node_rank}: no rank assignment from node 0 within {spec.join_timeout:g}s; "
+            f"not joined: {_names(missing) or 'none (node 0 stalled)'}"
+        ) from None
+    published = json.loads(store.get(_ASSIGNMENT))
+    if "error" in published:
+        raise RendezvousError(f"node 0 could not start the job: {published['error']}")
+    return _assignment(spec, published)
+
+
+def _assignment(spec: LaunchSpec, published: dict[str, Any]) -> NodeAssignment:
+    if spec.rank_table is not None:  # the platform's table numbers the ranks
+        local = local_assignment(spec, published["master_port"])
+        return replace(local, job_id=published["job_id"])
+    offset = published["offsets"][spec.node_rank]
+    table_json = published["rank_table"]
+    return NodeAssignment(
+        ranks=tuple(range(offset, offset + spec.nproc_per_node)),
+        world_size=published["world_size"],
+        master_port=published["master_port"],
+        job_id=published["job_id"],
+        rank_table=parse_rank_table(table_json) if table_json is not None else None,
+    )
+
+
+def _check_agreement(nodes: list[dict[str, Any]], spec: LaunchSpec) -> None:
+    counts = {node["nnodes"] for node in nodes}
+    if counts != {spec.nnodes}:
+        raise RendezvousError(f"nodes disagree on the node count: {sorted(counts)}")
+
+
+def _global_table(nodes: list[dict[str, Any]]) -> RankTable | None:
+    """Servers in node-rank order; only when every device of every node has a device IP."""
+    if not all(ip for node in nodes for _device, ip in node["devices"]):
+        return None
+    addresses = [node["address"] for node in nodes]
+    duplicates = sorted({a for a in addresses if addresses.count(a) > 1})
+    if duplicates:
+        raise RendezvousError(
+            f"nodes share an address ({', '.join(duplicates)}): give each its own --local-addr"
+        )
+    return assemble([(node["address"], [tuple(d) for d in node["devices"]]) for node in nodes])
+
+
+def _wait_for(store: Any, keys: list[str], spec: LaunchSpec, what: str) -> None:
+    deadline = time.monotonic() + spec.join_timeout
+    while True:
+        missing = _missing(store, keys)
+        if not missing:
+            return
+        if time.monotonic() >= deadline:
+            raise RendezvousError(
+                f"node(s) {_names(missing)} did not {what} within {spec.join_timeout:g}s "
+                f"(rendezvous on {spec.master_addr}:{spec.master_port})"
+            )
+        time.sleep(_POLL)
+
+
+def _missing(store: Any, keys: list[str]) -> list[str]:
+    return [key for key in keys if not store.check([key])]
+
+
+def _names(keys: list[str]) -> str:
+    return ", ".join(key.rsplit("/", 1)[-1] for key in keys)
+
+
+class StorePeers:
+    """The other nodes, as seen through the store (implements the agent's ``Peers``)."""
+
+    def __init__(self, store: Any, spec: LaunchSpec) -> None:
+        self._store = store
+        self._spec = spec
+
+    def failure(self) -> RankFailure | None:
+        try:
+            if not self._store.check([_FAILURE]):
+                return None
+            return _decode(self._store.get(_FAILURE))
+        except (RuntimeError, OSError) as error:
+            # Node 0 hosts the store: losing it means node 0 is gone, and the job with it.
+            return RankFailure.of_node(0, f"lost contact with node 0's rendezvous store ({error})")
+
+    def record_failure(self, failure: RankFailure) -> RankFailure:
+        try:
+            first = self._store.compare_set(_FAILURE, "", json.dumps(asdict(failure)))
+        except (RuntimeError, OSError):
+            return failure
+        return _decode(first)
+
+    def finish(self, state: str) -> None:
+        with contextlib.suppress(RuntimeError, OSError):
+            self._store.set(_done_key(self._spec.node_rank), state)
+        if self._spec.node_rank != 0:
+            return
+        # The store lives in this process: keep it up until every node has read what it needs.
+        linger = self._spec.join_timeout if state == "succeeded" else _FAILURE_LINGER
+        keys = [_done_key(n) for n in range(self._spec.nnodes)]
+        _wait_quietly(lambda: not _missing(self._store, keys), linger)
+
+
+def _wait_quietly(ready: Callable[[], bool], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready() and time.monotonic() < deadline:
+        time.sleep(_POLL)
+
+
+def _decode(raw: bytes) -> RankFailure:
+    data = json.loads(raw)
+    data["last_lines"] = tuple(data.get("last_lines", ()))
+    return RankFailure(**data)

@@ -1,0 +1,74 @@
+"""What the user asked for (``LaunchOptions``) and what it means on this node (``LaunchSpec``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ascendify.launch.ranktable import RankTable
+
+# Console mask, as torchrun's --tee: 1 = stdout, 2 = stderr, 3 = both (0 = log files only).
+TEE_ALL = 3
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    """The launcher's inputs as given on the command line; ``None`` means "not given"."""
+
+    command: tuple[str, ...]
+    nproc_per_node: str | None = None  # a number or "auto"
+    nnodes: int | None = None
+    node_rank: int | None = None
+    master_addr: str | None = None
+    master_port: int | None = None
+    local_addr: str | None = None
+    hccn_conf: Path | None = None
+    log_dir: Path | None = None
+    job_id: str | None = None
+    module: bool = False  # run CMD as ``python -m CMD``
+    verbatim: bool = (
+        False  # never prefix ``python``, even to a ``.py`` file (torchrun's --no-python)
+    )
+    tee: int = TEE_ALL
+    local_ranks_filter: tuple[int, ...] | None = None
+    grace_period: float = 10.0
+    join_timeout: float = 300.0
+    modelarts: bool = False  # the ``python -m ascendify.davincirun`` form
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """Everything this node's agent needs, resolved from options, platform and machine.
+
+    ``origins`` says where each topology fact came from (a flag, a platform variable, a device
+    count, a default); ``--dry-run`` shows it.
+    """
+
+    command: tuple[str, ...]
+    nproc_per_node: int
+    devices: tuple[str, ...]
+    device_ips: Mapping[str, str]
+    nnodes: int
+    node_rank: int
+    master_addr: str
+    master_port: int | None  # None: a free port is chosen when the job starts
+    local_addr: str
+    job_id: str
+    cwd: Path
+    log_dir: Path
+    tee: int
+    local_ranks_filter: tuple[int, ...] | None
+    grace_period: float
+    join_timeout: float
+    platform: str
+    platform_reason: str
+    env: Mapping[str, str]  # the environment every rank inherits
+    rank_table: RankTable | None = None  # given by the platform
+    rank_table_path: Path | None = None  # its file
+    server_index: int = 0  # this node's server in ``rank_table``
+    origins: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def multi_node(self) -> bool:
+        return self.nnodes > 1
