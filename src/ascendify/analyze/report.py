@@ -62,7 +62,7 @@ def write_reports(result: AnalysisResult, out_dir: Path) -> list[Path]:
     ]
     if result.mode == "static":
         written.append(_write_csv(out_dir / "unsupported_api.csv", FINDING_HEADER, rows))
-        ops = [(op.file, op.name) for op in result.custom_ops]
+        ops = list(dict.fromkeys((op.file, op.name) for op in result.custom_ops))
         written.append(_write_csv(out_dir / "cuda_op_list.csv", CUDA_OP_HEADER, ops))
     for name, (header, table_rows) in result.tables.items():
         written.append(_write_csv(out_dir / name, header, table_rows))

@@ -49,7 +49,12 @@ def run(args: argparse.Namespace) -> int:
         result = run_trace(TraceRequest(command, args.npu_version, args.max_ops, args.max_seconds))
         script_failed = bool(result.details["trace"]["exit_code"])
     else:
-        raise AscendifyError("static analysis (-i SRC) is not built yet; use --trace")
+        if args.input is None or command:
+            raise AscendifyError("give -i SRC for static analysis, or --trace -- python script.py")
+        from ascendify.analyze.static import analyze_path
+
+        result = analyze_path(args.input, args.npu_version, exclude=args.output)
+        script_failed = False
     write_reports(result, args.output)
     print_summary(result, args.output)
     if script_failed:
