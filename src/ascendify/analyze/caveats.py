@@ -1,7 +1,8 @@
 """APIs that static analysis reports although migration leaves them alone (no CUDA -> NPU mapping applies).
 
 Mappings and the caveats of mapped namespaces live in :mod:`ascendify.targets.apis` (which wins); this table
-holds only what is worth knowing before a run on the NPU and has no place there. A key covers the name and everything under it (``torch.backends.cudnn`` covers ``...cudnn.benchmark``).
+holds only what is worth knowing before a run on the NPU and has no place there. A key covers the name and
+everything under it (``torch.compiler`` covers ``torch.compiler.disable``).
 """
 
 from __future__ import annotations
