@@ -171,3 +171,36 @@ def test_child_runs_the_tracer_in_front_of_the_users_interpreter_and_arguments()
         "--lr",
         "1",
     ]
+
+
+def test_a_module_is_traced_with_its_arguments_and_a_bad_version_stops_before_running(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    _write(
+        package,
+        "train.py",
+        """\
+        import sys
+
+        import torch
+
+        assert sys.argv[1:] == ["--steps", "2"], sys.argv
+        x = torch.arange(4.0)
+        print("sorted", torch.sort(x, descending=True).values.tolist())
+        """,
+    )
+    out = tmp_path / "out"
+    command = ["--", "python", "-m", "pkg.train", "--steps", "2"]
+    result = run_cli(["analyze", "--trace", "-o", str(out), *command], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "sorted [3.0, 2.0, 1.0, 0.0]" in result.stdout
+    ops = json.loads((out / "report.json").read_text(encoding="utf-8"))["ops"]
+    assert ops["aten::sort"]["status"] == OpStatus.NPU_KERNEL.value
+
+    bad = run_cli(["analyze", "--trace", "-v", "0.9", "-o", str(tmp_path / "bad"), *command])
+    assert bad.returncode == 2
+    assert "no torch_npu facts for version '0.9'" in bad.stderr
+    assert "sorted" not in bad.stdout

@@ -1,3 +1,4 @@
+import numpy
 import torch as th
 from torch import nn
 from torch.utils.cpp_extension import load
@@ -10,6 +11,7 @@ class Net(nn.Module):
         super().__init__()
         self.layer = nn.Linear(8, 8)
         self.scale = th.ones(8, dtype=th.float64)  # expect: AN104 torch.float64
+        self.mask = numpy.zeros(8, dtype="float64")  # expect: AN104 dtype='float64'
 
     @th.compile  # expect: AN102 torch.compile
     def forward(self, x: th.Tensor) -> th.Tensor:
