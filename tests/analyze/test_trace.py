@@ -204,3 +204,37 @@ def test_a_module_is_traced_with_its_arguments_and_a_bad_version_stops_before_ru
     assert bad.returncode == 2
     assert "no torch_npu facts for version '0.9'" in bad.stderr
     assert "sorted" not in bad.stdout
+
+
+def test_a_gpu_script_runs_here_through_the_runtime_redirect(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    pytest.importorskip(
+        "ascendify.transfer_to_npu", reason="the runtime redirect is not in this build"
+    )
+    script = _write(
+        tmp_path,
+        "gpu_train.py",
+        """\
+        import torch
+        from torch import nn
+
+        model = nn.Linear(8, 2).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(2):
+            loss = model(torch.randn(4, 8).cuda()).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        torch.cuda.synchronize()
+        print("gpu script finished")
+        """,
+    )
+    out = tmp_path / "out"
+    result = run_cli(["analyze", "--trace", "-o", str(out), "--", "python", str(script)])
+    assert result.returncode == 0, result.stderr
+    assert "gpu script finished" in result.stdout
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["trace"]["runtime_redirect"] is True
+    assert report["ops"]["aten::addmm"]["calls"] == 2
+    assert report["summary"] == {}
