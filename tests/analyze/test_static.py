@@ -100,6 +100,8 @@ sync = th.cuda.synchronize
 gpu.nvtx.range_pop()
 sync()
 cuda = "cuda"
+if args.cuda and tensor.is_cuda:
+    tensor = tensor.cuda(non_blocking=True)
 def memory_usage(): ...
 memory_usage()
 x = {"float64": 1}
@@ -109,6 +111,8 @@ x = {"float64": 1}
         (3, "AN100", "torch.cuda.synchronize"),
         (4, "AN101", "torch.cuda.nvtx.range_pop"),
         (5, "AN100", "torch.cuda.synchronize"),  # called through the alias
+        (7, "AN100", ".is_cuda"),
+        (8, "AN100", ".cuda()"),  # a method call, unlike the flag args.cuda
     }
 
 

@@ -148,6 +148,11 @@ def print_summary(result: AnalysisResult, out_dir: Path) -> None:
 
     console = Console(highlight=False)
     findings = sorted(result.findings, key=Finding.sort_key)
+    if not findings:
+        console.print(
+            f"no findings (torch_npu {result.torch_npu_version}); reports written to {out_dir}"
+        )
+        return
     table = Table(title=f"ascendify analyze ({result.mode}, torch_npu {result.torch_npu_version})")
     for column in ("Location", "Code", "OP", "Tips"):
         table.add_column(column, overflow="fold")
@@ -158,11 +163,7 @@ def print_summary(result: AnalysisResult, out_dir: Path) -> None:
     console.print(table)
     if len(findings) > CONSOLE_ROWS:
         console.print(f"... {len(findings) - CONSOLE_ROWS} more findings in the reports")
-    counts = result.counts() or {"-": 0}
     console.print(
-        ", ".join(
-            f"{code} {RULES[code].title}: {count}" if code in RULES else "no findings"
-            for code, count in counts.items()
-        )
+        ", ".join(f"{code} {RULES[code].title}: {count}" for code, count in result.counts().items())
     )
     console.print(f"reports written to {out_dir}")

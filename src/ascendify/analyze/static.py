@@ -147,11 +147,10 @@ class _PythonVisitor(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if self._qualified(node):
             return
-        renamed = METHOD_RENAMES.get(node.attr) or ATTRIBUTE_RENAMES.get(node.attr)
+        renamed = ATTRIBUTE_RENAMES.get(node.attr)
         if renamed is not None:
-            self._add(
-                node, f".{node.attr}", f"NPU: .{renamed} (ascendify migrate rewrites it)", "AN100"
-            )
+            tips = f"NPU: .{renamed} (ascendify migrate rewrites it)"
+            self._add(node, f".{node.attr}", tips, "AN100")
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
@@ -185,9 +184,8 @@ class _PythonVisitor(ast.NodeVisitor):
             self._add(node, qualified, caveat.tips, caveat.code)
 
     def visit_Call(self, node: ast.Call) -> None:
-        func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in DOUBLE_METHODS and not node.args:
-            self._add(node, f".{func.attr}()", _DOUBLE_TIPS, "AN104")
+        if isinstance(node.func, ast.Attribute):
+            self._method_call(node, node.func)
         for keyword in node.keywords:
             value = keyword.value
             if (
@@ -197,6 +195,14 @@ class _PythonVisitor(ast.NodeVisitor):
             ):
                 self._add(value, f"dtype={value.value!r}", _DOUBLE_TIPS, "AN104")
         self.generic_visit(node)
+
+    def _method_call(self, node: ast.Call, func: ast.Attribute) -> None:
+        if func.attr in DOUBLE_METHODS and not node.args:
+            self._add(node, f".{func.attr}()", _DOUBLE_TIPS, "AN104")
+        renamed = METHOD_RENAMES.get(func.attr)
+        if renamed is not None and self.names.qualified_name(func) is None:
+            tips = f"NPU: .{renamed}() (ascendify migrate rewrites it)"
+            self._add(node, f".{func.attr}()", tips, "AN100")
 
     def visit_Constant(self, node: ast.Constant) -> None:
         target = ENV_VARS_BY_CUDA_NAME.get(node.value) if isinstance(node.value, str) else None

@@ -19,7 +19,7 @@ torch.backends.cuda.matmul.allow_tf32 = True  # expect: AN101 torch.backends.cud
 
 def main() -> None:
     tc.set_device(0)  # expect: AN100 torch.cuda.set_device
-    model = Net().cuda()  # expect: AN100 .cuda
+    model = Net().cuda()  # expect: AN100 .cuda()
     model = torch.nn.DataParallel(model)  # expect: AN101 torch.nn.DataParallel
     scaler = GradScaler()  # expect: AN100 torch.cuda.amp.GradScaler
     major = tc.get_device_properties(0).major  # expect: AN102 torch.cuda.get_device_properties
