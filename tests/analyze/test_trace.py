@@ -202,7 +202,7 @@ def test_a_module_is_traced_with_its_arguments_and_a_bad_version_stops_before_ru
 
     bad = run_cli(["analyze", "--trace", "-v", "0.9", "-o", str(tmp_path / "bad"), *command])
     assert bad.returncode == 2
-    assert "no torch_npu facts for version '0.9'" in bad.stderr
+    assert bad.stderr.startswith("ascendify analyze: error: no torch_npu facts for version '0.9'")
     assert "sorted" not in bad.stdout
 
 

@@ -32,7 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-seconds", type=float, help="with --trace: stop the script after this many seconds"
     )
-    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- python script.py args...")
+    parser.add_argument(
+        "traced", nargs=argparse.REMAINDER, metavar="-- python script.py ARGS", help="with --trace"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from ascendify.analyze.report import print_summary, write_reports
     from ascendify.errors import AscendifyError
 
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    command = args.traced[1:] if args.traced[:1] == ["--"] else args.traced
     if args.trace:
         if args.input is not None:
             raise AscendifyError("--trace runs a command; it takes no -i")
