@@ -64,12 +64,11 @@ def _finding(
     rule = _rule_for(qualified, match.target.safety)
     if rule is None:
         return None
-    note = f" ({match.target.note})" if match.target.note else ""
+    note = match.target.note
     if edit_text is None:
-        return rule.finding(node, f"{qualified} has no NPU counterpart{note}")
-    return rule.finding(
-        node, f"{qualified} -> {match.npu_name}{note}", ctx.replace(node, edit_text)
-    )
+        return rule.finding(node, f"{qualified}: {note or 'no NPU counterpart'}")
+    message = f"{qualified} -> {match.npu_name}" + (f" ({note})" if note else "")
+    return rule.finding(node, message, ctx.replace(node, edit_text))
 
 
 @checks(ast.Name, ast.Attribute)
