@@ -111,6 +111,8 @@ def prepare_output(options: Options) -> Path | None:
     if output == source or source in output.parents:
         raise AscendifyError(f"output {options.output} is inside the input {options.source}")
     result = result_dir_for(source, output)
+    if result == source or result in source.parents:
+        raise AscendifyError(f"the input {options.source} is inside the result directory {result}")
     if options.preview:
         return None
     if result.is_symlink() or (result.exists() and not result.is_dir()):
