@@ -181,8 +181,8 @@ def _walk(
             if isinstance(value, list):
                 for child in reversed(value):
                     if isinstance(child, ast.AST) and (
-                        not isinstance(child, ast.stmt | ast.excepthandler | ast.match_case)
-                        or touches(child)
+                        # match_case has no position of its own; its body is pruned.
+                        not isinstance(child, ast.stmt | ast.excepthandler) or touches(child)
                     ):
                         stack.append((child, node))
             elif isinstance(value, ast.AST):

@@ -190,13 +190,15 @@ def load_rules() -> Registry:
 
     for info in pkgutil.iter_modules(rules.__path__):
         importlib.import_module(f"{rules.__name__}.{info.name}")
-    tokens = sorted({token for rule in _RULES.values() for token in rule.triggers})
+    tokens = {token for rule in _RULES.values() for token in rule.triggers}
+    # A token containing another is redundant ("CUDA" finds "CUDA_VISIBLE_DEVICES").
+    tokens = {token for token in tokens if not any(o != token and o in token for o in tokens)}
     return Registry(
         rules=dict(sorted(_RULES.items())),
         checkers={node_type: list(found) for node_type, found in _CHECKERS.items()},
         finishers=tuple(_FINISHERS),
         binding_triggers=tuple(_BINDING_TRIGGERS),
-        trigger=re.compile(b"|".join(re.escape(token) for token in tokens)),
+        trigger=re.compile(b"|".join(re.escape(token) for token in sorted(tokens))),
     )
 
 

@@ -50,12 +50,18 @@ def _rule_for(qualified: str, safety: Safety) -> type[Rule] | None:
 
 
 # Names a table entry can be reached through; a local name bound to one is a trigger token.
-_ROOTS = (*SAME_NAME_NAMESPACES, *(target.cuda for target in explicit_targets()))
+_ROOTS = frozenset((*SAME_NAME_NAMESPACES, *(target.cuda for target in explicit_targets())))
 
 
 @binding_trigger
 def _leads_to_api(qualified: str) -> bool:
-    return any(qualified == root or qualified.startswith(root + ".") for root in _ROOTS)
+    """Whether ``qualified`` is a table name or lies below one (``torch.cuda.amp.autocast``)."""
+    prefix = qualified
+    while prefix:
+        if prefix in _ROOTS:
+            return True
+        prefix = prefix.rpartition(".")[0]
+    return False
 
 
 def _finding(
@@ -64,12 +70,11 @@ def _finding(
     rule = _rule_for(qualified, match.target.safety)
     if rule is None:
         return None
-    note = f" ({match.target.note})" if match.target.note else ""
+    note = match.target.note
     if edit_text is None:
-        return rule.finding(node, f"{qualified} has no NPU counterpart{note}")
-    return rule.finding(
-        node, f"{qualified} -> {match.npu_name}{note}", ctx.replace(node, edit_text)
-    )
+        return rule.finding(node, f"{qualified}: {note or 'no NPU counterpart'}")
+    message = f"{qualified} -> {match.npu_name}" + (f" ({note})" if note else "")
+    return rule.finding(node, message, ctx.replace(node, edit_text))
 
 
 @checks(ast.Name, ast.Attribute)

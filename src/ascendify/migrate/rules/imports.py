@@ -138,29 +138,46 @@ def _delete_lines(ctx: Context, node: ast.stmt) -> Edit | None:
 def insert_torch_npu(
     ctx: Context, module: ast.Module, findings: list[Finding]
 ) -> Iterator[Finding]:
-    if not any(finding.edit is not None for finding in findings) or _imports_torch_npu(module):
+    edits = [finding.edit for finding in findings if finding.edit is not None]
+    if not edits or _imports_torch_npu(module):
         return
+    names_torch_npu = any("torch_npu" in edit.replacement for edit in edits)
+    uses_torch = any(
+        binding.qualified.partition(".")[0] == "torch" for binding in ctx.names.bindings.values()
+    )
+    if not (names_torch_npu or uses_torch):
+        return  # e.g. a launcher that only sets environment variables: it needs no torch_npu
     anchor = next((stmt for stmt in module.body if _imports_torch(stmt)), None)
+    if anchor is None:
+        anchor = _last_preamble(module)
+    yield _insert_after(ctx, anchor) if anchor is not None else _insert_before_code(ctx, module)
+
+
+def _insert_after(ctx: Context, anchor: ast.stmt) -> Finding:
+    line = anchor.end_lineno or anchor.lineno
+    text = ctx.source.line(line)
+    offset = ctx.source.offset(line, 0) + len(text)
     newline = ctx.source.newline()
-    if anchor is not None:
-        line = anchor.end_lineno or anchor.lineno
-        offset = ctx.source.offset(line, 0) + len(ctx.source.line(line))
-        text = "import torch_npu" + newline
-        if not ctx.source.line(line).endswith(("\n", "\r")):
-            text = newline + "import torch_npu"
-        yield ImportTorchNpu.finding(anchor, "import torch_npu", Edit(offset, offset, text))
-        return
-    first = next((stmt for stmt in module.body if not _is_preamble(stmt)), None)
-    if first is None:
+    insert = (
+        f"import torch_npu{newline}"
+        if text.endswith(("\n", "\r"))
+        else f"{newline}import torch_npu"
+    )
+    return ImportTorchNpu.finding(anchor, "import torch_npu", Edit(offset, offset, insert))
+
+
+def _insert_before_code(ctx: Context, module: ast.Module) -> Finding:
+    """Before the first statement: after any leading comments, so a coding cookie stays first."""
+    newline = ctx.source.newline()
+    if not module.body:
         end = len(ctx.source.text)
         prefix = "" if ctx.source.text.endswith(("\n", "\r")) or not ctx.source.text else newline
-        yield ImportTorchNpu.finding(
-            module, "import torch_npu", Edit(end, end, prefix + "import torch_npu" + newline)
-        )
-        return
+        edit = Edit(end, end, f"{prefix}import torch_npu{newline}")
+        return ImportTorchNpu.finding(module, "import torch_npu", edit)
+    first = module.body[0]
     offset = ctx.source.offset(first.lineno, 0)
-    yield ImportTorchNpu.finding(
-        first, "import torch_npu", Edit(offset, offset, "import torch_npu" + newline)
+    return ImportTorchNpu.finding(
+        first, "import torch_npu", Edit(offset, offset, f"import torch_npu{newline}")
     )
 
 
@@ -194,8 +211,17 @@ def _imports_torch_npu(module: ast.Module) -> bool:
     return False
 
 
-def _is_preamble(stmt: ast.stmt) -> bool:
-    """The module docstring and ``from __future__`` imports, which must stay first."""
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-        return isinstance(stmt.value.value, str)
-    return isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"
+def _last_preamble(module: ast.Module) -> ast.stmt | None:
+    """The last of the module docstring and ``from __future__`` imports, which must stay first."""
+    last = None
+    for index, stmt in enumerate(module.body):
+        is_docstring = (
+            index == 0
+            and isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Constant)
+            and isinstance(stmt.value.value, str)
+        )
+        if not (is_docstring or (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__")):
+            break
+        last = stmt
+    return last
