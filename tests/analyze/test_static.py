@@ -105,6 +105,8 @@ if args.cuda and tensor.is_cuda:
 def memory_usage(): ...
 memory_usage()
 x = {"float64": 1}
+th.cuda.nvtx.range_push("x")  # ascendify: ignore
+th.cuda.nvtx.range_push(th.float64)  # ascendify: ignore[AN104, AN999]
 """
     found = {(f.start_line, f.code, f.op) for f in analyze_python(source, "a.py", FACTS)}
     assert found == {
@@ -113,6 +115,7 @@ x = {"float64": 1}
         (5, "AN100", "torch.cuda.synchronize"),  # called through the alias
         (7, "AN100", ".is_cuda"),
         (8, "AN100", ".cuda()"),  # a method call, unlike the flag args.cuda
+        (13, "AN101", "torch.cuda.nvtx.range_push"),  # only AN104 is silenced there
     }
 
 

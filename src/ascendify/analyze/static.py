@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,8 +24,9 @@ from ascendify.analyze.cpp import CPP_SUFFIXES, CUDA_SUFFIXES, scan_cpp
 from ascendify.analyze.findings import Finding
 from ascendify.analyze.report import AnalysisResult, CustomOp, write_reports
 from ascendify.errors import AscendifyError
+from ascendify.migrate._engine import _SUPPRESSION  # one suppression syntax for migrate and analyze
 from ascendify.migrate._names import NameResolver, import_bindings
-from ascendify.migrate._source import UndecodableSource, decode
+from ascendify.migrate._source import SourceText, UndecodableSource, decode
 from ascendify.targets.apis import Safety, match_api
 from ascendify.targets.devices import (
     ATTRIBUTE_RENAMES,
@@ -114,7 +116,20 @@ def analyze_python(data: bytes, file: str, facts: TorchNpuFacts) -> list[Finding
             names.add_alias_assignment(node)
     visitor = _PythonVisitor(file, names, facts)
     visitor.visit(tree)
-    return list(dict.fromkeys(visitor.findings))  # one row per line, code and name
+    source = SourceText(text)
+    found = dict.fromkeys(visitor.findings)  # one row per line, code and name
+    return [finding for finding in found if not _suppressed(finding, source)]
+
+
+def _suppressed(finding: Finding, source: SourceText) -> bool:
+    """``# ascendify: ignore`` or ``# ascendify: ignore[AN104]`` on the finding's first or last line."""
+    for line in {finding.start_line, finding.end_line}:
+        match = _SUPPRESSION.search(source.line(line))
+        if match is not None and (
+            match[1] is None or finding.code in re.split(r"[\s,]+", match[1])
+        ):
+            return True
+    return False
 
 
 class _PythonVisitor(ast.NodeVisitor):
