@@ -39,7 +39,7 @@ def test_torch_npu_without_cann_breaks_import_torch_and_doctor_names_the_fix(
     tmp_path: Path, run_cli: RunCli
 ) -> None:
     _fake_torch_npu(tmp_path, "2.13.0")
-    env = {"PYTHONPATH": os.pathsep.join([str(tmp_path), str(SRC)])}
+    env = {"PYTHONPATH": os.pathsep.join([str(tmp_path), str(SRC)]), "CUDA_VISIBLE_DEVICES": "1"}
     result = run_cli(["doctor", "--json"], env=env, timeout=300)
     assert result.returncode == 1, result.stderr
     checks = _checks(result.stdout)
@@ -49,6 +49,11 @@ def test_torch_npu_without_cann_breaks_import_torch_and_doctor_names_the_fix(
     assert "TORCH_DEVICE_BACKEND_AUTOLOAD=0" in trap["fix"]
     assert checks["torch_npu"]["detail"] == "2.13.0"
     assert checks["CANN"]["status"] == "fail"
+    cuda_variable = checks["CUDA_VISIBLE_DEVICES"]
+    assert (cuda_variable["status"], cuda_variable["fix"]) == (
+        "warn",
+        "export ASCEND_RT_VISIBLE_DEVICES=1",
+    )
 
     fixed = run_cli(
         ["doctor", "--json"], env={**env, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}, timeout=300
