@@ -148,7 +148,14 @@ def test_composite_registrations_are_read_from_torch() -> None:
 
 @pytest.mark.parametrize(
     "command",
-    [[], ["bash", "train.sh"], ["python"], ["python", "-m"], ["python", "-c", "print(1)"]],
+    [
+        [],
+        ["bash", "train.sh"],
+        ["python"],
+        ["python", "-m"],
+        ["python", "-u"],
+        ["python", "-c", "print(1)"],
+    ],
 )
 def test_commands_that_cannot_be_traced_are_refused(command: list[str]) -> None:
     with pytest.raises(AscendifyError):
@@ -156,9 +163,13 @@ def test_commands_that_cannot_be_traced_are_refused(command: list[str]) -> None:
 
 
 def test_child_runs_the_tracer_in_front_of_the_users_interpreter_and_arguments() -> None:
-    request = TraceRequest(["python3.11", "-m", "pkg.train", "--lr", "1"], max_seconds=5)
+    command = ["python3.11", "-u", "-X", "dev", "-m", "pkg.train", "--lr", "1"]
+    request = TraceRequest(command, max_seconds=5)
     assert child_command(request, Path("t.json")) == [
         "python3.11",
+        "-u",
+        "-X",
+        "dev",
         "-m",
         "ascendify.analyze.tracer",
         "--trace-out",

@@ -30,33 +30,42 @@ class TraceRequest:
     max_seconds: float | None = None
 
 
+# Interpreter options passed through to the child (they apply to the whole run), and those taking a value.
+_INTERPRETER_FLAGS = frozenset({"-u", "-O", "-OO", "-B", "-b", "-bb", "-E", "-s", "-d", "-v", "-q"})
+_INTERPRETER_OPTIONS_WITH_VALUE = frozenset({"-X", "-W"})
+
+
 def child_command(request: TraceRequest, trace_out: Path) -> list[str]:
-    """The user's interpreter, running our tracer in front of the user's script."""
+    """The user's interpreter (and its options), running our tracer in front of the user's script."""
     if not request.command or not Path(request.command[0]).name.startswith("python"):
         raise AscendifyError(
             "the traced command must start with a Python interpreter, e.g. "
             "'-- python train.py --epochs 1' or '-- python -m package.train'"
         )
-    interpreter, *target = request.command
+    interpreter, options, target = _split_interpreter_options(request.command)
     if not target or (target[0] == "-m" and len(target) < 2):
         raise AscendifyError("nothing to run after the interpreter: give script.py or -m module")
-    if target[0].startswith("-") and target[0] != "-m":
-        raise AscendifyError(f"interpreter option {target[0]!r} is not supported by --trace")
     limits: list[str] = []
     if request.max_ops is not None:
         limits += ["--max-ops", str(request.max_ops)]
     if request.max_seconds is not None:
         limits += ["--max-seconds", str(request.max_seconds)]
-    return [
-        interpreter,
-        "-m",
-        "ascendify.analyze.tracer",
-        "--trace-out",
-        str(trace_out),
-        *limits,
-        "--",
-        *target,
-    ]
+    tracer = ["-m", "ascendify.analyze.tracer", "--trace-out", str(trace_out), *limits, "--"]
+    return [interpreter, *options, *tracer, *target]
+
+
+def _split_interpreter_options(command: list[str]) -> tuple[str, list[str], list[str]]:
+    interpreter, *rest = command
+    options: list[str] = []
+    while rest and rest[0] != "-m" and rest[0].startswith("-"):
+        option = rest.pop(0)
+        if option in _INTERPRETER_FLAGS:
+            options.append(option)
+        elif option in _INTERPRETER_OPTIONS_WITH_VALUE and rest:
+            options += [option, rest.pop(0)]
+        else:
+            raise AscendifyError(f"interpreter option {option!r} is not supported by --trace")
+    return interpreter, options, rest
 
 
 def child_environment() -> dict[str, str]:
