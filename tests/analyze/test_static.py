@@ -158,3 +158,13 @@ def test_migrate_gets_the_same_reports_in_its_result_dir(tmp_path: Path) -> None
         "unsupported_op.csv",
         "unsupported_op.xlsx",
     ]
+
+
+def test_a_file_that_cannot_be_read_is_reported_and_the_rest_analysed(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("import torch\ntorch.cuda.memory_usage()\n")
+    (tmp_path / "dangling.py").symlink_to(tmp_path / "gone.py")
+    result = analyze_path(tmp_path)
+    assert [(f.file, f.op) for f in result.findings] == [("train.py", "torch.cuda.memory_usage")]
+    assert result.details["skipped"] == [
+        {"file": "dangling.py", "reason": "cannot be read: No such file or directory"}
+    ]

@@ -55,7 +55,11 @@ def analyze_path(
     for path in _source_files(source, exclude):
         files += 1
         relative = path.relative_to(root).as_posix()
-        data = path.read_bytes()
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            skipped.append({"file": relative, "reason": f"cannot be read: {error.strerror}"})
+            continue
         if path.suffix == ".py":
             try:
                 findings.extend(analyze_python(data, relative, facts))
