@@ -1,1 +1,74 @@
-"""migrate"""
+"""``ascendify migrate``: rewrite a PyTorch GPU project for Ascend NPUs.
+
+The pure core is :func:`migrate_source` (bytes in, :data:`FileResult` out, never raises). Rules are
+found in :mod:`ascendify.migrate.rules`. On top: :func:`plan_tree` and :func:`migrate_tree` (mirror
+a project, parallel over files) and :func:`run_migration` (plus log, change list and summary).
+"""
+
+from __future__ import annotations
+
+from ascendify.migrate._engine import (
+    Changed,
+    Failed,
+    FileResult,
+    Settings,
+    Skipped,
+    SkipReason,
+    Unchanged,
+    apply_edits,
+    migrate_source,
+)
+from ascendify.migrate._names import Binding, NameResolver, import_bindings
+from ascendify.migrate._rule import (
+    Change,
+    Context,
+    Edit,
+    Finding,
+    Operation,
+    Rule,
+    checks,
+    iter_rules,
+    load_rules,
+)
+from ascendify.migrate._run import run_migration
+from ascendify.migrate._tree import (
+    FileOutcome,
+    Options,
+    TreePlan,
+    TreeResult,
+    migrate_tree,
+    plan_tree,
+    prepare_output,
+)
+
+__all__ = [
+    "Binding",
+    "Change",
+    "Changed",
+    "Context",
+    "Edit",
+    "Failed",
+    "FileOutcome",
+    "FileResult",
+    "Finding",
+    "NameResolver",
+    "Operation",
+    "Options",
+    "Rule",
+    "Settings",
+    "SkipReason",
+    "Skipped",
+    "TreePlan",
+    "TreeResult",
+    "Unchanged",
+    "apply_edits",
+    "checks",
+    "import_bindings",
+    "iter_rules",
+    "load_rules",
+    "migrate_source",
+    "migrate_tree",
+    "plan_tree",
+    "prepare_output",
+    "run_migration",
+]

@@ -7,7 +7,14 @@
 
 from __future__ import annotations
 
-from ascendify.targets.apis import ApiTarget, Safety, explicit_targets, npu_target
+from ascendify.targets.apis import (
+    ApiMatch,
+    ApiTarget,
+    Safety,
+    explicit_targets,
+    match_api,
+    npu_target,
+)
 from ascendify.targets.facts import (
     DEFAULT_VERSION,
     TorchNpuFacts,
@@ -18,12 +25,14 @@ from ascendify.targets.facts import (
 
 __all__ = [
     "DEFAULT_VERSION",
+    "ApiMatch",
     "ApiTarget",
     "Safety",
     "TorchNpuFacts",
     "available_versions",
     "explicit_targets",
     "load_facts",
+    "match_api",
     "npu_target",
     "resolve_version",
 ]

@@ -65,6 +65,12 @@ _EXPLICIT: tuple[ApiTarget, ...] = (
         for name in ("graph", "graph_pool_handle", "make_graphed_callables")
     ),
     ApiTarget(
+        "torch.cuda.DoubleTensor",
+        "torch_npu.npu.DoubleTensor",
+        Safety.UNSAFE,
+        "float64 has few NPU kernels: operators may fall back to the CPU or fail",
+    ),
+    ApiTarget(
         "torch.cuda.CUDAPluggableAllocator",
         "torch_npu.npu.NPUPluggableAllocator",
         Safety.UNSAFE,
@@ -119,6 +125,18 @@ _EXPLICIT: tuple[ApiTarget, ...] = (
         "accepted on NPU; the NPU analogue is torch_npu.npu.matmul.allow_hf32",
     ),
     _report("torch.backends.cudnn.benchmark_limit", "not supported on NPU"),
+    *(
+        _report(
+            f"torch.backends.cudnn.{name}",
+            "accepted on NPU but there is no cuDNN: the flag has no effect there",
+        )
+        for name in ("enabled", "benchmark", "deterministic", "allow_tf32")
+    ),
+    _report(
+        "torch.jit.script",
+        "TorchScript is not compiled for NPU (torch_npu's runtime redirect turns it off); "
+        "if scripting fails on NPU, run the function eagerly",
+    ),
     # torch.cuda names with no NPU counterpart (torch 2.13's torch.cuda.__all__ minus torch_npu's).
     *(
         _report(f"torch.cuda.{name}", _NO_COUNTERPART)
@@ -237,6 +255,41 @@ def npu_target(qualified_name: str, facts: TorchNpuFacts) -> ApiTarget | None:
     if qualified_name.startswith("torch.cuda."):
         return _report(qualified_name, f"{_NO_COUNTERPART} {facts.version}")
     return None
+
+
+@dataclass(frozen=True)
+class ApiMatch:
+    """The NPU side of a full attribute chain such as ``torch.cuda.Stream.wait_stream``."""
+
+    target: ApiTarget  # the table entry for the longest prefix of the chain that has one
+    npu_name: str | None  # the whole chain spelled for the NPU; None: report only
+
+
+def match_api(qualified_name: str, facts: TorchNpuFacts) -> ApiMatch | None:
+    """Map a full chain by its longest prefix that the table knows, checking the result exists.
+
+    ``torch.cuda.Stream.wait_stream`` maps through ``torch.cuda.Stream``; a name that would map to
+    something this torch_npu release does not export is reported instead of emitted.
+    """
+    parts = qualified_name.split(".")
+    unknown: ApiMatch | None = None
+    for end in range(len(parts), 1, -1):
+        prefix = ".".join(parts[:end])
+        target = npu_target(prefix, facts)
+        if target is None:
+            continue
+        if target.npu is None:
+            if _explicit_for(prefix) is not None:
+                return ApiMatch(target, None)
+            # An unknown torch.cuda name may still be a member of a known one: keep looking.
+            unknown = unknown or ApiMatch(target, None)
+            continue
+        npu_name = ".".join([target.npu, *parts[end:]])
+        if facts.has(npu_name):
+            return ApiMatch(target, npu_name)
+        missing = f"{npu_name} does not exist in torch_npu {facts.version}"
+        return ApiMatch(ApiTarget(qualified_name, None, Safety.REPORT_ONLY, missing), None)
+    return unknown
 
 
 def _explicit_for(qualified_name: str) -> ApiTarget | None:

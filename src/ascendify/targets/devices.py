@@ -92,6 +92,19 @@ DEVICE_PARAMETERS: tuple[DeviceParameter, ...] = (
 )  # fmt: skip
 
 
+# Callables whose device argument defaults to CUDA when left out (name of that parameter).
+CUDA_DEFAULT_DEVICE_CALLS: dict[str, str] = {
+    "torch.amp.GradScaler": "device",
+    "torch.GradScaler": "device",
+}
+
+# Profiler entry points whose use_cuda flag becomes use_device (torch's privateuse1 spelling).
+USE_CUDA_PROFILERS: tuple[str, ...] = (
+    "torch.autograd.profiler.profile",
+    "torch.autograd.profiler_legacy.profile",
+)
+
+
 @dataclass(frozen=True)
 class BackendParameter:
     """A callable one of whose arguments names a communication backend."""

@@ -1,0 +1,169 @@
+"""Report files and the console table, shared by static analysis, the trace and ``migrate``.
+
+CSV columns follow the names users of the CANN tools expect (``File, Start Line, End Line, OP, Tips``), with our rule
+code as an extra last column. Cells that a spreadsheet would run as a formula get a leading space.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ascendify import __version__
+from ascendify.analyze.findings import RULES, Finding
+
+FINDING_HEADER = ("File", "Start Line", "End Line", "OP", "Tips", "Code")
+CUDA_OP_HEADER = ("File", "Api")
+CONSOLE_ROWS = 40
+_FORMULA_STARTS = ("=", "+", "-", "@", "%", "\t", "\r", "＝", "＋", "－", "＠", "％")
+
+
+Row = Sequence[str | int]
+CsvTable = tuple[Sequence[str], list[Row]]
+
+
+@dataclass(frozen=True)
+class CustomOp:
+    """An operator a C++/CUDA source exports to Python (``m.def("name", ...)``)."""
+
+    file: str
+    name: str
+
+
+@dataclass
+class AnalysisResult:
+    mode: str  # "static" or "trace"
+    torch_npu_version: str
+    findings: list[Finding]
+    custom_ops: list[CustomOp] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)  # mode-specific, goes into report.json
+    tables: dict[str, CsvTable] = field(
+        default_factory=dict
+    )  # extra CSV files: name -> (header, rows)
+
+    def counts(self) -> dict[str, int]:
+        return dict(sorted(Counter(finding.code for finding in self.findings).items()))
+
+
+def write_reports(result: AnalysisResult, out_dir: Path) -> list[Path]:
+    """Write every report file of ``result`` into ``out_dir`` (created if needed); return their paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    findings = sorted(result.findings, key=Finding.sort_key)
+    rows = [_finding_row(finding) for finding in findings]
+    written = [
+        _write_csv(out_dir / "unsupported_op.csv", FINDING_HEADER, rows),
+        _write_xlsx(out_dir / "unsupported_op.xlsx", FINDING_HEADER, rows),
+        _write_json(out_dir / "report.json", _report_document(result, findings)),
+    ]
+    if result.mode == "static":
+        written.append(_write_csv(out_dir / "unsupported_api.csv", FINDING_HEADER, rows))
+        ops = list(dict.fromkeys((op.file, op.name) for op in result.custom_ops))
+        written.append(_write_csv(out_dir / "cuda_op_list.csv", CUDA_OP_HEADER, ops))
+    for name, (header, table_rows) in result.tables.items():
+        written.append(_write_csv(out_dir / name, header, table_rows))
+    return written
+
+
+def _finding_row(finding: Finding) -> Row:
+    return (
+        finding.file,
+        finding.start_line,
+        finding.end_line,
+        finding.op,
+        finding.tips,
+        finding.code,
+    )
+
+
+def _report_document(result: AnalysisResult, findings: Sequence[Finding]) -> dict[str, Any]:
+    return {
+        "tool": "ascendify analyze",
+        "ascendify_version": __version__,
+        "mode": result.mode,
+        "torch_npu_version": result.torch_npu_version,
+        "summary": result.counts(),
+        "rules": {code: RULES[code].title for code in result.counts()},
+        "findings": [
+            {
+                "code": finding.code,
+                "severity": finding.severity.value,
+                "file": finding.file,
+                "start_line": finding.start_line,
+                "end_line": finding.end_line,
+                "op": finding.op,
+                "tips": finding.tips,
+            }
+            for finding in findings
+        ],
+        "custom_ops": [{"file": op.file, "name": op.name} for op in result.custom_ops],
+        **result.details,
+    }
+
+
+def _safe_cell(value: str | int) -> str | int:
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return " " + value
+    return value
+
+
+def _write_csv(path: Path, header: Sequence[str], rows: Iterable[Row]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows([_safe_cell(value) for value in row] for row in rows)
+    return path
+
+
+def _write_xlsx(path: Path, header: Sequence[str], rows: Iterable[Row]) -> Path:
+    from openpyxl import Workbook
+    from openpyxl.styles import Font
+
+    workbook = Workbook()
+    sheet = workbook.active
+    sheet.title = "unsupported"
+    sheet.append(list(header))
+    for cell in sheet[1]:
+        cell.font = Font(bold=True)
+    for row in rows:
+        sheet.append([_safe_cell(value) for value in row])
+    sheet.freeze_panes = "A2"
+    workbook.save(path)
+    return path
+
+
+def _write_json(path: Path, document: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def print_summary(result: AnalysisResult, out_dir: Path) -> None:
+    """The console table: the first findings by file and line, then counts per rule."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    findings = sorted(result.findings, key=Finding.sort_key)
+    if not findings:
+        console.print(
+            f"no findings (torch_npu {result.torch_npu_version}); reports written to {out_dir}"
+        )
+        return
+    table = Table(title=f"ascendify analyze ({result.mode}, torch_npu {result.torch_npu_version})")
+    for column in ("Location", "Code", "OP", "Tips"):
+        table.add_column(column, overflow="fold")
+    for finding in findings[:CONSOLE_ROWS]:
+        table.add_row(
+            f"{finding.file}:{finding.start_line}", finding.code, finding.op, finding.tips
+        )
+    console.print(table)
+    if len(findings) > CONSOLE_ROWS:
+        console.print(f"... {len(findings) - CONSOLE_ROWS} more findings in the reports")
+    console.print(
+        ", ".join(f"{code} {RULES[code].title}: {count}" for code, count in result.counts().items())
+    )
+    console.print(f"reports written to {out_dir}")

@@ -1,0 +1,236 @@
+"""``ascendify analyze -i SRC``: what in a project's sources the NPU cannot run as written.
+
+Python files are parsed once with :mod:`ast`; names are resolved through the file's imports by the migration
+engine's resolver (``th.cuda.nvtx`` after ``import torch as th`` is ``torch.cuda.nvtx``), then looked up in the
+one CUDA -> NPU table (:mod:`ascendify.targets.apis`) and the analysis-only caveats. C++/CUDA sources are
+scanned for exported operators. The input tree is only read.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from ascendify.analyze.caveats import (
+    DOUBLE_METHODS,
+    DOUBLE_NAMES,
+    DOUBLE_STRINGS,
+    caveat_for,
+)
+from ascendify.analyze.cpp import CPP_SUFFIXES, CUDA_SUFFIXES, scan_cpp
+from ascendify.analyze.findings import Finding
+from ascendify.analyze.report import AnalysisResult, CustomOp, write_reports
+from ascendify.errors import AscendifyError
+from ascendify.migrate._engine import _SUPPRESSION  # one suppression syntax for migrate and analyze
+from ascendify.migrate._names import NameResolver, import_bindings
+from ascendify.migrate._source import SourceText, UndecodableSource, decode
+from ascendify.targets.apis import Safety, match_api
+from ascendify.targets.devices import (
+    ATTRIBUTE_RENAMES,
+    CUDA_ONLY_LIBRARIES,
+    ENV_VARS_BY_CUDA_NAME,
+    METHOD_RENAMES,
+)
+from ascendify.targets.facts import TorchNpuFacts, load_facts
+
+_SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages"})
+_DEVICE_WORDS = ("cuda", "cudnn", "nccl", "gpu")
+
+
+def analyze_path(
+    source: Path, version: str | None = None, exclude: Path | None = None
+) -> AnalysisResult:
+    """Analyse a project directory (or one file); ``exclude`` is a directory inside it to skip (our output)."""
+    if not source.exists():
+        raise AscendifyError(f"input {source} does not exist")
+    facts = load_facts(version)
+    root = source if source.is_dir() else source.parent
+    findings: list[Finding] = []
+    custom_ops: list[CustomOp] = []
+    skipped: list[dict[str, str]] = []
+    files = 0
+    for path in _source_files(source, exclude):
+        files += 1
+        relative = path.relative_to(root).as_posix()
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            skipped.append({"file": relative, "reason": f"cannot be read: {error.strerror}"})
+            continue
+        if path.suffix == ".py":
+            try:
+                findings.extend(analyze_python(data, relative, facts))
+            except (SyntaxError, UndecodableSource, ValueError) as error:
+                skipped.append({"file": relative, "reason": f"cannot be parsed: {error}"})
+        else:
+            ops, cpp_findings = scan_cpp(
+                data.decode("utf-8", errors="replace"), relative, path.suffix in CUDA_SUFFIXES
+            )
+            custom_ops.extend(ops)
+            findings.extend(cpp_findings)
+    return AnalysisResult(
+        mode="static",
+        torch_npu_version=facts.version,
+        findings=findings,
+        custom_ops=custom_ops,
+        details={"files": files, "skipped": skipped},
+    )
+
+
+def write_analysis_reports(
+    source: Path, result_dir: Path, version: str | None = None
+) -> AnalysisResult:
+    """What ``migrate`` calls to put the analysis reports into its result directory."""
+    result = analyze_path(source, version, exclude=result_dir)
+    write_reports(result, result_dir)
+    return result
+
+
+def _source_files(source: Path, exclude: Path | None) -> Iterator[Path]:
+    if source.is_file():
+        yield source
+        return
+    skip = exclude.resolve() if exclude is not None else None
+    for directory, subdirs, names in os.walk(source):
+        current = Path(directory)
+        subdirs[:] = sorted(
+            name
+            for name in subdirs
+            if not name.startswith(".")
+            and name not in _SKIPPED_DIRS
+            and (current / name).resolve() != skip
+        )
+        for name in sorted(names):
+            path = current / name
+            if path.suffix == ".py" or path.suffix in CPP_SUFFIXES:
+                yield path
+
+
+def analyze_python(data: bytes, file: str, facts: TorchNpuFacts) -> list[Finding]:
+    text, _ = decode(data)
+    tree = ast.parse(text, filename=file)
+    names = NameResolver()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.add_import(node)
+        elif isinstance(node, ast.Assign):
+            names.add_alias_assignment(node)
+    visitor = _PythonVisitor(file, names, facts)
+    visitor.visit(tree)
+    source = SourceText(text)
+    found = dict.fromkeys(visitor.findings)  # one row per line, code and name
+    return [finding for finding in found if not _suppressed(finding, source)]
+
+
+def _suppressed(finding: Finding, source: SourceText) -> bool:
+    """``# ascendify: ignore`` or ``# ascendify: ignore[AN104]`` on the finding's first or last line."""
+    for line in {finding.start_line, finding.end_line}:
+        match = _SUPPRESSION.search(source.line(line))
+        if match is not None and (
+            match[1] is None or finding.code in re.split(r"[\s,]+", match[1])
+        ):
+            return True
+    return False
+
+
+class _PythonVisitor(ast.NodeVisitor):
+    def __init__(self, file: str, names: NameResolver, facts: TorchNpuFacts) -> None:
+        self.file = file
+        self.names = names
+        self.facts = facts
+        self.findings: list[Finding] = []
+
+    def _add(self, node: ast.AST, op: str, tips: str, code: str) -> None:
+        line = getattr(node, "lineno", 1)
+        end = getattr(node, "end_lineno", None) or line
+        self.findings.append(Finding(self.file, line, end, op, tips, code))
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._library(node, alias.name)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.module and node.level == 0:
+            self._library(node, node.module)
+            for _, qualified, _ in import_bindings(node):
+                self._library(node, qualified)
+
+    def _library(self, node: ast.AST, module: str) -> None:
+        for library in CUDA_ONLY_LIBRARIES:
+            if module == library.module or module.startswith(library.module + "."):
+                self._add(node, library.module, library.advice, "AN103")
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if self._qualified(node):
+            return
+        renamed = ATTRIBUTE_RENAMES.get(node.attr)
+        if renamed is not None:
+            tips = f"NPU: .{renamed} (ascendify migrate rewrites it)"
+            self._add(node, f".{node.attr}", tips, "AN100")
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        self._qualified(node)
+
+    def _qualified(self, node: ast.expr) -> bool:
+        """Report the imported name a chain stands for; True when the chain was resolved."""
+        qualified = self.names.qualified_name(node)
+        if qualified is None:
+            return False
+        self._classify(node, qualified)
+        return True
+
+    def _classify(self, node: ast.expr, qualified: str) -> None:
+        if qualified in DOUBLE_NAMES:
+            self._add(node, qualified, _DOUBLE_TIPS, "AN104")
+            return
+        match = match_api(qualified, self.facts)
+        if match is not None:
+            note = match.target.note
+            if match.npu_name is None:
+                self._add(node, qualified, note, "AN101")
+            elif match.target.safety is Safety.UNSAFE or note:
+                self._add(node, qualified, f"NPU: {match.npu_name}; {note}", "AN102")
+            elif any(word in qualified.lower() for word in _DEVICE_WORDS):
+                tips = f"NPU: {match.npu_name} (ascendify migrate rewrites it)"
+                self._add(node, qualified, tips, "AN100")
+            return
+        caveat = caveat_for(qualified)
+        if caveat is not None:
+            self._add(node, qualified, caveat.tips, caveat.code)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Attribute):
+            self._method_call(node, node.func)
+        for keyword in node.keywords:
+            value = keyword.value
+            if (
+                keyword.arg == "dtype"
+                and isinstance(value, ast.Constant)
+                and value.value in DOUBLE_STRINGS
+            ):
+                self._add(value, f"dtype={value.value!r}", _DOUBLE_TIPS, "AN104")
+        self.generic_visit(node)
+
+    def _method_call(self, node: ast.Call, func: ast.Attribute) -> None:
+        if func.attr in DOUBLE_METHODS and not node.args:
+            self._add(node, f".{func.attr}()", _DOUBLE_TIPS, "AN104")
+        renamed = METHOD_RENAMES.get(func.attr)
+        if renamed is not None and self.names.qualified_name(func) is None:
+            tips = f"NPU: .{renamed}() (ascendify migrate rewrites it)"
+            self._add(node, f".{func.attr}()", tips, "AN100")
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        target = ENV_VARS_BY_CUDA_NAME.get(node.value) if isinstance(node.value, str) else None
+        if target is not None:
+            tips = f"set {target.npu} instead" if target.npu else target.note
+            self._add(node, target.cuda, f"no effect on the NPU; {tips}", "AN106")
+
+
+_DOUBLE_TIPS = (
+    "float64: most NPU kernels have no double support (DT_DOUBLE errors); use float32 "
+    "unless the precision is needed"
+)

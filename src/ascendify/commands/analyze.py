@@ -1,0 +1,65 @@
+"""``ascendify analyze``: what in a project the NPU cannot do as written, from its sources or from a real run."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+NAME = "analyze"
+HELP = (
+    "Report unsupported APIs, CUDA-only libraries, custom CUDA operators and float64 use (-i SRC), "
+    "or run a script and report the operators without an NPU kernel (--trace -- python train.py ...)."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-i", "--input", type=Path, help="project directory (or file) to analyse")
+    parser.add_argument(
+        "-o", "--output", type=Path, required=True, help="directory for the reports"
+    )
+    parser.add_argument(
+        "-v",
+        "--version",
+        dest="npu_version",
+        help="torch_npu version to check against (default 2.13.0)",
+    )
+    parser.add_argument(
+        "--trace", action="store_true", help="run the command after '--' and trace its operators"
+    )
+    parser.add_argument(
+        "--max-ops", type=int, help="with --trace: stop the script after this many operator calls"
+    )
+    parser.add_argument(
+        "--max-seconds", type=float, help="with --trace: stop the script after this many seconds"
+    )
+    parser.add_argument(
+        "traced", nargs=argparse.REMAINDER, metavar="-- python script.py ARGS", help="with --trace"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from ascendify.analyze.findings import blocking
+    from ascendify.analyze.report import print_summary, write_reports
+    from ascendify.errors import AscendifyError
+
+    command = args.traced[1:] if args.traced[:1] == ["--"] else args.traced
+    if args.trace:
+        if args.input is not None:
+            raise AscendifyError("--trace runs a command; it takes no -i")
+        from ascendify.analyze.trace import TraceRequest, run_trace
+
+        result = run_trace(TraceRequest(command, args.npu_version, args.max_ops, args.max_seconds))
+        script_failed = bool(result.details["trace"]["exit_code"])
+    else:
+        if args.input is None or command:
+            raise AscendifyError("give -i SRC for static analysis, or --trace -- python script.py")
+        from ascendify.analyze.static import analyze_path
+
+        result = analyze_path(args.input, args.npu_version, exclude=args.output)
+        script_failed = False
+    write_reports(result, args.output)
+    print_summary(result, args.output)
+    if script_failed:
+        trace = result.details["trace"]
+        print(f"the traced script failed (exit code {trace['exit_code']}): {trace['error'] or ''}")
+    return 1 if blocking(result.findings) or script_failed else 0

@@ -1,0 +1,240 @@
+"""The pure core: one file's bytes in, a :data:`FileResult` out. Never raises, never touches files.
+
+Steps: a cheap byte scan for trigger tokens (files without one are not parsed), decode as Python does,
+one ``ast.parse``, a first pass over statements for imports, then one walk that visits only
+statements on lines holding a trigger token and dispatches each node to the checkers registered for
+its type. Edits are text spans of the original, applied back to front, so everything else stays
+byte-identical, and the text is encoded back with the file's own encoding.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+import traceback
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from enum import Enum
+
+from ascendify.migrate._names import NameResolver
+from ascendify.migrate._rule import Change, Context, Edit, Finding, Registry, load_rules
+from ascendify.migrate._source import SourceText, UndecodableSource, decode, encode
+from ascendify.targets import DEFAULT_VERSION, load_facts
+
+_IMPORTS = (ast.Import, ast.ImportFrom)
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+_SUPPRESSION = re.compile(r"#\s*ascendify:\s*ignore(?:\[([^\]]*)\])?")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything that decides how a file is migrated (picklable: it crosses process boundaries)."""
+
+    torch_npu_version: str = DEFAULT_VERSION
+    max_bytes: int = 10 * 1024 * 1024  # larger files are copied unchanged and reported
+    select: frozenset[str] | None = None  # rule codes to run; None runs every rule
+
+
+class SkipReason(str, Enum):
+    NO_TRIGGER = "no CUDA idiom"  # the byte scan found nothing a rule could fire on
+    TOO_LARGE = "file too large"
+
+
+@dataclass(frozen=True)
+class Changed:
+    data: bytes  # the migrated file, in the original encoding
+    encoding: str
+    changes: tuple[Change, ...]
+
+
+@dataclass(frozen=True)
+class Unchanged:
+    changes: tuple[Change, ...]  # report-only findings (and nothing else)
+
+
+@dataclass(frozen=True)
+class Skipped:
+    reason: SkipReason
+
+
+@dataclass(frozen=True)
+class Failed:
+    error: str  # why the file could not be migrated (it is copied unchanged)
+
+
+FileResult = Changed | Unchanged | Skipped | Failed
+
+
+def migrate_source(data: bytes, settings: Settings = Settings()) -> FileResult:
+    """Migrate one Python source file. Any problem becomes a :class:`Failed` result."""
+    if len(data) > settings.max_bytes:
+        return Skipped(SkipReason.TOO_LARGE)
+    registry = load_rules()
+    if registry.trigger.search(data) is None:
+        return Skipped(SkipReason.NO_TRIGGER)
+    try:
+        text, encoding = decode(data)
+    except UndecodableSource as error:
+        return Failed(f"cannot decode: {error}")
+    try:
+        module = ast.parse(text)
+    except SyntaxError as error:
+        return Failed(f"does not parse: {error.msg} (line {error.lineno})")
+    except (ValueError, RecursionError, MemoryError) as error:
+        return Failed(f"does not parse: {type(error).__name__}: {error}")
+    try:
+        return _migrate_module(
+            data, text=text, encoding=encoding, module=module, registry=registry, settings=settings
+        )
+    except Exception as error:  # a rule bug must not stop the run; the file is copied unchanged
+        detail = traceback.format_exception_only(type(error), error)[-1].strip()
+        return Failed(f"internal error: {detail}")
+
+
+def _migrate_module(
+    data: bytes,
+    *,
+    text: str,
+    encoding: str,
+    module: ast.Module,
+    registry: Registry,
+    settings: Settings,
+) -> FileResult:
+    context = Context(SourceText(text), NameResolver(), load_facts(settings.torch_npu_version))
+    findings = list(_import_pass(context, module, registry))
+    lines = _trigger_lines(data, context.names, registry)
+    findings.extend(_walk(context, module, registry, lines))
+    applied = _without_overlaps(_kept(findings, context.source, settings))
+    for finisher in registry.finishers:
+        applied.extend(_kept(finisher(context, module, applied), context.source, settings))
+    changes = tuple(finding.change() for finding in applied)
+    edits = [finding.edit for finding in applied if finding.edit is not None]
+    if not edits:
+        return Unchanged(changes)
+    new_text = apply_edits(text, edits)
+    if new_text == text:
+        return Unchanged(changes)
+    return Changed(encode(new_text, encoding), encoding, changes)
+
+
+def _import_pass(context: Context, module: ast.Module, registry: Registry) -> Iterator[Finding]:
+    """Bind every imported name (and plain aliases) and run the import checkers."""
+    stack: list[ast.AST] = [module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _IMPORTS):
+            context.names.add_import(node)
+            for checker in registry.checkers.get(type(node), ()):
+                yield from checker(context, node, None)
+        elif isinstance(node, ast.Assign):
+            context.names.add_alias_assignment(node)
+        for name in _STATEMENT_LISTS:
+            children = getattr(node, name, None)
+            if children:
+                stack.extend(reversed(children))
+
+
+def _trigger_lines(data: bytes, names: NameResolver, registry: Registry) -> list[int] | None:
+    """Sorted numbers of the lines holding a trigger token; None when lines cannot be pruned."""
+    if b"\r" in data.replace(b"\r\n", b""):
+        return None  # a lone "\r" ends a line for ast; counting "\n" would misnumber lines
+    positions = [match.start() for match in registry.trigger.finditer(data)]
+    local_names = [
+        local
+        for local, binding in names.bindings.items()
+        if any(predicate(binding.qualified) for predicate in registry.binding_triggers)
+    ]
+    if local_names:
+        pattern = rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in local_names) + rb")\b"
+        positions.extend(match.start() for match in re.finditer(pattern, data))
+        positions.sort()
+    lines: list[int] = []
+    line, previous = 1, 0
+    for position in positions:
+        line += data.count(b"\n", previous, position)
+        previous = position
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
+
+
+def _walk(
+    context: Context, module: ast.Module, registry: Registry, lines: list[int] | None
+) -> Iterator[Finding]:
+    """Visit the nodes of statements that touch a trigger line; imports were handled already."""
+
+    def touches(node: ast.AST) -> bool:
+        if lines is None:
+            return True
+        index = bisect.bisect_left(lines, node.lineno)  # type: ignore[attr-defined]
+        return index < len(lines) and lines[index] <= (node.end_lineno or node.lineno)  # type: ignore[attr-defined]
+
+    checkers = registry.checkers
+    stack: list[tuple[ast.AST, ast.AST | None]] = [(module, None)]
+    while stack:
+        node, parent = stack.pop()
+        if not isinstance(node, _IMPORTS):
+            for checker in checkers.get(type(node), ()):
+                yield from checker(context, node, parent)
+        for _, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                for child in reversed(value):
+                    if isinstance(child, ast.AST) and (
+                        # match_case has no position of its own; its body is pruned.
+                        not isinstance(child, ast.stmt | ast.excepthandler) or touches(child)
+                    ):
+                        stack.append((child, node))
+            elif isinstance(value, ast.AST):
+                stack.append((value, node))
+
+
+def _kept(findings: Iterable[Finding], source: SourceText, settings: Settings) -> list[Finding]:
+    """Findings of selected rules that no suppression comment silences."""
+    return [
+        finding
+        for finding in findings
+        if (settings.select is None or finding.rule.code in settings.select)
+        and not _suppressed(finding, source)
+    ]
+
+
+def _suppressed(finding: Finding, source: SourceText) -> bool:
+    """``# ascendify: ignore`` or ``# ascendify: ignore[NPU101, NPU201]`` on the first or last line."""
+    for lineno in {finding.start_line, finding.end_line}:
+        match = _SUPPRESSION.search(source.line(lineno))
+        if match is not None:
+            codes = match.group(1)
+            if codes is None or finding.rule.code in re.split(r"[\s,]+", codes):
+                return True
+    return False
+
+
+def _without_overlaps(findings: list[Finding]) -> list[Finding]:
+    """Drop edits that overlap an earlier one (the first, outermost edit wins); keep reports."""
+    kept: list[Finding] = []
+    last_end = -1
+    ordered = sorted(
+        findings,
+        key=lambda f: (f.edit.start, -f.edit.end) if f.edit else (-1, 0),
+    )
+    for finding in ordered:
+        if finding.edit is not None:
+            if finding.edit.start < last_end:
+                continue
+            last_end = max(last_end, finding.edit.end)
+        kept.append(finding)
+    kept.sort(key=lambda f: (f.start_line, f.end_line, f.rule.code))
+    return kept
+
+
+def apply_edits(text: str, edits: list[Edit]) -> str:
+    """Apply non-overlapping edits, back to front so earlier offsets stay valid."""
+    pieces: list[str] = []
+    end = len(text)
+    for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
+        pieces.append(text[edit.end : end])
+        pieces.append(edit.replacement)
+        end = edit.start
+    pieces.append(text[:end])
+    return "".join(reversed(pieces))

@@ -1,0 +1,148 @@
+"""What a run leaves behind: ``change_list.csv``, the rotating log, and the console summary."""
+
+from __future__ import annotations
+
+import csv
+import logging
+import logging.handlers
+from collections import Counter
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from ascendify.migrate._engine import SkipReason
+from ascendify.migrate._rule import iter_rules
+from ascendify.migrate._tree import FileOutcome, TreeResult
+
+CHANGE_LIST = "change_list.csv"
+LOG_FILE = "msFmkTranspltlog.txt"
+LOG_MAX_BYTES = 1024 * 1024
+LOG_BACKUPS = 10
+CHANGE_LIST_HEADER = (
+    "File", "Start Line", "End Line", "Operation Type", "Message", "Rule", "Safety",
+)  # fmt: skip
+_NOT_PARSED = SkipReason.NO_TRIGGER.value
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: str) -> str:
+    """Keep spreadsheet programs from running a cell as a formula (CSV injection)."""
+    return "'" + value if value.startswith(_FORMULA_STARTS) else value
+
+
+def write_change_list(result: TreeResult, path: Path) -> int:
+    """One row per change, ordered by file and original line; returns the number of rows."""
+    rows = sorted(
+        (
+            (file, change.start_line, change.end_line, change.operation.value, change.message,
+             change.code, change.safety.value)
+            for file, change in result.changes
+        ),
+        key=lambda row: (row[0], row[1], row[2], row[5]),
+    )  # fmt: skip
+    with path.open("w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(CHANGE_LIST_HEADER)
+        for row in rows:
+            writer.writerow([_cell(str(value)) for value in row])
+    return len(rows)
+
+
+class RunLog:
+    """The rotating ``msFmkTranspltlog.txt`` (1 MiB x 10), or nowhere when previewing."""
+
+    def __init__(self, directory: Path | None) -> None:
+        self._logger = logging.getLogger(f"ascendify.migrate.run.{id(self)}")
+        self._logger.propagate = False
+        self._logger.setLevel(logging.INFO)
+        self._handler: logging.Handler = logging.NullHandler()
+        if directory is not None:
+            self._handler = logging.handlers.RotatingFileHandler(
+                directory / LOG_FILE, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS,
+                encoding="utf-8",
+            )  # fmt: skip
+            self._handler.setFormatter(
+                logging.Formatter("%(asctime)s [%(levelname)s] %(message)s", "%Y-%m-%d %H:%M:%S")
+            )
+        self._logger.addHandler(self._handler)
+
+    def info(self, message: str) -> None:
+        self._logger.info(message)
+
+    def warning(self, message: str) -> None:
+        self._logger.warning(message)
+
+    def file(self, outcome: FileOutcome) -> None:
+        if outcome.status == "failed" or (
+            outcome.status == "skipped" and outcome.detail != _NOT_PARSED
+        ):
+            self.warning(f"{outcome.path}: copied unchanged: {outcome.detail}")
+        for change in outcome.changes:
+            self.info(
+                f"{outcome.path} line: {change.start_line} ~ {change.end_line} "
+                f"Operation Type: {change.operation.value} Message: {change.message} "
+                f"[{change.code} {change.safety.value}]"
+            )
+
+    def close(self) -> None:
+        self._logger.removeHandler(self._handler)
+        self._handler.close()
+
+
+def log_tree(log: RunLog, result: TreeResult) -> None:
+    """Tree-level facts: links kept as links, files that could not be copied."""
+    for link in result.plan.links:
+        if link.outside:
+            log.warning(
+                f"{link.path}: symlink to {link.target} points outside the input; kept as a link, not followed"
+            )
+    for rel in result.plan.special:
+        log.warning(f"{rel}: not a regular file; not copied")
+
+
+def print_summary(result: TreeResult, console: Console) -> None:
+    """The closing table: files by outcome, changes by rule, and every file that needs a look."""
+    files = Table(title="ascendify migrate", show_header=True)
+    files.add_column("files")
+    files.add_column("count", justify="right")
+    skipped = result.with_status("skipped")
+    rows = (
+        ("Python files scanned", len(result.files)),
+        ("changed", len(result.with_status("changed"))),
+        ("unchanged", len(result.with_status("unchanged"))),
+        ("without CUDA idioms (not parsed)", sum(o.detail == _NOT_PARSED for o in skipped)),
+        ("skipped (too large)", sum(o.detail != _NOT_PARSED for o in skipped)),
+        ("failed (copied unchanged)", len(result.with_status("failed"))),
+        ("other files copied", len(result.plan.other_files)),
+        ("symlinks kept", len(result.plan.links)),
+    )
+    for label, count in rows:
+        files.add_row(label, str(count))
+    console.print(files)
+    counts = Counter(change.code for _, change in result.changes)
+    if counts:
+        rules = Table(show_header=True)
+        for column in ("rule", "safety", "count", "what"):
+            rules.add_column(column, justify="right" if column == "count" else "left")
+        for rule in iter_rules():
+            if counts[rule.code]:
+                rules.add_row(rule.code, rule.safety.value, str(counts[rule.code]), rule.summary)
+        console.print(rules)
+    needs_look = [
+        o
+        for o in result.files
+        if o.status == "failed" or (o.status == "skipped" and o.detail != _NOT_PARSED)
+    ]
+    for outcome in needs_look:
+        console.print(
+            f"[yellow]copied unchanged[/yellow] {outcome.path}: {outcome.detail}", highlight=False
+        )
+    for link in result.plan.links:
+        if link.outside:
+            console.print(
+                f"[yellow]symlink kept, not followed[/yellow] {link.path} -> {link.target}",
+                highlight=False,
+            )
+    for rel in result.plan.special:
+        console.print(f"[yellow]not copied (not a regular file)[/yellow] {rel}", highlight=False)

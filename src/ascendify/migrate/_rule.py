@@ -1,0 +1,206 @@
+"""The rule protocol: what a rule is, what it yields, and how rules are found.
+
+A rule is a subclass of :class:`Rule` that carries its code, safety class and documentation (the class
+docstring, with the sections *What it does*, *Why*, *Example* and *Fix safety*). Subclassing registers
+it. The code that finds it is a *checker*: a function registered with :func:`checks` for the ast node
+types it looks at, which yields :class:`Finding` objects naming their rule. Checkers never edit text
+and never write files; the engine applies their edits.
+
+Rule modules live in :mod:`ascendify.migrate.rules` (one per family) and are imported by
+:func:`load_rules`, never listed by hand.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pkgutil
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import cache
+from typing import ClassVar
+
+from ascendify.migrate._names import NameResolver
+from ascendify.migrate._source import SourceText
+from ascendify.targets import Safety, TorchNpuFacts
+
+
+class Operation(str, Enum):
+    """The "Operation Type" column of change_list.csv."""
+
+    INSERT = "INSERT"
+    MODIFY = "MODIFY"
+    DELETE = "DELETE"
+    UNSUPPORTED = "UNSUPPORTED"  # left in place: no NPU counterpart
+    ADVICE = "ADVICE"  # left in place: works, but behaves differently on NPU
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``text[start:end]`` of the decoded original source (string offsets)."""
+
+    start: int
+    end: int
+    replacement: str
+
+
+@dataclass(frozen=True)
+class Change:
+    """One row of the change list: picklable, line numbers of the original file."""
+
+    code: str
+    safety: Safety
+    operation: Operation
+    start_line: int
+    end_line: int
+    message: str
+
+
+class Rule:
+    """Base of every rule. Subclasses set the class attributes and document themselves."""
+
+    code: ClassVar[str]  # stable, never reused: "NPU201"
+    name: ClassVar[str]  # kebab-case, for humans: "cuda-method"
+    summary: ClassVar[str]  # one line for tables and docs
+    safety: ClassVar[Safety]
+    operation: ClassVar[Operation] = Operation.MODIFY  # of an edit; report-only rules set theirs
+    # Byte strings, one of which occurs in every file this rule can fire on (the cheap pre-scan).
+    triggers: ClassVar[tuple[bytes, ...]] = ()
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        if cls.code in _RULES:
+            raise TypeError(f"rule code {cls.code} is used twice")
+        _RULES[cls.code] = cls
+
+    @classmethod
+    def finding(cls, node: ast.AST, message: str, edit: Edit | None = None) -> Finding:
+        if (edit is None) != (cls.safety is Safety.REPORT_ONLY):
+            raise ValueError(
+                f"{cls.code}: a {cls.safety.value} rule must {'' if edit is None else 'not '}edit"
+            )
+        start = getattr(node, "lineno", 1)
+        return Finding(cls, start, getattr(node, "end_lineno", None) or start, message, edit)
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: type[Rule]
+    start_line: int
+    end_line: int
+    message: str
+    edit: Edit | None = None
+
+    def change(self) -> Change:
+        operation = self.rule.operation
+        if self.edit is not None and operation is Operation.MODIFY:
+            if self.edit.start == self.edit.end:
+                operation = Operation.INSERT
+            elif not self.edit.replacement:
+                operation = Operation.DELETE
+        return Change(
+            self.rule.code,
+            self.rule.safety,
+            operation,
+            self.start_line,
+            self.end_line,
+            self.message,
+        )
+
+
+@dataclass
+class Context:
+    """What a checker may look at for the file being migrated."""
+
+    source: SourceText
+    names: NameResolver
+    facts: TorchNpuFacts
+    cache: dict[tuple[str, int], object] = field(default_factory=dict)
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        """String offsets of a node (expression or statement) in the decoded source."""
+        start = self.source.offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+        end = self.source.offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+        return start, end
+
+    def segment(self, node: ast.AST) -> str:
+        start, end = self.span(node)
+        return self.source.text[start:end]
+
+    def replace(self, node: ast.AST, replacement: str) -> Edit:
+        start, end = self.span(node)
+        return Edit(start, end, replacement)
+
+
+Checker = Callable[[Context, ast.AST, ast.AST | None], Iterable[Finding]]
+# Runs once after the walk with every finding so far (e.g. to add one import for the whole file).
+Finisher = Callable[[Context, ast.Module, list[Finding]], Iterable[Finding]]
+
+_RULES: dict[str, type[Rule]] = {}
+_CHECKERS: dict[type[ast.AST], list[Checker]] = {}
+_FINISHERS: list[Finisher] = []
+_BINDING_TRIGGERS: list[Callable[[str], bool]] = []
+
+
+def checks(*node_types: type[ast.AST]) -> Callable[[Checker], Checker]:
+    """Register a checker for the given node types.
+
+    ``ast.Import``/``ast.ImportFrom`` checkers run in a first pass, before any other node is visited,
+    so they may rewrite an import and record where its names now point (:class:`Binding.moved_to`).
+    """
+
+    def register(checker: Checker) -> Checker:
+        for node_type in node_types:
+            _CHECKERS.setdefault(node_type, []).append(checker)
+        return checker
+
+    return register
+
+
+def finishes(finisher: Finisher) -> Finisher:
+    _FINISHERS.append(finisher)
+    return finisher
+
+
+def binding_trigger(predicate: Callable[[str], bool]) -> Callable[[str], bool]:
+    """Register a test on qualified names: local names bound to such a name are trigger tokens.
+
+    After ``from torch.cuda.amp import autocast`` a line that says only ``autocast(...)`` must still be
+    visited; the engine adds ``autocast`` to the tokens it looks for on that file's lines.
+    """
+    _BINDING_TRIGGERS.append(predicate)
+    return predicate
+
+
+@dataclass(frozen=True)
+class Registry:
+    rules: dict[str, type[Rule]]
+    checkers: dict[type[ast.AST], list[Checker]]
+    finishers: tuple[Finisher, ...]
+    binding_triggers: tuple[Callable[[str], bool], ...]
+    trigger: re.Pattern[bytes]
+
+
+@cache
+def load_rules() -> Registry:
+    """Import every rule module once and return what they registered."""
+    from ascendify.migrate import rules
+
+    for info in pkgutil.iter_modules(rules.__path__):
+        importlib.import_module(f"{rules.__name__}.{info.name}")
+    tokens = {token for rule in _RULES.values() for token in rule.triggers}
+    # A token containing another is redundant ("CUDA" finds "CUDA_VISIBLE_DEVICES").
+    tokens = {token for token in tokens if not any(o != token and o in token for o in tokens)}
+    return Registry(
+        rules=dict(sorted(_RULES.items())),
+        checkers={node_type: list(found) for node_type, found in _CHECKERS.items()},
+        finishers=tuple(_FINISHERS),
+        binding_triggers=tuple(_BINDING_TRIGGERS),
+        trigger=re.compile(b"|".join(re.escape(token) for token in sorted(tokens))),
+    )
+
+
+def iter_rules() -> Iterator[type[Rule]]:
+    yield from load_rules().rules.values()

@@ -1,0 +1,80 @@
+"""One ``ascendify migrate`` run: the tree migration plus its log, change list and console output."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ascendify.migrate._report import (
+    CHANGE_LIST,
+    RunLog,
+    log_tree,
+    print_summary,
+    write_change_list,
+)
+from ascendify.migrate._tree import (
+    FileOutcome,
+    Options,
+    TreePlan,
+    TreeResult,
+    migrate_tree,
+    plan_tree,
+    prepare_output,
+)
+
+
+def run_migration(options: Options, console: Console, status: Console) -> int:
+    """Migrate, report, and return the exit code (1 under --check when something would change).
+
+    ``console`` gets diffs (stdout); ``status`` gets the progress bar and the summary (stderr).
+    """
+    result_dir = prepare_output(options)
+    plan = plan_tree(options.source)
+    log = RunLog(result_dir)
+    started = time.perf_counter()
+    try:
+        log.info(f"migrating {options.source} (torch_npu {options.settings.torch_npu_version})")
+        result = _migrate_with_progress(options, result_dir, plan, status, log.file)
+        log_tree(log, result)
+        if result_dir is not None:
+            rows = write_change_list(result, result_dir / CHANGE_LIST)
+            log.info(f"{rows} changes written to {CHANGE_LIST}")
+        log.info(f"done in {time.perf_counter() - started:.2f}s")
+    finally:
+        log.close()
+    if options.diff:
+        for outcome in result.files:
+            if outcome.diff:
+                console.out(outcome.diff, end="", highlight=False)
+    print_summary(result, status)
+    changed = result.with_status("changed")
+    if options.check:
+        for outcome in changed:
+            status.print(f"would change {outcome.path}", highlight=False)
+    return 1 if options.check and changed else 0
+
+
+def _migrate_with_progress(
+    options: Options,
+    result_dir: Path | None,
+    plan: TreePlan,
+    status: Console,
+    record: Callable[[FileOutcome], None],
+) -> TreeResult:
+    if not status.is_terminal:
+        return migrate_tree(options, result_dir, plan, record)
+    with Progress(
+        TextColumn("migrating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=status, transient=True,
+    ) as progress:  # fmt: skip
+        task = progress.add_task("migrate", total=len(plan.python_files))
+
+        def advance(outcome: FileOutcome) -> None:
+            record(outcome)
+            progress.advance(task)
+
+        return migrate_tree(options, result_dir, plan, advance)

@@ -1,0 +1,259 @@
+"""The outer layer: mirror the input tree, migrate its Python files in parallel, write the result.
+
+Planning (what is in SRC and what goes where) is separate from the effects. Nothing is ever written
+below SRC; in preview mode (``--diff``/``--check``) nothing is written at all.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from ascendify.errors import AscendifyError
+from ascendify.migrate._engine import (
+    Changed,
+    Failed,
+    Settings,
+    Skipped,
+    SkipReason,
+    Unchanged,
+    migrate_source,
+)
+from ascendify.migrate._rule import Change
+from ascendify.migrate._source import decode
+
+RESULT_SUFFIX = "_msft"
+PYTHON_SUFFIXES = (".py",)
+
+Status = Literal["changed", "unchanged", "skipped", "failed"]
+
+
+@dataclass(frozen=True)
+class Options:
+    source: Path
+    output: Path | None  # None only in preview mode
+    settings: Settings = field(default_factory=Settings)
+    jobs: int = 1
+    force: bool = False
+    diff: bool = False  # print a unified diff; write nothing
+    check: bool = False  # exit 1 if anything would change; write nothing
+
+    @property
+    def preview(self) -> bool:
+        return self.diff or self.check
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    """What happened to one Python file (picklable: it comes back from worker processes)."""
+
+    path: str  # relative to SRC, "/"-separated
+    status: Status
+    detail: str = ""  # skip reason or error
+    changes: tuple[Change, ...] = ()
+    diff: str = ""
+
+
+@dataclass(frozen=True)
+class Link:
+    path: str
+    target: str
+    outside: bool  # points outside SRC (or nowhere): kept as a link, never followed
+
+
+@dataclass
+class TreePlan:
+    directories: list[str] = field(default_factory=list)
+    python_files: list[str] = field(default_factory=list)
+    other_files: list[str] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)
+    special: list[str] = field(default_factory=list)  # sockets, fifos, devices: not copied
+
+
+@dataclass
+class TreeResult:
+    source: Path
+    result_dir: Path | None
+    plan: TreePlan
+    files: list[FileOutcome]
+
+    def with_status(self, status: Status) -> list[FileOutcome]:
+        return [outcome for outcome in self.files if outcome.status == status]
+
+    @property
+    def changes(self) -> Iterator[tuple[str, Change]]:
+        for outcome in self.files:
+            for change in outcome.changes:
+                yield outcome.path, change
+
+
+def result_dir_for(source: Path, output: Path) -> Path:
+    return output / f"{source.resolve().name}{RESULT_SUFFIX}"
+
+
+def prepare_output(options: Options) -> Path | None:
+    """Validate SRC and OUT and create the empty result directory (None in preview mode)."""
+    source = options.source.resolve()
+    if not source.is_dir():
+        raise AscendifyError(f"input {options.source} is not a directory")
+    if options.output is None:
+        if not options.preview:
+            raise AscendifyError("an output directory (-o) is required unless --diff or --check")
+        return None
+    output = options.output.resolve()
+    if output == source or source in output.parents:
+        raise AscendifyError(f"output {options.output} is inside the input {options.source}")
+    result = result_dir_for(source, output)
+    if result == source or result in source.parents:
+        raise AscendifyError(f"the input {options.source} is inside the result directory {result}")
+    if options.preview:
+        return None
+    if result.is_symlink() or (result.exists() and not result.is_dir()):
+        raise AscendifyError(f"{result} exists and is not a directory")
+    if result.is_dir() and any(result.iterdir()):
+        if not options.force:
+            raise AscendifyError(f"{result} exists and is not empty (use --force to replace it)")
+        shutil.rmtree(result)
+    result.mkdir(parents=True, exist_ok=True)
+    return result
+
+
+def plan_tree(source: Path) -> TreePlan:
+    """Everything under SRC, sorted, without following any symlink."""
+    root = source.resolve()
+    plan = TreePlan()
+    for directory, dirnames, filenames in os.walk(root, followlinks=False):
+        here = Path(directory)
+        rel_dir = here.relative_to(root)
+        dirnames.sort()
+        for name in list(dirnames):
+            if (here / name).is_symlink():
+                dirnames.remove(name)
+                plan.links.append(_link(root, here / name, rel_dir / name))
+            else:
+                plan.directories.append((rel_dir / name).as_posix())
+        for name in sorted(filenames):
+            path, rel = here / name, (rel_dir / name).as_posix()
+            mode = path.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                plan.links.append(_link(root, path, rel_dir / name))
+            elif not stat.S_ISREG(mode):
+                plan.special.append(rel)
+            elif name.endswith(PYTHON_SUFFIXES):
+                plan.python_files.append(rel)
+            else:
+                plan.other_files.append(rel)
+    return plan
+
+
+def _link(root: Path, path: Path, rel: Path) -> Link:
+    target = os.readlink(path)
+    resolved = (path.parent / target).resolve()
+    inside = resolved == root or root in resolved.parents
+    return Link(rel.as_posix(), target, outside=not (inside and resolved.exists()))
+
+
+def migrate_tree(
+    options: Options,
+    result_dir: Path | None,
+    plan: TreePlan,
+    progress: Callable[[FileOutcome], None] | None = None,
+) -> TreeResult:
+    """Mirror the planned tree into ``result_dir`` (None: write nothing), migrating Python files."""
+    source = options.source.resolve()
+    if result_dir is not None:
+        _mirror_skeleton(source, result_dir, plan)
+    jobs = [(source, result_dir, rel, options.settings, options.diff) for rel in plan.python_files]
+    outcomes = []
+    for outcome in _run(jobs, options.jobs):
+        outcomes.append(outcome)
+        if progress is not None:
+            progress(outcome)
+    if result_dir is not None:
+        _copy_directory_modes(source, result_dir, plan)
+    return TreeResult(source, result_dir, plan, outcomes)
+
+
+def _mirror_skeleton(source: Path, target: Path, plan: TreePlan) -> None:
+    for rel in plan.directories:
+        (target / rel).mkdir(exist_ok=True)
+    for rel in plan.other_files:
+        shutil.copy2(source / rel, target / rel, follow_symlinks=False)
+    for link in plan.links:
+        os.symlink(link.target, target / link.path)
+
+
+def _copy_directory_modes(source: Path, target: Path, plan: TreePlan) -> None:
+    # Deepest first, after every file is in place (a read-only directory would refuse them).
+    for rel in reversed(plan.directories):
+        shutil.copystat(source / rel, target / rel)
+    shutil.copystat(source, target)
+
+
+Job = tuple[Path, Path | None, str, Settings, bool]
+
+
+def _run(jobs: list[Job], workers: int) -> Iterable[FileOutcome]:
+    if workers <= 1 or len(jobs) <= 1:
+        return map(migrate_file, jobs)
+    # Chunks amortise the inter-process round trip; several per worker keep the load balanced.
+    chunksize = max(1, len(jobs) // (workers * 8))
+    executor = ProcessPoolExecutor(max_workers=workers)
+    return _drain(executor, executor.map(migrate_file, jobs, chunksize=chunksize))
+
+
+def _drain(executor: ProcessPoolExecutor, results: Iterator[FileOutcome]) -> Iterator[FileOutcome]:
+    with executor:
+        yield from results
+
+
+def migrate_file(job: Job) -> FileOutcome:
+    """Read, migrate and (unless previewing) write one Python file. Runs in a worker process."""
+    source, target, rel, settings, want_diff = job
+    path = source / rel
+    destination = None if target is None else target / rel
+    try:
+        if path.stat().st_size > settings.max_bytes:
+            result: Changed | Unchanged | Skipped | Failed = Skipped(SkipReason.TOO_LARGE)
+            data = b""
+        else:
+            data = path.read_bytes()
+            result = migrate_source(data, settings)
+    except OSError as error:
+        return FileOutcome(rel, "failed", f"cannot read: {error.strerror or error}")
+    if destination is not None:
+        try:
+            if isinstance(result, Changed):
+                destination.write_bytes(result.data)
+                shutil.copymode(path, destination)
+            else:
+                shutil.copy2(path, destination)
+        except OSError as error:
+            return FileOutcome(rel, "failed", f"cannot write: {error.strerror or error}")
+    if isinstance(result, Changed):
+        diff = _unified_diff(rel, data, result) if want_diff else ""
+        return FileOutcome(rel, "changed", changes=result.changes, diff=diff)
+    if isinstance(result, Unchanged):
+        return FileOutcome(rel, "unchanged", changes=result.changes)
+    if isinstance(result, Skipped):
+        return FileOutcome(rel, "skipped", result.reason.value)
+    return FileOutcome(rel, "failed", result.error)
+
+
+def _unified_diff(rel: str, before: bytes, result: Changed) -> str:
+    old, _ = decode(before)
+    new = result.data.decode(result.encoding)
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"a/{rel}",
+        tofile=f"b/{rel}",
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)

@@ -1,0 +1,256 @@
+"""String literals in places that hold a device or a backend ("slots"), and how to edit them.
+
+A slot is an expression where a device (or backend) name is expected: a device argument, the value
+assigned to a variable named like ``device``, a side of a comparison with ``x.device.type``, a
+function default, an argparse ``--device`` default. Only literals found by descending a slot
+through conditionals, ``or``, containers, ``"cuda:" + ...`` and ``"cuda:{}".format(...)`` are ever
+edited, never arbitrary strings (file names, log messages and comments stay as they are).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from ascendify.migrate._rule import Context, Edit, Finding, Rule, checks
+
+_QUOTED = re.compile(r"""([rRuUfFbB]{0,2})('''|\"\"\"|'|")""")
+
+
+def slot_literals(node: ast.expr) -> Iterator[ast.Constant | ast.JoinedStr]:
+    """The string literals whose value ends up in the slot ``node``."""
+    if (isinstance(node, ast.Constant) and isinstance(node.value, str)) or isinstance(
+        node, ast.JoinedStr
+    ):
+        yield node
+    elif isinstance(node, ast.IfExp):
+        yield from slot_literals(node.body)
+        yield from slot_literals(node.orelse)
+    elif isinstance(node, ast.BoolOp):
+        for value in node.values:
+            yield from slot_literals(value)
+    elif isinstance(node, ast.Tuple | ast.List | ast.Set):
+        for element in node.elts:
+            yield from slot_literals(element)
+    elif isinstance(node, ast.Dict):
+        # map_location={"cuda:1": "cuda:0"}: the keys name where tensors were saved (a CUDA
+        # checkpoint stays a CUDA checkpoint); only the values say where to load them.
+        for value in node.values:
+            yield from slot_literals(value)
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mod):
+        yield from slot_literals(node.left)
+    elif (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+    ):
+        yield from slot_literals(node.func.value)
+
+
+def literal_edit(
+    ctx: Context, node: ast.Constant | ast.JoinedStr, convert: Callable[[str], str | None]
+) -> tuple[str, str, Edit] | None:
+    """``(old, new, edit)`` rewriting the literal's leading text with ``convert``; None if not ours.
+
+    A plain literal is edited only when its source spells the value without escapes or implicit
+    concatenation; an f-string only in its leading text (``f"cuda:{rank}"``).
+    """
+    segment = ctx.segment(node)
+    quoted = _QUOTED.match(segment)
+    if quoted is None:
+        return None
+    body_start = quoted.end()
+    if isinstance(node, ast.Constant):
+        assert isinstance(node.value, str)
+        quote = quoted.group(2)
+        if segment[body_start:] != node.value + quote:
+            return None
+        old = node.value
+    else:
+        head = node.values[0] if node.values else None
+        if not (isinstance(head, ast.Constant) and isinstance(head.value, str)):
+            return None
+        old = head.value
+        if not segment.startswith(old, body_start) or "{" in old or "\\" in old:
+            return None
+    new = convert(old)
+    if new is None or new == old:
+        return None
+    start, _ = ctx.span(node)
+    return old, new, Edit(start + body_start, start + body_start + len(old), new)
+
+
+def holder_name(node: ast.expr) -> str | None:
+    """The name a value is held under: ``device`` for ``device``, ``self.device``, ``cfg["device"]``."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        key = node.slice.value
+        return key if isinstance(key, str) else None
+    return None
+
+
+@dataclass(frozen=True)
+class SlotKind:
+    """One kind of value held in slots (a device, a communication backend)."""
+
+    label: str  # "device", for messages
+    holder: re.Pattern[str]  # names of variables, attributes, parameters and keys holding one
+    keywords: frozenset[str]  # call keywords that take one, whatever the callable
+    convert: Callable[[str], str | None]
+    argument_rule: type[Rule]  # a literal passed as an argument
+    value_rule: type[Rule]  # a literal assigned to, compared with or defaulting a holder
+    # Call keywords reported by another rule than ``argument_rule`` (map_location=).
+    keyword_rules: dict[str, type[Rule]] = field(default_factory=dict)
+    # Calls whose result is such a value ("get_backend()" for backends).
+    holder_calls: frozenset[str] = field(default_factory=frozenset)
+    # Attributes holding such a value on any object (".type" of a torch.device).
+    holder_attributes: frozenset[str] = field(default_factory=frozenset)
+
+    def is_holder(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            if name in self.holder_calls:
+                return True
+            # str(device) == "cuda:0"
+            return name == "str" and len(node.args) == 1 and self.is_holder(node.args[0])
+        if isinstance(node, ast.Attribute) and node.attr in self.holder_attributes:
+            return True
+        name = holder_name(node)
+        return name is not None and self.holder.search(name) is not None
+
+    def rewrite(self, ctx: Context, slot: ast.expr, rule: type[Rule]) -> Iterator[Finding]:
+        for literal in slot_literals(slot):
+            edited = literal_edit(ctx, literal, self.convert)
+            if edited is not None:
+                old, new, edit = edited
+                yield rule.finding(literal, f"{self.label} {old!r} -> {new!r}", edit)
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """Where a callable takes the value: positional indexes and keywords (and the rule reporting it)."""
+
+    positions: tuple[int, ...]
+    keywords: tuple[str, ...]
+    rule: type[Rule] | None = None  # None: the kind's argument rule
+
+
+_KINDS: list[tuple[SlotKind, dict[str, Parameter]]] = []
+_ARGPARSE_VALUE_KEYWORDS = ("default", "const", "choices")
+
+
+def slot_kind(kind: SlotKind, parameters: dict[str, Parameter]) -> None:
+    """Register a kind; ``parameters`` maps qualified callables (or ``".method"``) to its slots."""
+    _KINDS.append((kind, parameters))
+
+
+@checks(ast.Call)
+def check_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Call)
+    func = node.func
+    qualified = ctx.names.qualified_name(func)
+    method = f".{func.attr}" if isinstance(func, ast.Attribute) and qualified is None else None
+    for kind, parameters in _KINDS:
+        parameter = parameters.get(qualified or "") or parameters.get(method or "")
+        seen: set[str] = set()
+        if parameter is not None:
+            rule = parameter.rule or kind.argument_rule
+            for position in parameter.positions:
+                if position < len(node.args) and not _starred_before(node, position):
+                    yield from kind.rewrite(ctx, node.args[position], rule)
+            for keyword in node.keywords:
+                if keyword.arg in parameter.keywords:
+                    seen.add(keyword.arg)
+                    yield from kind.rewrite(ctx, keyword.value, rule)
+        for keyword in node.keywords:
+            if keyword.arg in kind.keywords and keyword.arg not in seen:
+                rule = kind.keyword_rules.get(keyword.arg, kind.argument_rule)
+                yield from kind.rewrite(ctx, keyword.value, rule)
+        if isinstance(func, ast.Attribute):
+            yield from _method_slots(ctx, node, func, kind)
+
+
+def _starred_before(node: ast.Call, position: int) -> bool:
+    return any(isinstance(arg, ast.Starred) for arg in node.args[: position + 1])
+
+
+def _method_slots(
+    ctx: Context, node: ast.Call, func: ast.Attribute, kind: SlotKind
+) -> Iterator[Finding]:
+    if func.attr == "add_argument" and any(
+        isinstance(arg, ast.Constant)
+        and isinstance(arg.value, str)
+        and kind.holder.search(arg.value.lstrip("-").replace("-", "_"))
+        for arg in node.args
+    ):
+        # parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+        for keyword in node.keywords:
+            if keyword.arg in _ARGPARSE_VALUE_KEYWORDS:
+                yield from kind.rewrite(ctx, keyword.value, kind.value_rule)
+    elif func.attr in ("startswith", "endswith") and node.args and kind.is_holder(func.value):
+        yield from kind.rewrite(ctx, node.args[0], kind.value_rule)
+
+
+@checks(ast.Compare)
+def check_compare(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    """``device.type == "cuda"``, ``backend != "nccl"``, ``args.device in ("cuda", "mps")``."""
+    assert isinstance(node, ast.Compare)
+    operands = [node.left, *node.comparators]
+    for kind, _ in _KINDS:
+        if any(kind.is_holder(operand) for operand in operands):
+            for operand in operands:
+                if isinstance(
+                    operand, ast.Constant | ast.JoinedStr | ast.Tuple | ast.List | ast.Set
+                ):
+                    yield from kind.rewrite(ctx, operand, kind.value_rule)
+
+
+@checks(ast.Assign, ast.AnnAssign)
+def check_assignment(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    """``device = "cuda"``, ``self.device: str = "cuda:0"``, ``cfg["backend"] = "nccl"``."""
+    assert isinstance(node, ast.Assign | ast.AnnAssign)
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    if node.value is None:
+        return
+    for kind, _ in _KINDS:
+        if any(kind.is_holder(target) for target in targets):
+            yield from kind.rewrite(ctx, node.value, kind.value_rule)
+
+
+@checks(ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+def check_defaults(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    """``def train(model, device="cuda", backend="nccl")``."""
+    assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+    arguments = node.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    with_default = positional[len(positional) - len(arguments.defaults) :]
+    pairs = list(zip(with_default, arguments.defaults, strict=True))
+    pairs += [
+        (arg, default)
+        for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+        if default is not None
+    ]
+    for kind, _ in _KINDS:
+        for arg, default in pairs:
+            if kind.holder.search(arg.arg):
+                yield from kind.rewrite(ctx, default, kind.value_rule)
+
+
+@checks(ast.Dict)
+def check_dict(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    """``{"device": "cuda", "backend": "nccl"}`` (configuration dictionaries)."""
+    assert isinstance(node, ast.Dict)
+    for kind, _ in _KINDS:
+        for key, value in zip(node.keys, node.values, strict=True):
+            if (
+                isinstance(key, ast.Constant)
+                and isinstance(key.value, str)
+                and kind.holder.search(key.value)
+            ):
+                yield from kind.rewrite(ctx, value, kind.value_rule)

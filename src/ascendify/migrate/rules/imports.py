@@ -1,0 +1,227 @@
+"""Imports: ``import torch_npu`` where the file needs it, and CUDA-only libraries."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from ascendify.migrate._names import import_bindings
+from ascendify.migrate._rule import Context, Edit, Finding, Operation, Rule, checks, finishes
+from ascendify.targets import Safety
+from ascendify.targets.devices import CUDA_ONLY_LIBRARIES
+
+
+class ImportTorchNpu(Rule):
+    """What it does: inserts ``import torch_npu`` once in every file that the migration changed,
+    right after the file's first top-level ``torch`` import (or, without one, after the module
+    docstring and ``from __future__`` imports). A file that already imports ``torch_npu`` is left
+    alone.
+
+    Why: the ``npu`` device type and the ``torch.npu`` namespace exist only once torch_npu is
+    imported, and rewritten code names ``torch_npu.npu.*``.
+
+    Example::
+
+        import torch
+        x = torch.zeros(2).cuda()
+
+    becomes::
+
+        import torch
+        import torch_npu
+        x = torch.zeros(2).npu()
+
+    Fix safety: safe.
+    """
+
+    code = "NPU001"
+    name = "import-torch-npu"
+    summary = "insert import torch_npu"
+    safety = Safety.SAFE
+    operation = Operation.INSERT
+
+
+class UnusedAmpC(Rule):
+    """What it does: deletes ``import amp_C`` when the file never uses the name.
+
+    Why: ``amp_C`` holds apex's CUDA kernels; it does not exist on an NPU host, so the import alone
+    stops the script.
+
+    Example: a line ``import amp_C`` (and nothing else using ``amp_C``) is removed.
+
+    Fix safety: safe (the name is unused). A file that does use ``amp_C`` gets NPU003 instead.
+    """
+
+    code = "NPU002"
+    name = "unused-amp-c"
+    summary = "delete unused import amp_C"
+    safety = Safety.SAFE
+    operation = Operation.DELETE
+    triggers = (b"amp_C",)
+
+
+class CudaOnlyLibrary(Rule):
+    """What it does: reports imports of libraries that run only on NVIDIA GPUs (flash_attn,
+    xformers, apex, triton, bitsandbytes, cupy, pynvml, ...), with the NPU alternative.
+
+    Why: these imports fail on an NPU host, or load CUDA kernels that cannot run there.
+
+    Example: ``from flash_attn import flash_attn_func`` is reported: use
+    ``torch_npu.npu_fusion_attention`` or ``torch.nn.functional.scaled_dot_product_attention``.
+
+    Fix safety: report only.
+    """
+
+    code = "NPU003"
+    name = "cuda-only-library"
+    summary = "import of a CUDA-only library (left in place)"
+    safety = Safety.REPORT_ONLY
+    operation = Operation.UNSUPPORTED
+    triggers = tuple(library.module.encode() for library in CUDA_ONLY_LIBRARIES)
+
+
+def _library_of(qualified: str) -> str | None:
+    for library in CUDA_ONLY_LIBRARIES:
+        if qualified == library.module or qualified.startswith(library.module + "."):
+            return library.advice
+    return None
+
+
+@checks(ast.Import, ast.ImportFrom)
+def check_cuda_only_import(
+    ctx: Context, node: ast.AST, parent: ast.AST | None
+) -> Iterator[Finding]:
+    assert isinstance(node, ast.Import | ast.ImportFrom)
+    if _is_unused_amp_c(ctx, node):
+        yield UnusedAmpC.finding(node, "import amp_C removed (unused)", _delete_lines(ctx, node))
+        return
+    names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+    if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        names = [node.module, *(qualified for _, qualified, _ in import_bindings(node))]
+    for name in names:
+        advice = _library_of(name)
+        if advice is not None:
+            yield CudaOnlyLibrary.finding(node, f"{name} does not run on NPU: {advice}")
+            return
+
+
+def _is_unused_amp_c(ctx: Context, node: ast.Import | ast.ImportFrom) -> bool:
+    if not (
+        isinstance(node, ast.Import)
+        and [(alias.name, alias.asname) for alias in node.names] == [("amp_C", None)]
+    ):
+        return False
+    if len(re.findall(r"\bamp_C\b", ctx.source.text)) != 1:
+        return False
+    return _delete_lines(ctx, node) is not None
+
+
+def _delete_lines(ctx: Context, node: ast.stmt) -> Edit | None:
+    """An edit removing the lines of a statement that is alone on them (else None)."""
+    start, end = ctx.span(node)
+    first = ctx.source.line(node.lineno)
+    line_start = (
+        start - node.col_offset
+        if first[: node.col_offset].isspace() or node.col_offset == 0
+        else -1
+    )
+    last = ctx.source.line(node.end_lineno or node.lineno)
+    line_end = ctx.source.offset(node.end_lineno or node.lineno, 0) + len(last)
+    rest = ctx.source.text[end:line_end]
+    if line_start < 0 or rest.strip() not in ("", ";"):
+        return None
+    return Edit(line_start, line_end, "")
+
+
+@finishes
+def insert_torch_npu(
+    ctx: Context, module: ast.Module, findings: list[Finding]
+) -> Iterator[Finding]:
+    edits = [finding.edit for finding in findings if finding.edit is not None]
+    if not edits or _imports_torch_npu(module):
+        return
+    names_torch_npu = any("torch_npu" in edit.replacement for edit in edits)
+    uses_torch = any(
+        binding.qualified.partition(".")[0] == "torch" for binding in ctx.names.bindings.values()
+    )
+    if not (names_torch_npu or uses_torch):
+        return  # e.g. a launcher that only sets environment variables: it needs no torch_npu
+    anchor = next((stmt for stmt in module.body if _imports_torch(stmt)), None)
+    if anchor is None:
+        anchor = _last_preamble(module)
+    yield _insert_after(ctx, anchor) if anchor is not None else _insert_before_code(ctx, module)
+
+
+def _insert_after(ctx: Context, anchor: ast.stmt) -> Finding:
+    line = anchor.end_lineno or anchor.lineno
+    text = ctx.source.line(line)
+    offset = ctx.source.offset(line, 0) + len(text)
+    newline = ctx.source.newline()
+    insert = (
+        f"import torch_npu{newline}"
+        if text.endswith(("\n", "\r"))
+        else f"{newline}import torch_npu"
+    )
+    return ImportTorchNpu.finding(anchor, "import torch_npu", Edit(offset, offset, insert))
+
+
+def _insert_before_code(ctx: Context, module: ast.Module) -> Finding:
+    """Before the first statement: after any leading comments, so a coding cookie stays first."""
+    newline = ctx.source.newline()
+    if not module.body:
+        end = len(ctx.source.text)
+        prefix = "" if ctx.source.text.endswith(("\n", "\r")) or not ctx.source.text else newline
+        edit = Edit(end, end, f"{prefix}import torch_npu{newline}")
+        return ImportTorchNpu.finding(module, "import torch_npu", edit)
+    first = module.body[0]
+    offset = ctx.source.offset(first.lineno, 0)
+    return ImportTorchNpu.finding(
+        first, "import torch_npu", Edit(offset, offset, f"import torch_npu{newline}")
+    )
+
+
+def _imports_torch(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.Import):
+        return any(alias.name.partition(".")[0] == "torch" for alias in stmt.names)
+    return (
+        isinstance(stmt, ast.ImportFrom)
+        and stmt.level == 0
+        and (stmt.module or "").partition(".")[0] == "torch"
+    )
+
+
+def _imports_torch_npu(module: ast.Module) -> bool:
+    """Whether the name ``torch_npu`` is bound by a top-level import (also inside try/if)."""
+    stack: list[ast.stmt] = list(module.body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, ast.Import) and any(
+            alias.asname is None and alias.name.partition(".")[0] == "torch_npu"
+            for alias in stmt.names
+        ):
+            return True
+        if isinstance(stmt, ast.If | ast.Try):
+            stack.extend(stmt.body)
+            stack.extend(stmt.orelse)
+            if isinstance(stmt, ast.Try):
+                stack.extend(stmt.finalbody)
+                for handler in stmt.handlers:
+                    stack.extend(handler.body)
+    return False
+
+
+def _last_preamble(module: ast.Module) -> ast.stmt | None:
+    """The last of the module docstring and ``from __future__`` imports, which must stay first."""
+    last = None
+    for index, stmt in enumerate(module.body):
+        is_docstring = (
+            index == 0
+            and isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Constant)
+            and isinstance(stmt.value.value, str)
+        )
+        if not (is_docstring or (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__")):
+            break
+        last = stmt
+    return last

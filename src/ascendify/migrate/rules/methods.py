@@ -1,0 +1,76 @@
+"""Tensor, Module and Storage members named after the device: ``.cuda()`` and ``.is_cuda``."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from ascendify.migrate._rule import Context, Edit, Finding, Rule, checks
+from ascendify.targets import Safety
+from ascendify.targets.devices import ATTRIBUTE_RENAMES, METHOD_RENAMES
+
+
+class CudaMethod(Rule):
+    """What it does: renames the method call ``<expr>.cuda(...)`` to ``<expr>.npu(...)`` (tensors,
+    modules, storages, including ``storage.cuda()`` inside a ``map_location`` lambda). Arguments
+    are kept: ``x.cuda(rank, non_blocking=True)`` becomes ``x.npu(rank, non_blocking=True)``.
+
+    Why: ``.cuda()`` moves data to a CUDA device, which an Ascend host does not have.
+
+    Example: ``model = Net().cuda()`` becomes ``model = Net().npu()``.
+
+    Fix safety: safe. Like every static tool it cannot tell a user-defined method named ``cuda``
+    from torch's; calls on an imported module (``torch.cuda``) are never renamed.
+    """
+
+    code = "NPU201"
+    name = "cuda-method"
+    summary = ".cuda() -> .npu()"
+    safety = Safety.SAFE
+    triggers = (b".cuda",)
+
+
+class IsCudaAttribute(Rule):
+    """What it does: renames the attribute ``<expr>.is_cuda`` to ``<expr>.is_npu``.
+
+    Why: ``is_cuda`` is False for every tensor on an NPU, so branches on it would take the CPU path.
+
+    Example: ``if x.is_cuda:`` becomes ``if x.is_npu:``.
+
+    Fix safety: safe.
+    """
+
+    code = "NPU202"
+    name = "is-cuda"
+    summary = ".is_cuda -> .is_npu"
+    safety = Safety.SAFE
+    triggers = (b"is_cuda",)
+
+
+def _rename_attribute(ctx: Context, node: ast.Attribute, new: str) -> Edit:
+    """Replace the attribute name, the last token of the node."""
+    _, end = ctx.span(node)
+    return Edit(end - len(node.attr), end, new)
+
+
+@checks(ast.Call)
+def check_cuda_method(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Call)
+    func = node.func
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr in METHOD_RENAMES
+        and ctx.names.qualified_name(func.value) is None
+    ):
+        new = METHOD_RENAMES[func.attr]
+        edit = _rename_attribute(ctx, func, new)
+        yield CudaMethod.finding(node, f".{func.attr}() -> .{new}()", edit)
+
+
+@checks(ast.Attribute)
+def check_is_cuda(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Attribute)
+    new = ATTRIBUTE_RENAMES.get(node.attr)
+    if new is not None and isinstance(node.ctx, ast.Load):
+        edit = _rename_attribute(ctx, node, new)
+        yield IsCudaAttribute.finding(node, f".{node.attr} -> .{new}", edit)

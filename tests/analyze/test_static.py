@@ -1,0 +1,170 @@
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import re
+import shutil
+from pathlib import Path
+
+from openpyxl import load_workbook
+
+from ascendify.analyze.cpp import scan_cpp
+from ascendify.analyze.static import analyze_path, analyze_python, write_analysis_reports
+from ascendify.targets.facts import load_facts
+from tests.conftest import RunCli
+
+PROJECT = Path(__file__).parents[1] / "golden" / "analyze" / "gpu_project"
+FACTS = load_facts("2.13.0")
+_EXPECT = re.compile(r"(?:#|//) expect: (?P<code>AN\d+) (?P<op>\S+)")
+_EXPECT_LINES = re.compile(
+    r"// expect-lines: (?P<start>\d+)-(?P<end>\d+) (?P<code>AN\d+) (?P<op>.+)"
+)
+
+Row = tuple[str, int, int, str, str]
+
+
+def _expected(root: Path) -> set[Row]:
+    """Every ``# expect: CODE OP`` marker in the sample project, at its own line."""
+    rows: set[Row] = set()
+    for path in root.rglob("*"):
+        if not path.is_file():
+            continue
+        relative = path.relative_to(root).as_posix()
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            marker = _EXPECT.search(line)
+            if marker:
+                rows.add((relative, number, number, marker["code"], marker["op"]))
+            span = _EXPECT_LINES.search(line)
+            if span:
+                rows.add((relative, int(span["start"]), int(span["end"]), span["code"], span["op"]))
+    return rows
+
+
+def _tree_digest(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        digest.update(path.relative_to(root).as_posix().encode())
+        if path.is_file():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def test_static_analysis_finds_exactly_the_marked_lines(tmp_path: Path, run_cli: RunCli) -> None:
+    project = tmp_path / "gpu_project"
+    shutil.copytree(PROJECT, project)
+    before = _tree_digest(project)
+    out = tmp_path / "report"
+    result = run_cli(["analyze", "-i", str(project), "-o", str(out), "-v", "2.13"])
+    assert result.returncode == 1, result.stderr
+    assert "AN101" in result.stdout  # the console table
+
+    with (out / "unsupported_api.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    found = {
+        (r["File"], int(r["Start Line"]), int(r["End Line"]), r["Code"], r["OP"]) for r in rows
+    }
+    assert found == _expected(project)
+    assert _tree_digest(project) == before  # the input is only read
+
+    with (out / "cuda_op_list.csv").open(encoding="utf-8") as handle:
+        ops = [tuple(row) for row in csv.reader(handle)]
+    assert ops == [
+        ("File", "Api"),
+        ("csrc/ops.cpp", "fused.fused_add"),
+        ("csrc/ops.cpp", "fused.Accumulator"),
+        ("csrc/ops.cpp", "myops::scaled_add"),
+    ]
+    sheet = load_workbook(out / "unsupported_op.xlsx").active
+    assert sheet.max_row == len(rows) + 1
+    assert [cell.value for cell in sheet[1]] == [
+        "File",
+        "Start Line",
+        "End Line",
+        "OP",
+        "Tips",
+        "Code",
+    ]
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["skipped"] == [
+        {"file": "broken.py", "reason": "cannot be parsed: invalid syntax (broken.py, line 1)"}
+    ]
+    assert sum(report["summary"].values()) == len(rows)
+
+
+def test_aliases_resolve_and_lookalikes_are_not_reported() -> None:
+    source = b"""\
+import torch as th
+from torch import cuda as gpu
+sync = th.cuda.synchronize
+gpu.nvtx.range_pop()
+sync()
+cuda = "cuda"
+if args.cuda and tensor.is_cuda:
+    tensor = tensor.cuda(non_blocking=True)
+def memory_usage(): ...
+memory_usage()
+x = {"float64": 1}
+th.cuda.nvtx.range_push("x")  # ascendify: ignore
+th.cuda.nvtx.range_push(th.float64)  # ascendify: ignore[AN104, AN999]
+"""
+    found = {(f.start_line, f.code, f.op) for f in analyze_python(source, "a.py", FACTS)}
+    assert found == {
+        (3, "AN100", "torch.cuda.synchronize"),
+        (4, "AN101", "torch.cuda.nvtx.range_pop"),
+        (5, "AN100", "torch.cuda.synchronize"),  # called through the alias
+        (7, "AN100", ".is_cuda"),
+        (8, "AN100", ".cuda()"),  # a method call, unlike the flag args.cuda
+        (13, "AN101", "torch.cuda.nvtx.range_push"),  # only AN104 is silenced there
+    }
+
+
+def test_the_chosen_release_decides_what_has_a_counterpart() -> None:
+    source = b"import torch\ntorch.cuda.host_memory_stats()\n"  # added to torch_npu after 2.1
+    codes = {
+        version: [f.code for f in analyze_python(source, "a.py", load_facts(version))]
+        for version in ("2.1.0", "2.13.0")
+    }
+    assert codes == {"2.1.0": ["AN101"], "2.13.0": ["AN100"]}
+
+
+def test_cuda_ops_are_found_only_in_export_blocks() -> None:
+    text = """\
+/* PYBIND11_MODULE(old, m) { m.def("gone", &f); } */
+void helper() { m.def("not_exported", &f); }
+TORCH_LIBRARY_FRAGMENT(extra, lib) {
+  lib.def("gelu_fast(Tensor x) -> Tensor");
+  lib.def("gelu_fast.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)");
+}
+"""
+    ops, findings = scan_cpp(text, "x.cpp", is_cuda=False)
+    assert [op.name for op in ops] == ["extra::gelu_fast", "extra::gelu_fast.out"]
+    assert [f.start_line for f in findings] == [4, 5]
+
+
+def test_migrate_gets_the_same_reports_in_its_result_dir(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    result_dir = project / "proj_msft"  # an output inside the input is not analysed
+    (result_dir / "copied").mkdir(parents=True)
+    shutil.copy(project / "train.py", result_dir / "copied" / "train.py")
+    result = write_analysis_reports(project, result_dir)
+    assert set(result.findings) == set(analyze_path(PROJECT).findings)
+    assert sorted(p.name for p in result_dir.iterdir()) == [
+        "copied",
+        "cuda_op_list.csv",
+        "report.json",
+        "unsupported_api.csv",
+        "unsupported_op.csv",
+        "unsupported_op.xlsx",
+    ]
+
+
+def test_a_file_that_cannot_be_read_is_reported_and_the_rest_analysed(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("import torch\ntorch.cuda.memory_usage()\n")
+    (tmp_path / "dangling.py").symlink_to(tmp_path / "gone.py")
+    result = analyze_path(tmp_path)
+    assert [(f.file, f.op) for f in result.findings] == [("train.py", "torch.cuda.memory_usage")]
+    assert result.details["skipped"] == [
+        {"file": "dangling.py", "reason": "cannot be read: No such file or directory"}
+    ]

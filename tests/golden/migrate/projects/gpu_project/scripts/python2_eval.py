@@ -1,0 +1,3 @@
+# A Python 2 script: cannot be parsed, copied unchanged.
+import torch
+print "using cuda", torch.cuda.is_available()

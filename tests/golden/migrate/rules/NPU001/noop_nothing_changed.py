@@ -1,0 +1,4 @@
+# rules:
+import torch
+
+print(torch.ones(1))

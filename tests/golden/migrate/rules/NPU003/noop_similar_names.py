@@ -1,0 +1,3 @@
+# rules:
+import flash_attention_helpers
+from mylib.apex import tools

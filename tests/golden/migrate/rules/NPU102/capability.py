@@ -1,0 +1,11 @@
+# rules: NPU001 NPU102 NPU102
+import torch
+
+major, minor = torch.cuda.get_device_capability()
+alloc = torch.cuda.CUDAPluggableAllocator("alloc.so", "my_malloc", "my_free")
+# output
+import torch
+import torch_npu
+
+major, minor = torch_npu.npu.get_device_capability()
+alloc = torch_npu.npu.NPUPluggableAllocator("alloc.so", "my_malloc", "my_free")

@@ -1,0 +1,5 @@
+# rules:
+import torch
+
+x = torch.FloatTensor(2)
+name = "cuda"

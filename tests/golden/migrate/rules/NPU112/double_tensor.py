@@ -1,0 +1,9 @@
+# rules: NPU001 NPU112
+import torch
+
+x = torch.cuda.DoubleTensor(3)
+# output
+import torch
+import torch_npu
+
+x = torch_npu.npu.DoubleTensor(3)

@@ -1,0 +1,6 @@
+# rules:
+import torch
+
+fn = tensor.cuda
+flag = torch.cuda
+cuda = 3

@@ -1,0 +1,11 @@
+# rules: NPU001 NPU202
+import torch
+
+if x.is_cuda:
+    pass
+# output
+import torch
+import torch_npu
+
+if x.is_npu:
+    pass

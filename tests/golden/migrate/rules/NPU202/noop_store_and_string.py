@@ -1,0 +1,5 @@
+# rules:
+import torch
+
+self.is_cuda = True
+key = "is_cuda"

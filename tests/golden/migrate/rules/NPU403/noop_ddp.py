@@ -1,0 +1,4 @@
+# rules:
+from torch.nn.parallel import DistributedDataParallel
+
+model = DistributedDataParallel(model)

@@ -1,0 +1,5 @@
+# rules:
+from torch.profiler import record_function
+
+with record_function("cuda step"):
+    pass

@@ -1,0 +1,5 @@
+# rules: NPU603
+import torch
+
+with torch.autograd.profiler.emit_nvtx():
+    pass

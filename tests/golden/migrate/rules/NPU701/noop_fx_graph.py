@@ -1,0 +1,4 @@
+# rules:
+import torch.fx
+
+graph = torch.fx.Graph()

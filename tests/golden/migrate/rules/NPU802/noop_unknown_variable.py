@@ -1,0 +1,4 @@
+# rules:
+import os
+
+os.environ["MY_CUDA_FLAG"] = "1"

@@ -1,0 +1,4 @@
+# rules:
+import torch
+
+torch.backends.mkldnn.enabled = True

@@ -1,0 +1,9 @@
+# rules: NPU001 NPU903
+import torch
+
+torch.backends.cuda.cufft_plan_cache.clear()
+# output
+import torch
+import torch_npu
+
+torch_npu.npu.backends.fft_plan_cache.clear()

@@ -1,0 +1,4 @@
+# rules:
+import torch
+
+ok = torch.backends.mkl.is_available()  # cufft elsewhere

@@ -1,0 +1,4 @@
+# rules:
+import torch
+
+traced = torch.jit.trace(model, example)

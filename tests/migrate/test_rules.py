@@ -1,0 +1,89 @@
+"""Every rule against its golden cases, plus the invariants every migration must keep."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+
+from ascendify.migrate import (
+    Changed,
+    Failed,
+    Rule,
+    Settings,
+    Unchanged,
+    iter_rules,
+    migrate_source,
+)
+from ascendify.targets import Safety, load_facts
+from tests.migrate._cases import Case, all_cases
+
+CASES = all_cases()
+FACTS = load_facts()
+_EMITTED_NPU_NAME = re.compile(r"\btorch_npu(?:\.\w+)+")
+
+
+def migrate_text(text: str) -> tuple[str, list[str]]:
+    result = migrate_source(text.encode(), Settings())
+    assert not isinstance(result, Failed), result
+    output = result.data.decode() if isinstance(result, Changed) else text
+    changes = result.changes if isinstance(result, Changed | Unchanged) else ()
+    return output, sorted(change.code for change in changes)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
+def test_golden_case(case: Case) -> None:
+    output, codes = migrate_text(case.source)
+    assert output == case.expected
+    assert codes == case.codes
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.changes], ids=lambda case: case.id)
+def test_output_parses_and_a_second_run_changes_nothing(case: Case) -> None:
+    output, _ = migrate_text(case.source)
+    ast.parse(output)
+    result = migrate_source(output.encode(), Settings())
+    assert not isinstance(result, Changed), result
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.changes], ids=lambda case: case.id)
+def test_only_names_that_torch_npu_exports_are_emitted(case: Case) -> None:
+    output, _ = migrate_text(case.source)
+    for name in set(_EMITTED_NPU_NAME.findall(output)) - set(
+        _EMITTED_NPU_NAME.findall(case.source)
+    ):
+        assert FACTS.has(name), f"{name} is not exported by torch_npu {FACTS.version}"
+
+
+@pytest.mark.parametrize("rule", list(iter_rules()), ids=lambda rule: rule.code)
+def test_every_rule_has_a_firing_case_and_a_must_not_change_case(rule: type[Rule]) -> None:
+    own = [case for case in CASES if case.path.parent.name == rule.code]
+    assert any(rule.code in case.codes for case in own), f"no case fires {rule.code}"
+    assert any(rule.code not in case.codes for case in own), (
+        f"no must-not-change case for {rule.code}"
+    )
+    if rule.safety is not Safety.REPORT_ONLY:
+        assert any(case.changes for case in own), f"no case shows {rule.code}'s edit"
+
+
+@pytest.mark.parametrize("rule", list(iter_rules()), ids=lambda rule: rule.code)
+def test_every_rule_documents_itself(rule: type[Rule]) -> None:
+    doc = rule.__doc__ or ""
+    for section in ("What it does:", "Why:", "Example", "Fix safety:"):
+        assert section in doc, f"{rule.code} lacks {section!r}"
+    assert re.fullmatch(r"NPU\d{3}", rule.code)
+    assert rule.name
+    assert rule.summary
+
+
+def test_codes_are_unique_and_stable_in_order() -> None:
+    codes = [rule.code for rule in iter_rules()]
+    assert codes == sorted(set(codes))
+
+
+def test_rules_can_be_selected() -> None:
+    source = b"import torch\nx = torch.ones(1).cuda()\nif x.is_cuda:\n    pass\n"
+    result = migrate_source(source, Settings(select=frozenset({"NPU202"})))
+    assert isinstance(result, Changed)
+    assert result.data == b"import torch\nx = torch.ones(1).cuda()\nif x.is_npu:\n    pass\n"
