@@ -20,6 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ascendify.launch.ranktable import RankTableError, parse_rank_table
 from ascendify.targets.devices import ENV_VARS
 from ascendify.targets.facts import available_versions, load_facts
 
@@ -320,38 +321,16 @@ def check_rank_table(host: Host) -> list[Check]:
 
 def _rank_table_problem(path: Path) -> str | None:
     try:
-        table = json.loads(path.read_text(encoding="utf-8"))
+        table = parse_rank_table(json.loads(path.read_text(encoding="utf-8")))
     except OSError as error:
         return f"cannot be read ({error.strerror})"
     except ValueError as error:
         return f"is not valid JSON ({error})"
-    if not isinstance(table, dict):
-        return "is not a JSON object"
-    if table.get("status") != "completed":
-        return f"status is {table.get('status')!r}, not 'completed'"
-    if "server_list" in table:
-        return _server_list_problem(table)
-    if "group_list" in table:
-        return None  # the v0 (CCE) layout: rank ids are implicit in device order
-    return "has neither server_list (v1.0/v1.2) nor group_list (v0)"
-
-
-def _server_list_problem(table: dict[str, Any]) -> str | None:
-    servers = table["server_list"]
-    if not isinstance(servers, list) or not servers:
-        return "server_list is empty"
-    count = table.get("server_count")
-    if count is not None and str(count) != str(len(servers)):
-        return f"server_count is {count} but server_list has {len(servers)} servers"
-    ranks: list[int] = []
-    for server in servers:
-        for device in server.get("device", []) if isinstance(server, dict) else []:
-            missing = [key for key in ("device_id", "device_ip", "rank_id") if key not in device]
-            if missing:
-                return f"a device of server {server.get('server_id')!r} lacks {', '.join(missing)}"
-            ranks.append(int(device["rank_id"]))
-    if sorted(ranks) != list(range(len(ranks))) or not ranks:
-        return f"rank ids {sorted(ranks)} are not 0..{len(ranks) - 1}, each once"
+    except RankTableError as error:
+        return str(error)
+    for server in table.servers:
+        if any(device.device_ip is None for device in server.devices):
+            return f"a device of server {server.server_id!r} lacks device_ip"
     return None
 
 

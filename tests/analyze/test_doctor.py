@@ -130,7 +130,7 @@ def _table(**changes: object) -> str:
             ),
             "rank ids [0, 0]",
         ),
-        (json.dumps({"status": "completed"}), "neither server_list"),
+        (json.dumps({"status": "completed"}), "unknown rank table format"),
     ],
 )
 def test_bad_rank_tables_are_explained(tmp_path: Path, content: str, problem: str) -> None:

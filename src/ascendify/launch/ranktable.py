@@ -89,12 +89,24 @@ def parse_rank_table(data: Any) -> RankTable:
 
 def _parse_v1(data: Mapping[str, Any], version: str) -> RankTable:
     servers = tuple(_parse_v1_server(entry) for entry in _list(data, "server_list"))
+    _check_consistency(servers, data.get("server_count"))
     extra = {
         k: v
         for k, v in data.items()
         if k not in ("status", "version", "server_count", "server_list")
     }
     return RankTable(version=version, servers=servers, source_version=version, extra=extra)
+
+
+def _check_consistency(servers: Sequence[RankServer], declared_count: object) -> None:
+    """HCCL rejects these at start-up with far less helpful messages."""
+    if declared_count is not None and str(declared_count) != str(len(servers)):
+        raise RankTableError(
+            f"server_count is {declared_count} but server_list has {len(servers)} servers"
+        )
+    ranks = sorted(int(device.rank_id) for server in servers for device in server.devices)
+    if not ranks or ranks != list(range(len(ranks))):
+        raise RankTableError(f"rank ids {ranks} are not 0..{len(ranks) - 1}, each once")
 
 
 def _parse_v1_server(entry: Any) -> RankServer:
