@@ -1,0 +1,338 @@
+"""Copy a directory tree between object storage and a local directory, skipping unchanged files.
+
+"Unchanged" is decided per direction with what each side can tell cheaply and exactly:
+
+* download: same size and the local modification time equals the object's LastModified, which
+  every download stamps on the file. An interrupted download resumes where it stopped: files land
+  under a temporary name and are renamed only when complete.
+* upload: same size and the object's ETag equals the file's S3-style MD5 (single part, or per
+  :data:`PART_SIZE` part for multipart objects). Hashes are cached by (path, size, mtime), so a
+  periodic upload hashes a file once, not every round.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from fsspec.callbacks import Callback
+
+from ascendify.storage._errors import ChannelError, NoSuchKeyError, StorageError, translate
+from ascendify.storage._remote import S3Settings, bucket_of, is_remote, local_path, remote_path
+
+PARTIAL_SUFFIX = ".ascendify-partial"
+PART_SIZE = 50 * 2**20  # multipart part size we upload with, so our ETags can be recomputed
+_READ_BLOCK = 2**20
+
+
+@dataclass(frozen=True)
+class CopyResult:
+    """What one :func:`copy_tree` call did; paths are relative to the tree roots."""
+
+    source: str
+    destination: str
+    copied: tuple[str, ...]
+    skipped: tuple[str, ...]
+    bytes_copied: int
+    seconds: float
+
+    def describe(self) -> str:
+        return (
+            f"{len(self.copied)} files copied ({format_bytes(self.bytes_copied)}), "
+            f"{len(self.skipped)} unchanged, {self.seconds:.1f} s"
+        )
+
+
+@dataclass(frozen=True)
+class _RemoteFile:
+    path: str  # s3fs form: bucket/key
+    size: int
+    etag: str
+    mtime: float
+
+
+def format_bytes(size: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def _md5_part(stream: BinaryIO, limit: int | None) -> tuple[bytes, int]:
+    """MD5 of the next ``limit`` bytes of ``stream`` (all of it if None) and how many there were."""
+    digest = hashlib.md5(usedforsecurity=False)
+    count = 0
+    while limit is None or count < limit:
+        block = stream.read(_READ_BLOCK if limit is None else min(_READ_BLOCK, limit - count))
+        if not block:
+            break
+        digest.update(block)
+        count += len(block)
+    return digest.digest(), count
+
+
+def s3_etag(path: Path, multipart: bool) -> str:
+    """The ETag S3 gives ``path`` uploaded whole, or in :data:`PART_SIZE` parts if ``multipart``."""
+    with path.open("rb") as stream:
+        if not multipart:
+            return _md5_part(stream, None)[0].hex()
+        parts: list[bytes] = []
+        while True:
+            digest, count = _md5_part(stream, PART_SIZE)
+            if count == 0:
+                break
+            parts.append(digest)
+    return f"{hashlib.md5(b''.join(parts), usedforsecurity=False).hexdigest()}-{len(parts)}"
+
+
+class ContentHashes:
+    """S3-style ETags of local files, cached by (path, size, mtime_ns). Thread-safe."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[str, int, int, bool], str] = {}
+        self._lock = threading.Lock()
+
+    def etag(self, path: Path, multipart: bool) -> str:
+        stat = path.stat()
+        key = (str(path), stat.st_size, stat.st_mtime_ns, multipart)
+        with self._lock:
+            known = self._known.get(key)
+        if known is None:
+            known = s3_etag(path, multipart)
+            with self._lock:
+                self._known[key] = known
+        return known
+
+
+class _Advance(Callback):  # type: ignore[misc]  # fsspec is untyped
+    """Forwards fsspec's per-chunk byte counts to a progress bar."""
+
+    def __init__(self, advance: Callable[[int], None]) -> None:
+        super().__init__()
+        self._advance = advance
+
+    def relative_update(self, inc: int = 1) -> None:
+        self._advance(inc)
+
+
+@contextmanager
+def _progress(enabled: bool, label: str, total: int) -> Iterator[Callable[[int], None]]:
+    """A byte-counting progress bar on stderr when ``enabled``; yields the ``advance`` function."""
+    if not enabled:
+        yield lambda _: None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda size: bar.advance(task, size)
+
+
+def _remote_files(fs: Any, root: str) -> dict[str, _RemoteFile]:
+    """Objects under ``root`` (a key or a prefix) by relative path (a key: its name)."""
+    found: dict[str, _RemoteFile] = {}
+    for path, info in fs.find(root, detail=True).items():
+        if info.get("type") != "file" or path.endswith("/"):
+            continue  # "directory" placeholder objects
+        if path == root:
+            relative = posixpath.basename(path)
+        elif path.startswith(root + "/"):
+            relative = path[len(root) + 1 :]
+        else:
+            continue
+        modified = info.get("LastModified")
+        found[relative] = _RemoteFile(
+            path=path,
+            size=int(info["size"]),
+            etag=str(info.get("ETag", "")).strip('"'),
+            mtime=modified.timestamp() if modified is not None else 0.0,
+        )
+    return found
+
+
+def _local_files(root: Path) -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for directory, _, names in os.walk(root, followlinks=True):
+        for name in names:
+            if not name.endswith(PARTIAL_SUFFIX):
+                path = Path(directory, name)
+                found[path.relative_to(root).as_posix()] = path
+    return found
+
+
+def _download(fs: Any, remote: _RemoteFile, target: Path, advance: Callable[[int], None]) -> bool:
+    """Fetch ``remote`` to ``target`` unless it is already there; True if bytes moved."""
+    try:
+        stat = target.stat()
+        if stat.st_size == remote.size and int(stat.st_mtime) == int(remote.mtime):
+            advance(remote.size)
+            return False
+    except FileNotFoundError:
+        pass
+    target.parent.mkdir(parents=True, exist_ok=True)
+    incomplete = target.with_name(target.name + PARTIAL_SUFFIX)
+    try:
+        fs.get_file(remote.path, str(incomplete), callback=_Advance(advance))
+        os.replace(incomplete, target)
+    finally:
+        incomplete.unlink(missing_ok=True)
+    os.utime(target, (remote.mtime, remote.mtime))
+    return True
+
+
+def _upload(
+    fs: Any,
+    source: Path,
+    key: str,
+    *,
+    remote: _RemoteFile | None,
+    hashes: ContentHashes,
+    advance: Callable[[int], None],
+) -> bool:
+    """Put ``source`` at ``key`` unless the object there has the same content; True if it did."""
+    if (
+        remote is not None
+        and remote.size == source.stat().st_size
+        and hashes.etag(source, multipart="-" in remote.etag) == remote.etag
+    ):
+        advance(remote.size)
+        return False
+    fs.put_file(str(source), key, callback=_Advance(advance), chunksize=PART_SIZE)
+    return True
+
+
+def check_bucket(fs: Any, url: str, settings: S3Settings) -> None:
+    """Raise the specific :class:`StorageError` if the bucket of ``url`` is missing or unusable."""
+    try:
+        fs.call_s3("head_bucket", Bucket=bucket_of(url))
+    except Exception as error:
+        raise translate(
+            error,
+            url,
+            endpoint=settings.endpoint_url,
+            secrets=settings.secrets(),
+            bucket_probe=True,
+        ) from error
+
+
+def _run_parallel(tasks: Sequence[Callable[[], bool]], workers: int) -> list[bool]:
+    """Run ``tasks`` on ``workers`` threads; the first failure cancels what has not started."""
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = {pool.submit(task): index for index, task in enumerate(tasks)}
+        results = [False] * len(tasks)
+        try:
+            for future in as_completed(futures):
+                results[futures[future]] = future.result()
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    return results
+
+
+def copy_tree(
+    src_url: str,
+    dst_url: str,
+    *,
+    settings: S3Settings | None = None,
+    workers: int = 16,
+    progress: bool | None = None,
+    hashes: ContentHashes | None = None,
+    label: str | None = None,
+) -> CopyResult:
+    """Copy the tree at ``src_url`` to ``dst_url``, one of them ``s3://``/``obs://``, one local.
+
+    Files already at the destination with the same content are skipped (see the module docstring);
+    nothing at the destination is deleted. ``settings`` default to the process environment;
+    ``progress`` defaults to "stderr is a terminal"; pass one ``hashes`` to repeated uploads of
+    the same tree. Raises a :class:`StorageError` naming the cause; a download of a URL with no
+    objects raises :class:`NoSuchKeyError`.
+    """
+    settings = settings or S3Settings.from_env(os.environ)
+    downloading = is_remote(src_url)
+    if downloading == is_remote(dst_url):
+        raise ChannelError(
+            "copy_tree copies between object storage and a local directory, "
+            f"not {src_url} -> {dst_url}"
+        )
+    remote_url = src_url if downloading else dst_url
+    root = remote_path(remote_url)
+    local_root = Path(local_path(dst_url if downloading else src_url))
+    advance_label = label or remote_url
+    fs = settings.filesystem()
+    check_bucket(fs, remote_url, settings)
+    started = time.perf_counter()
+    try:
+        remote = _remote_files(fs, root)
+        if downloading:
+            if not remote:
+                raise NoSuchKeyError(f"no object or prefix {remote_url} to download")
+            sizes = {relative: item.size for relative, item in remote.items()}
+        else:
+            local = _local_files(local_root)
+            sizes = {relative: path.stat().st_size for relative, path in local.items()}
+        show = sys.stderr.isatty() if progress is None else progress
+        with _progress(show, advance_label, sum(sizes.values())) as advance:
+            if downloading:
+                tasks = [
+                    partial(_download, fs, item, local_root / relative, advance)
+                    for relative, item in remote.items()
+                ]
+            else:
+                hashes = hashes or ContentHashes()
+                tasks = [
+                    partial(
+                        _upload,
+                        fs,
+                        path,
+                        f"{root}/{relative}",
+                        remote=remote.get(relative),
+                        hashes=hashes,
+                        advance=advance,
+                    )
+                    for relative, path in local.items()
+                ]
+            moved = _run_parallel(tasks, workers)
+    except StorageError:
+        raise
+    except Exception as error:
+        raise translate(
+            error, remote_url, endpoint=settings.endpoint_url, secrets=settings.secrets()
+        ) from error
+    names = list(sizes)
+    copied = tuple(name for name, did in zip(names, moved, strict=True) if did)
+    return CopyResult(
+        source=src_url,
+        destination=dst_url,
+        copied=copied,
+        skipped=tuple(name for name, did in zip(names, moved, strict=True) if not did),
+        bytes_copied=sum(sizes[name] for name in copied),
+        seconds=time.perf_counter() - started,
+    )
