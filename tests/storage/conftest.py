@@ -7,7 +7,7 @@ import logging
 import urllib.request
 import uuid
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import boto3
 import pytest
@@ -73,13 +73,24 @@ def read_objects(s3: Any, bucket: str, prefix: str) -> dict[str, bytes]:
     }
 
 
+class Restricted(NamedTuple):
+    env: dict[str, str]
+    allowed: str  # bucket the credentials may use
+    forbidden: str  # bucket they may not
+
+
 @pytest.fixture
-def restricted_env(s3_endpoint: str, s3_env: dict[str, str]) -> Iterator[dict[str, str]]:
-    """Credentials of a user allowed only on bucket ``allowed-only``, with authorization enforced.
+def restricted(s3_endpoint: str, s3: Any, s3_env: dict[str, str]) -> Iterator[Restricted]:
+    """Credentials of a user allowed on one bucket only, with authorization enforced.
 
     moto checks IAM policies once its "no-auth action count" is reset to zero; the fixture turns
     that on for the test and back off afterwards, so other tests keep the permissive server.
     """
+    allowed, forbidden = (f"{kind}-{uuid.uuid4().hex[:12]}" for kind in ("allowed", "forbidden"))
+    for name in (allowed, forbidden):
+        s3.create_bucket(Bucket=name)
+        # At the bucket root: moto's signature check trips over "/" in a listing prefix.
+        s3.put_object(Bucket=name, Key="file.txt", Body=b"for the allowed user only")
     iam = boto3.client(
         "iam",
         endpoint_url=s3_endpoint,
@@ -95,26 +106,30 @@ def restricted_env(s3_endpoint: str, s3_env: dict[str, str]) -> Iterator[dict[st
             {
                 "Effect": "Allow",
                 "Action": "s3:*",
-                "Resource": ["arn:aws:s3:::allowed-only", "arn:aws:s3:::allowed-only/*"],
+                "Resource": [f"arn:aws:s3:::{allowed}", f"arn:aws:s3:::{allowed}/*"],
             }
         ],
     }
     iam.put_user_policy(UserName=user, PolicyName="only", PolicyDocument=json.dumps(policy))
     key = iam.create_access_key(UserName=user)["AccessKey"]
+    env = {
+        **s3_env,
+        "AWS_ACCESS_KEY_ID": key["AccessKeyId"],
+        "AWS_SECRET_ACCESS_KEY": key["SecretAccessKey"],
+    }
     _set_auth(s3_endpoint, "0")
     try:
-        yield {
-            **s3_env,
-            "AWS_ACCESS_KEY_ID": key["AccessKeyId"],
-            "AWS_SECRET_ACCESS_KEY": key["SecretAccessKey"],
-        }
+        yield Restricted(env, allowed, forbidden)
     finally:
         _set_auth(s3_endpoint, "inf")
 
 
 def _set_auth(endpoint: str, count: str) -> None:
     request = urllib.request.Request(
-        f"{endpoint}/moto-api/reset-auth", data=count.encode(), method="POST"
+        f"{endpoint}/moto-api/reset-auth",
+        data=count.encode(),
+        headers={"Content-Type": "text/plain"},  # a form body would be parsed away
+        method="POST",
     )
     with urllib.request.urlopen(request, timeout=10) as response:
         assert response.status == 200

@@ -294,6 +294,8 @@ def copy_tree(
         if downloading:
             if not remote:
                 raise NoSuchKeyError(f"no object or prefix {remote_url} to download")
+            for stale in local_root.rglob(f"*{PARTIAL_SUFFIX}"):
+                stale.unlink()  # left by an interrupted run; the ranks must not see it
             sizes = {relative: item.size for relative, item in remote.items()}
         else:
             local = _local_files(local_root)
