@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from pathlib import Path
@@ -15,6 +16,7 @@ from ascendify.storage import (
     ChannelError,
     ContentHashes,
     EndpointUnreachableError,
+    NoSpaceError,
     NoSuchKeyError,
     S3Settings,
     StorageError,
@@ -71,11 +73,14 @@ def test_download_resumes_and_fetches_only_what_changed(
     (tmp_path / "f03").unlink()  # lost locally
     (tmp_path / "f04.ascendify-partial").write_bytes(b"half")  # an interrupted earlier run
     put_objects(s3, bucket, {"data/f07": b"content 7 v2"})  # changed remotely
-    os.utime(tmp_path / "f05", (0, 0))  # touched locally: no longer the stamped copy
+    os.utime(tmp_path / "f05", (0, 0))  # touched, same content: hashed, kept and stamped again
+    (tmp_path / "f06").write_bytes(b"CONTENT 6")  # same size, other content
 
     again = copy_tree(url, str(tmp_path), settings=settings)
-    assert sorted(again.copied) == ["f03", "f05", "f07"]
+    assert sorted(again.copied) == ["f03", "f06", "f07"]
     assert len(again.skipped) == 9
+    assert (tmp_path / "f06").read_bytes() == b"content 6"
+    assert (tmp_path / "f05").stat().st_mtime > 0
     assert (tmp_path / "f07").read_bytes() == b"content 7 v2"
     assert not (tmp_path / "f04.ascendify-partial").exists()
     assert copy_tree(url, str(tmp_path), settings=settings).copied == ()
@@ -111,6 +116,13 @@ def test_multipart_objects_are_recognised_as_unchanged(
     assert copy_tree(str(tmp_path), url, settings=settings).copied == ("ckpt.pt",)
     assert s3.head_object(Bucket=bucket, Key="big/ckpt.pt")["ETag"].strip('"').endswith("-3")
     assert copy_tree(str(tmp_path), url, settings=settings).copied == ()
+
+
+def test_download_refuses_to_start_without_disk_space(tmp_path: Path) -> None:
+    huge = _copy._RemoteFile(path="bkt/huge", size=2**62, etag="", mtime_ns=0)
+    with pytest.raises(NoSpaceError, match="needs"):
+        _copy._check_space(tmp_path / "not-yet-created", {"huge": huge})
+    _copy._check_space(tmp_path, {"small": dataclasses.replace(huge, size=1)})
 
 
 def test_missing_bucket(s3_env: dict[str, str], tmp_path: Path) -> None:

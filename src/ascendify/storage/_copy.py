@@ -1,13 +1,17 @@
 """Copy a directory tree between object storage and a local directory, skipping unchanged files.
 
-"Unchanged" is decided per direction with what each side can tell cheaply and exactly:
+A file is unchanged when both sides have the same size and the object's ETag equals the file's
+S3-style MD5 (of the whole file, or per :data:`PART_SIZE` part for multipart objects). Hashing is
+avoided where an exact cheaper proof exists:
 
-* download: same size and the local modification time equals the object's LastModified, which
-  every download stamps on the file. An interrupted download resumes where it stopped: files land
+* download: every download stamps the object's LastModified on the local file, so a file with the
+  stamp is the downloaded copy and is not hashed; files placed by someone else are hashed once
+  and then stamped. Interrupted downloads never leave a half file under the real name: they land
   under a temporary name and are renamed only when complete.
-* upload: same size and the object's ETag equals the file's S3-style MD5 (single part, or per
-  :data:`PART_SIZE` part for multipart objects). Hashes are cached by (path, size, mtime), so a
-  periodic upload hashes a file once, not every round.
+* upload: hashes are cached by (path, size, mtime), so a periodic upload hashes a file once, not
+  every round.
+
+Nothing at the destination is ever deleted.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+import shutil
 import sys
 import threading
 import time
@@ -22,13 +27,20 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from fsspec.callbacks import Callback
 
-from ascendify.storage._errors import ChannelError, NoSuchKeyError, StorageError, translate
+from ascendify.storage._errors import (
+    ChannelError,
+    NoSpaceError,
+    NoSuchKeyError,
+    StorageError,
+    translate,
+)
 from ascendify.storage._remote import S3Settings, bucket_of, is_remote, local_path, remote_path
 
 PARTIAL_SUFFIX = ".ascendify-partial"
@@ -59,7 +71,7 @@ class _RemoteFile:
     path: str  # s3fs form: bucket/key
     size: int
     etag: str
-    mtime: float
+    mtime_ns: int  # LastModified, stamped exactly on downloaded copies
 
 
 def format_bytes(size: float) -> str:
@@ -155,6 +167,11 @@ def _progress(enabled: bool, label: str, total: int) -> Iterator[Callable[[int],
         yield lambda size: bar.advance(task, size)
 
 
+def _nanoseconds(moment: datetime) -> int:
+    """Exact epoch nanoseconds of an aware datetime (float seconds would round)."""
+    return int(moment.timestamp()) * 10**9 + moment.microsecond * 1000
+
+
 def _remote_files(fs: Any, root: str) -> dict[str, _RemoteFile]:
     """Objects under ``root`` (a key or a prefix) by relative path (a key: its name)."""
     found: dict[str, _RemoteFile] = {}
@@ -172,30 +189,70 @@ def _remote_files(fs: Any, root: str) -> dict[str, _RemoteFile]:
             path=path,
             size=int(info["size"]),
             etag=str(info.get("ETag", "")).strip('"'),
-            mtime=modified.timestamp() if modified is not None else 0.0,
+            mtime_ns=_nanoseconds(modified) if modified is not None else 0,
         )
     return found
 
 
-def _local_files(root: Path) -> dict[str, Path]:
-    found: dict[str, Path] = {}
+def _local_files(root: Path) -> dict[str, tuple[Path, int]]:
+    """Files under ``root`` with their sizes; files that vanish while we look are left out."""
+    found: dict[str, tuple[Path, int]] = {}
     for directory, _, names in os.walk(root, followlinks=True):
         for name in names:
+            path = Path(directory, name)
+            try:
+                size = path.stat().st_size
+            except FileNotFoundError:
+                continue
             if not name.endswith(PARTIAL_SUFFIX):
-                path = Path(directory, name)
-                found[path.relative_to(root).as_posix()] = path
+                found[path.relative_to(root).as_posix()] = (path, size)
     return found
 
 
-def _download(fs: Any, remote: _RemoteFile, target: Path, advance: Callable[[int], None]) -> bool:
-    """Fetch ``remote`` to ``target`` unless it is already there; True if bytes moved."""
+def _check_space(local_root: Path, remote: dict[str, _RemoteFile]) -> None:
+    """Fail before downloading if the files still missing cannot fit on the local disk."""
+    needed = 0
+    for relative, item in remote.items():
+        try:
+            needed += max(0, item.size - (local_root / relative).stat().st_size)
+        except FileNotFoundError:
+            needed += item.size
+    existing = next(p for p in (local_root, *local_root.parents) if p.exists())
+    free = shutil.disk_usage(existing).free
+    if needed > free:
+        raise NoSpaceError(
+            f"{local_root} needs {format_bytes(needed)} more for the download "
+            f"but its disk has {format_bytes(free)} free"
+        )
+
+
+def _downloaded_before(remote: _RemoteFile, target: Path, hashes: ContentHashes) -> bool:
     try:
         stat = target.stat()
-        if stat.st_size == remote.size and int(stat.st_mtime) == int(remote.mtime):
-            advance(remote.size)
-            return False
     except FileNotFoundError:
-        pass
+        return False
+    if stat.st_size != remote.size:
+        return False
+    if stat.st_mtime_ns == remote.mtime_ns:
+        return True
+    if hashes.etag(target, multipart="-" in remote.etag) != remote.etag:
+        return False
+    os.utime(target, ns=(remote.mtime_ns, remote.mtime_ns))  # next time the stamp suffices
+    return True
+
+
+def _download(
+    fs: Any,
+    remote: _RemoteFile,
+    target: Path,
+    *,
+    hashes: ContentHashes,
+    advance: Callable[[int], None],
+) -> bool:
+    """Fetch ``remote`` to ``target`` unless it is already there; True if it did."""
+    if _downloaded_before(remote, target, hashes):
+        advance(remote.size)
+        return False
     target.parent.mkdir(parents=True, exist_ok=True)
     incomplete = target.with_name(target.name + PARTIAL_SUFFIX)
     try:
@@ -203,7 +260,7 @@ def _download(fs: Any, remote: _RemoteFile, target: Path, advance: Callable[[int
         os.replace(incomplete, target)
     finally:
         incomplete.unlink(missing_ok=True)
-    os.utime(target, (remote.mtime, remote.mtime))
+    os.utime(target, ns=(remote.mtime_ns, remote.mtime_ns))
     return True
 
 
@@ -217,14 +274,19 @@ def _upload(
     advance: Callable[[int], None],
 ) -> bool:
     """Put ``source`` at ``key`` unless the object there has the same content; True if it did."""
-    if (
-        remote is not None
-        and remote.size == source.stat().st_size
-        and hashes.etag(source, multipart="-" in remote.etag) == remote.etag
-    ):
-        advance(remote.size)
-        return False
-    fs.put_file(str(source), key, callback=_Advance(advance), chunksize=PART_SIZE)
+    try:
+        if (
+            remote is not None
+            and remote.size == source.stat().st_size
+            and hashes.etag(source, multipart="-" in remote.etag) == remote.etag
+        ):
+            advance(remote.size)
+            return False
+        fs.put_file(str(source), key, callback=_Advance(advance), chunksize=PART_SIZE)
+    except FileNotFoundError:
+        if source.exists():
+            raise  # the remote side is missing, not the file
+        return False  # deleted while we worked (a rotated checkpoint): nothing left to keep
     return True
 
 
@@ -296,19 +358,22 @@ def copy_tree(
                 raise NoSuchKeyError(f"no object or prefix {remote_url} to download")
             for stale in local_root.rglob(f"*{PARTIAL_SUFFIX}"):
                 stale.unlink()  # left by an interrupted run; the ranks must not see it
+            _check_space(local_root.absolute(), remote)
             sizes = {relative: item.size for relative, item in remote.items()}
         else:
             local = _local_files(local_root)
-            sizes = {relative: path.stat().st_size for relative, path in local.items()}
+            sizes = {relative: size for relative, (_, size) in local.items()}
         show = sys.stderr.isatty() if progress is None else progress
+        hashes = hashes or ContentHashes()
         with _progress(show, advance_label, sum(sizes.values())) as advance:
             if downloading:
                 tasks = [
-                    partial(_download, fs, item, local_root / relative, advance)
+                    partial(
+                        _download, fs, item, local_root / relative, hashes=hashes, advance=advance
+                    )
                     for relative, item in remote.items()
                 ]
             else:
-                hashes = hashes or ContentHashes()
                 tasks = [
                     partial(
                         _upload,
@@ -319,7 +384,7 @@ def copy_tree(
                         hashes=hashes,
                         advance=advance,
                     )
-                    for relative, path in local.items()
+                    for relative, (path, _) in local.items()
                 ]
             moved = _run_parallel(tasks, workers)
     except StorageError:

@@ -37,6 +37,10 @@ class NoSuchKeyError(StorageError):
     """An input URL names neither an object nor a prefix holding objects."""
 
 
+class NoSpaceError(StorageError):
+    """The local disk cannot hold what an input channel still has to download."""
+
+
 class TransferError(StorageError):
     """A copy failed for another reason; the message carries the server's or the system's words."""
 
