@@ -1,11 +1,12 @@
 """Staging throughput of ascendify.storage.copy_tree against a plain fsspec copy, same run.
 
-Both copy from an S3-protocol server on 127.0.0.1 (moto's server mode) into a fresh local
-directory: many small files and one large file. The baseline is what a script would write by
-hand, ``fs.get(prefix, local, recursive=True)`` on an s3fs filesystem. Also shown: a second
-staging of the same tree (everything already present) and the upload direction against
-``fs.put(local, prefix, recursive=True)``. Figures are medians over ``--repeat`` runs; the ratio
-is baseline time / ascendify time (above 1: ascendify is faster).
+Both copy from an S3-protocol server on 127.0.0.1 (moto's server mode, in its own process so it
+does not share this interpreter's lock) into a fresh local directory: many small files and one
+large file. The baseline is what a script would write by hand,
+``fs.get(prefix, local, recursive=True)`` on an s3fs filesystem. Also shown: a second staging of
+the same tree (everything already present) and the upload direction against
+``fs.put(local, prefix, recursive=True)``. The two run alternately; figures are medians over
+``--repeat`` runs each; the ratio is baseline time / ascendify time (above 1: ascendify is faster).
 
     python benchmarks/bench_storage.py [--small-files 500] [--small-kib 4] [--large-mib 64]
                                        [--repeat 5]
@@ -15,14 +16,17 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import logging
 import os
 import shutil
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +34,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import fsspec
-from moto.server import ThreadedMotoServer
 
 from ascendify.storage import S3Settings, copy_tree
 
@@ -52,20 +55,29 @@ class Bench:
     settings: S3Settings
     repeat: int
 
-    def median(self, run: Callable[[Path], object], prepare: Callable[[Path], None]) -> float:
-        """Median time of ``run(dir)``, each run on a fresh directory set up by ``prepare``."""
-        times = []
-        for _ in range(self.repeat):
-            target = Path(tempfile.mkdtemp(prefix="bench-storage-"))
-            try:
-                prepare(target)
-                self.plain.invalidate_cache()  # no listing cache: each run is a new job
-                started = time.perf_counter()
-                run(target)
-                times.append(time.perf_counter() - started)
-            finally:
-                shutil.rmtree(target, ignore_errors=True)
-        return statistics.median(times)
+    def time(self, run: Callable[[Path], object], prepare: Callable[[Path], None]) -> float:
+        """Seconds ``run(dir)`` takes on a fresh directory set up by ``prepare``."""
+        target = Path(tempfile.mkdtemp(prefix="bench-storage-"))
+        try:
+            prepare(target)
+            self.plain.invalidate_cache()  # no listing cache: each run is a new job
+            started = time.perf_counter()
+            run(target)
+            return time.perf_counter() - started
+        finally:
+            shutil.rmtree(target, ignore_errors=True)
+
+    def compare(
+        self,
+        baseline: Callable[[Path], object],
+        ours: Callable[[Path], object],
+        prepare: Callable[[Path], None],
+    ) -> tuple[float, float]:
+        """Median times of both, run alternately so a change in machine load hits both alike."""
+        pairs = [
+            (self.time(baseline, prepare), self.time(ours, prepare)) for _ in range(self.repeat)
+        ]
+        return statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
 
     def stage(self, tree: Tree, target: Path) -> None:
         copy_tree(
@@ -73,7 +85,8 @@ class Bench:
         )
 
 
-def report(name: str, tree: Tree, baseline: float, ours: float) -> None:
+def report(name: str, tree: Tree, times: tuple[float, float]) -> None:
+    baseline, ours = times
     mib = tree.size / 2**20
     print(
         f"{name:<34} files={tree.files:<5} {mib:6.1f} MiB | fsspec {baseline * 1000:8.1f} ms "
@@ -115,15 +128,8 @@ def bench_downloads(bench: Bench, tree: Tree) -> None:
     def staged(target: Path) -> None:
         bench.stage(tree, target)
 
-    report(
-        f"download {tree.prefix}", tree, bench.median(baseline, empty), bench.median(ours, empty)
-    )
-    report(
-        f"download {tree.prefix}, already staged",
-        tree,
-        bench.median(baseline, staged),
-        bench.median(ours, staged),
-    )
+    report(f"download {tree.prefix}", tree, bench.compare(baseline, ours, empty))
+    report(f"download {tree.prefix}, already staged", tree, bench.compare(baseline, ours, staged))
 
 
 def bench_uploads(bench: Bench, tree: Tree) -> None:
@@ -139,9 +145,32 @@ def bench_uploads(bench: Bench, tree: Tree) -> None:
     def nothing(_: Path) -> None:
         pass
 
-    report(
-        f"upload {tree.prefix}", tree, bench.median(baseline, nothing), bench.median(ours, nothing)
-    )
+    report(f"upload {tree.prefix}", tree, bench.compare(baseline, ours, nothing))
+
+
+@contextmanager
+def s3_server() -> Iterator[str]:
+    """moto's S3 server in a child process on a free loopback port; yields its endpoint."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    endpoint = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise RuntimeError("the moto server did not start") from None
+                time.sleep(0.1)
+        yield endpoint
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
 
 
 def main() -> int:
@@ -152,11 +181,12 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
 
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
+    with s3_server() as endpoint:
+        run(endpoint, args)
+    return 0
+
+
+def run(endpoint: str, args: argparse.Namespace) -> None:
     env = {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET}
     plain = fsspec.filesystem(
         "s3", endpoint_url=endpoint, key=KEY, secret=SECRET, skip_instance_cache=True
@@ -173,8 +203,6 @@ def main() -> int:
             bench_uploads(bench, tree)
     finally:
         shutil.rmtree(source, ignore_errors=True)
-        server.stop()
-    return 0
 
 
 if __name__ == "__main__":
