@@ -20,6 +20,7 @@ from ascendify.storage import (
     NoSuchKeyError,
     S3Settings,
     StorageError,
+    TransferError,
     _copy,
     copy_tree,
 )
@@ -179,3 +180,13 @@ def test_local_to_local_is_refused(tmp_path: Path) -> None:
 def test_errors_are_storage_errors() -> None:
     for kind in (AccessDeniedError, BucketNotFoundError, EndpointUnreachableError, NoSuchKeyError):
         assert issubclass(kind, StorageError)
+
+
+def test_a_failing_file_stops_the_copy_and_leaves_no_partial_files(
+    s3: Any, bucket: str, s3_env: dict[str, str], tmp_path: Path
+) -> None:
+    put_objects(s3, bucket, {f"data/f{i:03d}": b"x" * 100 for i in range(200)})
+    (tmp_path / "f100").mkdir()  # a directory where a file must go: that file cannot land
+    with pytest.raises(TransferError, match="IsADirectoryError"):
+        copy_tree(f"s3://{bucket}/data", str(tmp_path), settings=S3Settings.from_env(s3_env))
+    assert not list(tmp_path.glob("*.ascendify-partial"))

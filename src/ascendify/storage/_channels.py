@@ -54,7 +54,7 @@ class JobChannels:
         upload_interval: float = 60.0,
         log: Log = print,
         progress: bool | None = None,
-        workers: int = 16,
+        workers: int = 64,
     ) -> None:
         self.plan = plan
         self.upload_interval = upload_interval

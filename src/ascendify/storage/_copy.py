@@ -16,6 +16,7 @@ Nothing at the destination is ever deleted.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import posixpath
@@ -23,15 +24,15 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
+from fsspec.asyn import sync
 from fsspec.callbacks import Callback
 
 from ascendify.storage._errors import (
@@ -226,7 +227,12 @@ def _check_space(local_root: Path, remote: dict[str, _RemoteFile]) -> None:
         )
 
 
-def _downloaded_before(remote: _RemoteFile, target: Path, hashes: ContentHashes) -> bool:
+async def _etag(hashes: ContentHashes, path: Path, multipart: bool) -> str:
+    """Hash off the event loop, which keeps serving the other transfers meanwhile."""
+    return await asyncio.to_thread(hashes.etag, path, multipart)
+
+
+async def _downloaded_before(remote: _RemoteFile, target: Path, hashes: ContentHashes) -> bool:
     try:
         stat = target.stat()
     except FileNotFoundError:
@@ -235,13 +241,13 @@ def _downloaded_before(remote: _RemoteFile, target: Path, hashes: ContentHashes)
         return False
     if stat.st_mtime_ns == remote.mtime_ns:
         return True
-    if hashes.etag(target, multipart="-" in remote.etag) != remote.etag:
+    if await _etag(hashes, target, multipart="-" in remote.etag) != remote.etag:
         return False
     os.utime(target, ns=(remote.mtime_ns, remote.mtime_ns))  # next time the stamp suffices
     return True
 
 
-def _download(
+async def _download(
     fs: Any,
     remote: _RemoteFile,
     target: Path,
@@ -250,13 +256,13 @@ def _download(
     advance: Callable[[int], None],
 ) -> bool:
     """Fetch ``remote`` to ``target`` unless it is already there; True if it did."""
-    if _downloaded_before(remote, target, hashes):
+    if await _downloaded_before(remote, target, hashes):
         advance(remote.size)
         return False
     target.parent.mkdir(parents=True, exist_ok=True)
     incomplete = target.with_name(target.name + PARTIAL_SUFFIX)
     try:
-        fs.get_file(remote.path, str(incomplete), callback=_Advance(advance))
+        await fs._get_file(remote.path, str(incomplete), callback=_Advance(advance))
         os.replace(incomplete, target)
     finally:
         incomplete.unlink(missing_ok=True)
@@ -264,7 +270,7 @@ def _download(
     return True
 
 
-def _upload(
+async def _upload(
     fs: Any,
     source: Path,
     key: str,
@@ -278,11 +284,11 @@ def _upload(
         if (
             remote is not None
             and remote.size == source.stat().st_size
-            and hashes.etag(source, multipart="-" in remote.etag) == remote.etag
+            and await _etag(hashes, source, multipart="-" in remote.etag) == remote.etag
         ):
             advance(remote.size)
             return False
-        fs.put_file(str(source), key, callback=_Advance(advance), chunksize=PART_SIZE)
+        await fs._put_file(str(source), key, callback=_Advance(advance), chunksize=PART_SIZE)
     except FileNotFoundError:
         if source.exists():
             raise  # the remote side is missing, not the file
@@ -304,19 +310,32 @@ def check_bucket(fs: Any, url: str, settings: S3Settings) -> None:
         ) from error
 
 
-def _run_parallel(tasks: Sequence[Callable[[], bool]], workers: int) -> list[bool]:
-    """Run ``tasks`` on ``workers`` threads; the first failure cancels what has not started."""
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = {pool.submit(task): index for index, task in enumerate(tasks)}
-        results = [False] * len(tasks)
+def _run_parallel(
+    fs: Any, jobs: Sequence[Callable[[], Awaitable[bool]]], workers: int
+) -> list[bool]:
+    """Run ``jobs`` on the filesystem's event loop, ``workers`` at a time, and wait for them.
+
+    s3fs is asynchronous underneath; running the transfers as coroutines on its loop avoids a
+    thread hop per file. The first failure cancels the rest and lets them clean up.
+    """
+
+    async def run_all() -> list[bool]:
+        limit = asyncio.Semaphore(max(1, workers))
+
+        async def one(job: Callable[[], Awaitable[bool]]) -> bool:
+            async with limit:
+                return await job()
+
+        tasks = [asyncio.ensure_future(one(job)) for job in jobs]
         try:
-            for future in as_completed(futures):
-                results[futures[future]] = future.result()
+            return list(await asyncio.gather(*tasks))
         except BaseException:
-            for future in futures:
-                future.cancel()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
             raise
-    return results
+
+    return cast(list[bool], sync(fs.loop, run_all))
 
 
 def copy_tree(
@@ -324,7 +343,7 @@ def copy_tree(
     dst_url: str,
     *,
     settings: S3Settings | None = None,
-    workers: int = 16,
+    workers: int = 64,
     progress: bool | None = None,
     hashes: ContentHashes | None = None,
     label: str | None = None,
@@ -386,7 +405,7 @@ def copy_tree(
                     )
                     for relative, (path, _) in local.items()
                 ]
-            moved = _run_parallel(tasks, workers)
+            moved = _run_parallel(fs, tasks, workers)
     except StorageError:
         raise
     except Exception as error:

@@ -16,7 +16,7 @@ REMOTE_SCHEMES = ("s3", "obs")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 _FALSE = ("0", "false", "no", "off")
 # Enough connections for the copy workers; short connect timeout so a wrong endpoint fails fast.
-_CONNECTIONS = 32
+_CONNECTIONS = 64
 _CLIENT_CONFIG: dict[str, Any] = {
     "connect_timeout": 5,
     "read_timeout": 60,
