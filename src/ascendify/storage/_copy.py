@@ -338,6 +338,49 @@ def _run_parallel(
     return cast(list[bool], sync(fs.loop, run_all))
 
 
+@dataclass(frozen=True)
+class _Transfer:
+    """One file to copy unless unchanged; ``run(advance=...)`` does it and says if bytes moved."""
+
+    relative: str
+    size: int
+    run: Callable[..., Awaitable[bool]]
+
+
+def _download_plan(
+    fs: Any, remote_url: str, local_root: Path, hashes: ContentHashes
+) -> list[_Transfer]:
+    remote = _remote_files(fs, remote_path(remote_url))
+    if not remote:
+        raise NoSuchKeyError(f"no object or prefix {remote_url} to download")
+    for stale in local_root.rglob(f"*{PARTIAL_SUFFIX}"):
+        stale.unlink()  # left by an interrupted run; the ranks must not see it
+    _check_space(local_root.absolute(), remote)
+    return [
+        _Transfer(
+            relative, item.size, partial(_download, fs, item, local_root / relative, hashes=hashes)
+        )
+        for relative, item in remote.items()
+    ]
+
+
+def _upload_plan(
+    fs: Any, remote_url: str, local_root: Path, hashes: ContentHashes
+) -> list[_Transfer]:
+    root = remote_path(remote_url)
+    remote = _remote_files(fs, root)
+    return [
+        _Transfer(
+            relative,
+            size,
+            partial(
+                _upload, fs, path, f"{root}/{relative}", remote=remote.get(relative), hashes=hashes
+            ),
+        )
+        for relative, (path, size) in _local_files(local_root).items()
+    ]
+
+
 def copy_tree(
     src_url: str,
     dst_url: str,
@@ -352,9 +395,9 @@ def copy_tree(
 
     Files already at the destination with the same content are skipped (see the module docstring);
     nothing at the destination is deleted. ``settings`` default to the process environment;
-    ``progress`` defaults to "stderr is a terminal"; pass one ``hashes`` to repeated uploads of
-    the same tree. Raises a :class:`StorageError` naming the cause; a download of a URL with no
-    objects raises :class:`NoSuchKeyError`.
+    ``workers`` transfers run at once; ``progress`` defaults to "stderr is a terminal"; pass one
+    ``hashes`` to repeated uploads of the same tree. Raises a :class:`StorageError` naming the
+    cause; a download of a URL with no objects raises :class:`NoSuchKeyError`.
     """
     settings = settings or S3Settings.from_env(os.environ)
     downloading = is_remote(src_url)
@@ -363,62 +406,29 @@ def copy_tree(
             "copy_tree copies between object storage and a local directory, "
             f"not {src_url} -> {dst_url}"
         )
-    remote_url = src_url if downloading else dst_url
-    root = remote_path(remote_url)
-    local_root = Path(local_path(dst_url if downloading else src_url))
-    advance_label = label or remote_url
+    remote_url, local = (src_url, dst_url) if downloading else (dst_url, src_url)
     fs = settings.filesystem()
     check_bucket(fs, remote_url, settings)
     started = time.perf_counter()
+    plan = _download_plan if downloading else _upload_plan
     try:
-        remote = _remote_files(fs, root)
-        if downloading:
-            if not remote:
-                raise NoSuchKeyError(f"no object or prefix {remote_url} to download")
-            for stale in local_root.rglob(f"*{PARTIAL_SUFFIX}"):
-                stale.unlink()  # left by an interrupted run; the ranks must not see it
-            _check_space(local_root.absolute(), remote)
-            sizes = {relative: item.size for relative, item in remote.items()}
-        else:
-            local = _local_files(local_root)
-            sizes = {relative: size for relative, (_, size) in local.items()}
+        transfers = plan(fs, remote_url, Path(local_path(local)), hashes or ContentHashes())
         show = sys.stderr.isatty() if progress is None else progress
-        hashes = hashes or ContentHashes()
-        with _progress(show, advance_label, sum(sizes.values())) as advance:
-            if downloading:
-                tasks = [
-                    partial(
-                        _download, fs, item, local_root / relative, hashes=hashes, advance=advance
-                    )
-                    for relative, item in remote.items()
-                ]
-            else:
-                tasks = [
-                    partial(
-                        _upload,
-                        fs,
-                        path,
-                        f"{root}/{relative}",
-                        remote=remote.get(relative),
-                        hashes=hashes,
-                        advance=advance,
-                    )
-                    for relative, (path, _) in local.items()
-                ]
-            moved = _run_parallel(fs, tasks, workers)
+        with _progress(show, label or remote_url, sum(t.size for t in transfers)) as advance:
+            jobs = [partial(t.run, advance=advance) for t in transfers]
+            moved = _run_parallel(fs, jobs, workers)
     except StorageError:
         raise
     except Exception as error:
         raise translate(
             error, remote_url, endpoint=settings.endpoint_url, secrets=settings.secrets()
         ) from error
-    names = list(sizes)
-    copied = tuple(name for name, did in zip(names, moved, strict=True) if did)
+    copied = [t for t, did in zip(transfers, moved, strict=True) if did]
     return CopyResult(
         source=src_url,
         destination=dst_url,
-        copied=copied,
-        skipped=tuple(name for name, did in zip(names, moved, strict=True) if not did),
-        bytes_copied=sum(sizes[name] for name in copied),
+        copied=tuple(t.relative for t in copied),
+        skipped=tuple(t.relative for t, did in zip(transfers, moved, strict=True) if not did),
+        bytes_copied=sum(t.size for t in copied),
         seconds=time.perf_counter() - started,
     )
