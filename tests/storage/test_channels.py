@@ -177,20 +177,27 @@ def test_second_job_skips_inputs_already_staged(
     assert len(second.downloads["data_url"].skipped) == len(DATA) - 1
 
 
-def test_failed_final_upload_is_raised_after_success(
+def test_failed_final_upload_is_raised_after_success_and_other_outputs_still_go(
     s3: Any, bucket: str, s3_env: dict[str, str], tmp_path: Path
 ) -> None:
     put_objects(s3, bucket, {"dataset/x": b"x"})
     target = f"{bucket}-out"
     s3.create_bucket(Bucket=target)
-    plan = plan_channels(
-        [f"--data_url=s3://{bucket}/dataset", f"--train_url=s3://{target}/run"], s3_env, tmp_path
-    )
-    with (
-        pytest.raises(BucketNotFoundError, match=repr(target)),
-        JobChannels(plan, upload_interval=0, log=[].append),
-    ):
-        s3.delete_bucket(Bucket=target)
+    argv = [
+        f"--data_url=s3://{bucket}/dataset",
+        f"--train_url=s3://{target}/run",
+        f"--ckpt_url=s3://{bucket}/ckpt",
+    ]
+    plan = plan_channels(argv, s3_env, tmp_path, outputs=("ckpt",))
+
+    def job_losing_its_bucket() -> None:
+        with JobChannels(plan, upload_interval=0, log=[].append):
+            (tmp_path / "outputs" / "ckpt_url_0" / "model.pt").write_bytes(b"kept")
+            s3.delete_bucket(Bucket=target)
+
+    with pytest.raises(BucketNotFoundError, match=repr(target)):
+        job_losing_its_bucket()
+    assert read_objects(s3, bucket, "ckpt/") == {"model.pt": b"kept"}
 
 
 def test_failed_final_upload_is_logged_when_the_body_raised(

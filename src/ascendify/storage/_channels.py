@@ -100,7 +100,7 @@ class JobChannels:
         if self._thread is not None:
             self._thread.join()
         try:
-            self.upload_outputs()
+            self.upload_outputs(progress=self._progress)
         except StorageError as error:
             if exc is None:
                 raise
@@ -109,14 +109,25 @@ class JobChannels:
             for history in self.uploads.values():
                 self._log(f"ascendify: {history.summary()}")
 
-    def upload_outputs(self) -> None:
-        """One upload round of every remote output (also what the periodic thread runs)."""
+    def upload_outputs(self, progress: bool | None = False) -> None:
+        """One upload round of every remote output (the periodic rounds show no progress bar).
+
+        Every channel is tried even if one fails; then the failures are raised together.
+        """
+        failures: list[StorageError] = []
         with self._round_lock:
             for history in self.uploads.values():
                 channel = history.channel
-                history.rounds.append(
-                    self._copy(channel.local_dir, channel.url, channel.name, False, history.hashes)
-                )
+                try:
+                    result = self._copy(
+                        channel.local_dir, channel.url, channel.name, progress, history.hashes
+                    )
+                except StorageError as error:
+                    failures.append(error)
+                else:
+                    history.rounds.append(result)
+        if failures:
+            raise type(failures[0])("; ".join(map(str, failures)))
 
     def _upload_periodically(self) -> None:
         while not self._stop.wait(self.upload_interval):
