@@ -205,3 +205,13 @@ def test_credentials_never_print(tmp_path: Path) -> None:
         assert SECRET_ACCESS_KEY not in text
     assert plan.settings.secrets() == (ACCESS_KEY_ID, SECRET_ACCESS_KEY)
     assert plan.settings == S3Settings.from_env(env)
+
+
+def test_platform_channel_with_a_local_url_stays_local(tmp_path: Path) -> None:
+    env = {
+        "MA_INPUTS": json.dumps(
+            {"inputs": [{"name": "data_url", "remote": {"obs": {"obs_url": "file:///srv/data"}}}]}
+        )
+    }
+    plan = plan_channels([], env, tmp_path)
+    assert plan.channels == (Channel("data_url", "input", "/srv/data", "/srv/data", False),)

@@ -195,6 +195,43 @@ def _argv_channel(
     return Channel(name, direction, path, path, remote=False), path
 
 
+def _directions(inputs: Iterable[str], outputs: Iterable[str]) -> dict[str, Direction]:
+    """Argument name -> direction of every channel argument to look for."""
+    directions: dict[str, Direction] = dict.fromkeys(DEFAULT_INPUTS, INPUT)
+    directions.update(dict.fromkeys(DEFAULT_OUTPUTS, OUTPUT))
+    declarations: tuple[tuple[Iterable[str], Direction], ...] = ((inputs, INPUT), (outputs, OUTPUT))
+    for names, direction in declarations:
+        for declared in map(parameter_name, names):
+            if directions.setdefault(declared, direction) != direction:
+                raise ChannelError(f"--{declared} is declared both as an input and as an output")
+    return directions
+
+
+def _add_platform_channels(
+    channels: dict[str, Channel], platform: Iterable[_PlatformChannel], workdir: str
+) -> dict[str, str]:
+    """Merge MA_INPUTS/MA_OUTPUTS into ``channels``; return the variables for env-access ones."""
+    rank_env: dict[str, str] = {}
+    for entry in platform:
+        given = channels.get(entry.name)
+        if given is not None and given.remote:
+            continue  # the command line names another remote location: it wins
+        if not is_remote(entry.url):
+            path = local_path(entry.url)
+            channel = Channel(entry.name, entry.direction, path, path, remote=False)
+        else:
+            local_dir = (
+                given.local_dir
+                if given is not None
+                else entry.local_dir or _staging_dir(workdir, entry.direction, entry.name)
+            )
+            channel = Channel(entry.name, entry.direction, entry.url, local_dir, remote=True)
+        channels[entry.name] = channel
+        if entry.access_method == "env":
+            rank_env[entry.name] = channel.local_dir
+    return rank_env
+
+
 def plan_channels(
     argv: Sequence[str],
     env: Mapping[str, str],
@@ -210,14 +247,7 @@ def plan_channels(
     ``--data_url=<local_dir>`` that way). Raises :class:`ChannelError` for malformed input.
     """
     workdir = os.fspath(workdir)
-    directions: dict[str, Direction] = dict.fromkeys(DEFAULT_INPUTS, INPUT)
-    directions.update(dict.fromkeys(DEFAULT_OUTPUTS, OUTPUT))
-    declarations: tuple[tuple[Iterable[str], Direction], ...] = ((inputs, INPUT), (outputs, OUTPUT))
-    for names, direction in declarations:
-        for declared in map(parameter_name, names):
-            if directions.setdefault(declared, direction) != direction:
-                raise ChannelError(f"--{declared} is declared both as an input and as an output")
-
+    directions = _directions(inputs, outputs)
     occurrences = _find_options(argv, directions)
     platform = [
         _platform_channel(entry, variable, direction)
@@ -231,23 +261,7 @@ def plan_channels(
         values = {o.value for o in occurrences if o.name == name}
         if values:
             channels[name], replacement[name] = _argv_channel(name, direction, values, workdir)
-
-    rank_env: dict[str, str] = {}
-    for entry in platform:
-        given = channels.get(entry.name)
-        if given is not None and given.remote:
-            continue  # the command line names another remote location: it wins
-        remote = is_remote(entry.url)
-        local_dir = (
-            given.local_dir
-            if given is not None
-            else entry.local_dir or _staging_dir(workdir, entry.direction, entry.name)
-        )
-        if not remote:
-            local_dir = local_path(entry.url)
-        channels[entry.name] = Channel(entry.name, entry.direction, entry.url, local_dir, remote)
-        if entry.access_method == "env":
-            rank_env[entry.name] = local_dir
+    rank_env = _add_platform_channels(channels, platform, workdir)
 
     new_argv = list(argv)
     for occurrence in occurrences:
