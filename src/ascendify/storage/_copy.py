@@ -159,7 +159,7 @@ def _progress(enabled: bool, label: str, total: int) -> Iterator[Callable[[int],
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
-        DownloadColumn(),
+        DownloadColumn(binary_units=True),
         TransferSpeedColumn(),
         TimeRemainingColumn(),
     )
