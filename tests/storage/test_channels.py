@@ -88,7 +88,7 @@ def test_two_rank_job_reads_staged_inputs_and_outputs_are_uploaded(
     logs: list[str] = []
     plan = plan_channels(argv, env, tmp_path)
     with JobChannels(plan, upload_interval=0, log=logs.append) as channels:
-        assert channels.argv[3] == f"--data_url={tmp_path / 'inputs' / 'data_url_0'}"
+        assert channels.argv[3] == f"--data_url={tmp_path / 'inputs' / 'data_url_0'}/"
         assert run_ranks(channels.argv) == [0, 0]
     assert read_objects(s3, bucket, "results/") == {
         "rank0.txt": expected_result(),

@@ -34,7 +34,7 @@ def test_remote_values_are_rewritten_in_both_argument_forms(tmp_path: Path) -> N
     assert plan.argv == (
         "python",
         "train.py",
-        f"--data_url={data_dir}",
+        f"--data_url={data_dir}/",  # the URL's trailing slash is kept
         "--train_url",
         out_dir,
         "-e3",
@@ -142,7 +142,7 @@ def test_command_line_wins_over_platform_channels(tmp_path: Path) -> None:
     assert data.url == "s3://bkt/new/"
     # A local command-line value is where the platform's remote channel is staged, as on ModelArts.
     assert train == Channel("train_url", "output", "s3://bkt/out/", "/local/out", remote=True)
-    assert plan.argv == ("t.py", f"--data_url={data.local_dir}", "--train_url=/local/out")
+    assert plan.argv == ("t.py", f"--data_url={data.local_dir}/", "--train_url=/local/out")
 
 
 @pytest.mark.parametrize(

@@ -190,7 +190,9 @@ def _argv_channel(
     check_url(value, f"--{name}={value}")
     if is_remote(value):
         staging = _staging_dir(workdir, direction, name)
-        return Channel(name, direction, value, staging, remote=True), staging
+        # Keep a trailing slash: scripts that join paths by string concatenation rely on it.
+        rewritten = staging + "/" if value.endswith("/") else staging
+        return Channel(name, direction, value, staging, remote=True), rewritten
     path = local_path(value)
     return Channel(name, direction, path, path, remote=False), path
 
