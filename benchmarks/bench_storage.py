@@ -5,11 +5,11 @@ does not share this interpreter's lock) into a fresh local directory: many small
 large file. The baseline is what a script would write by hand,
 ``fs.get(prefix, local, recursive=True)`` on an s3fs filesystem. Also shown: a second staging of
 the same tree (everything already present) and the upload direction against
-``fs.put(local, prefix, recursive=True)``. The two run alternately; figures are medians over
+``fs.put(local, prefix, recursive=True)``. The two take turns; figures are medians over
 ``--repeat`` runs each; the ratio is baseline time / ascendify time (above 1: ascendify is faster).
 
     python benchmarks/bench_storage.py [--small-files 500] [--small-kib 4] [--large-mib 64]
-                                       [--repeat 5]
+                                       [--repeat 5] [--workers 64]
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ class Bench:
     plain: Any  # the baseline s3fs filesystem
     settings: S3Settings
     repeat: int
+    workers: int  # concurrent transfers of copy_tree
 
     def time(self, run: Callable[[Path], object], prepare: Callable[[Path], None]) -> float:
         """Seconds ``run(dir)`` takes on a fresh directory set up by ``prepare``."""
@@ -73,15 +74,21 @@ class Bench:
         ours: Callable[[Path], object],
         prepare: Callable[[Path], None],
     ) -> tuple[float, float]:
-        """Median times of both, run alternately so a change in machine load hits both alike."""
-        pairs = [
-            (self.time(baseline, prepare), self.time(ours, prepare)) for _ in range(self.repeat)
-        ]
-        return statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
+        """Median times of both, in turns (AB, BA, ...) so machine load and order hit both alike."""
+        times: dict[str, list[float]] = {"baseline": [], "ours": []}
+        for turn in range(self.repeat):
+            order = [("baseline", baseline), ("ours", ours)]
+            for name, run in order if turn % 2 == 0 else reversed(order):
+                times[name].append(self.time(run, prepare))
+        return statistics.median(times["baseline"]), statistics.median(times["ours"])
 
     def stage(self, tree: Tree, target: Path) -> None:
         copy_tree(
-            f"s3://{BUCKET}/{tree.prefix}", str(target), settings=self.settings, progress=False
+            f"s3://{BUCKET}/{tree.prefix}",
+            str(target),
+            settings=self.settings,
+            workers=self.workers,
+            progress=False,
         )
 
 
@@ -140,7 +147,9 @@ def bench_uploads(bench: Bench, tree: Tree) -> None:
 
     def ours(_: Path) -> None:
         url = f"s3://{BUCKET}/ours-{next(runs)}"
-        copy_tree(str(tree.local), url, settings=bench.settings, progress=False)
+        copy_tree(
+            str(tree.local), url, settings=bench.settings, workers=bench.workers, progress=False
+        )
 
     def nothing(_: Path) -> None:
         pass
@@ -179,6 +188,7 @@ def main() -> int:
     parser.add_argument("--small-kib", type=int, default=4)
     parser.add_argument("--large-mib", type=int, default=64)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--workers", type=int, default=64, help="copy_tree's concurrency")
     args = parser.parse_args()
 
     with s3_server() as endpoint:
@@ -191,12 +201,15 @@ def run(endpoint: str, args: argparse.Namespace) -> None:
     plain = fsspec.filesystem(
         "s3", endpoint_url=endpoint, key=KEY, secret=SECRET, skip_instance_cache=True
     )
-    bench = Bench(plain, S3Settings.from_env(env), args.repeat)
+    bench = Bench(plain, S3Settings.from_env(env), args.repeat, args.workers)
     source = Path(tempfile.mkdtemp(prefix="bench-storage-source-"))
     try:
         plain.mkdir(BUCKET)
         trees = seed(plain, source, args)
-        print(f"S3 server on {endpoint}, {os.cpu_count()} CPUs, median of {args.repeat} runs")
+        print(
+            f"S3 server on {endpoint}, {os.cpu_count()} CPUs, median of {args.repeat} runs, "
+            f"copy_tree workers={args.workers}"
+        )
         for tree in trees:
             bench_downloads(bench, tree)
         for tree in trees:
