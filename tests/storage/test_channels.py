@@ -123,7 +123,7 @@ def test_outputs_uploaded_when_the_body_raises(
     with pytest.raises(RuntimeError, match="rank 1 died"):
         failing_job()
     assert read_objects(s3, bucket, "out/") == {"last.ckpt": b"weights"}
-    assert any("train_url: uploaded 1 files" in line for line in logs)
+    assert any("train_url: uploaded 1 file (" in line for line in logs)
 
 
 def test_outputs_uploaded_when_a_rank_exits_non_zero(

@@ -9,7 +9,14 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from ascendify.storage._copy import ContentHashes, CopyResult, check_bucket, copy_tree, format_bytes
+from ascendify.storage._copy import (
+    ContentHashes,
+    CopyResult,
+    check_bucket,
+    copy_tree,
+    count,
+    format_bytes,
+)
 from ascendify.storage._errors import NoSuchKeyError, StorageError, translate
 from ascendify.storage._plan import Channel, ChannelPlan
 from ascendify.storage._remote import remote_path
@@ -31,8 +38,8 @@ class UploadHistory:
         final = self.rounds[-1] if self.rounds else None
         unchanged = f", {len(final.skipped)} already up to date at the end" if final else ""
         return (
-            f"{self.channel.name}: uploaded {len(uploaded)} files ({format_bytes(size)}) "
-            f"in {len(self.rounds)} rounds to {self.channel.url}{unchanged}"
+            f"{self.channel.name}: uploaded {count(len(uploaded), 'file')} ({format_bytes(size)}) "
+            f"in {count(len(self.rounds), 'round')} to {self.channel.url}{unchanged}"
         )
 
 

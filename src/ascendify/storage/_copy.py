@@ -62,7 +62,7 @@ class CopyResult:
 
     def describe(self) -> str:
         return (
-            f"{len(self.copied)} files copied ({format_bytes(self.bytes_copied)}), "
+            f"{count(len(self.copied), 'file')} copied ({format_bytes(self.bytes_copied)}), "
             f"{len(self.skipped)} unchanged, {self.seconds:.1f} s"
         )
 
@@ -73,6 +73,10 @@ class _RemoteFile:
     size: int
     etag: str
     mtime_ns: int  # LastModified, stamped exactly on downloaded copies
+
+
+def count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def format_bytes(size: float) -> str:
