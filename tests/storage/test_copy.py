@@ -190,3 +190,15 @@ def test_a_failing_file_stops_the_copy_and_leaves_no_partial_files(
     with pytest.raises(TransferError, match="IsADirectoryError"):
         copy_tree(f"s3://{bucket}/data", str(tmp_path), settings=S3Settings.from_env(s3_env))
     assert not list(tmp_path.glob("*.ascendify-partial"))
+
+
+def test_no_progress_display_when_stderr_is_not_a_terminal(
+    s3: Any,
+    bucket: str,
+    s3_env: dict[str, str],
+    tmp_path: Path,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    put_objects(s3, bucket, {"data/x": b"x" * 1000})
+    copy_tree(f"s3://{bucket}/data", str(tmp_path), settings=S3Settings.from_env(s3_env))
+    assert capfd.readouterr().err == ""
