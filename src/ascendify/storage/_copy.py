@@ -1,0 +1,438 @@
+"""Copy a directory tree between object storage and a local directory, skipping unchanged files.
+
+A file is unchanged when both sides have the same size and the object's ETag equals the file's
+S3-style MD5 (of the whole file, or per :data:`PART_SIZE` part for multipart objects). Hashing is
+avoided where an exact cheaper proof exists:
+
+* download: every download stamps the object's LastModified on the local file, so a file with the
+  stamp is the downloaded copy and is not hashed; files placed by someone else are hashed once
+  and then stamped. Interrupted downloads never leave a half file under the real name: they land
+  under a temporary name and are renamed only when complete.
+* upload: hashes are cached by (path, size, mtime), so a periodic upload hashes a file once, not
+  every round.
+
+Nothing at the destination is ever deleted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import posixpath
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+from typing import Any, BinaryIO, cast
+
+from fsspec.asyn import sync
+from fsspec.callbacks import Callback
+
+from ascendify.storage._errors import (
+    ChannelError,
+    NoSpaceError,
+    NoSuchKeyError,
+    StorageError,
+    translate,
+)
+from ascendify.storage._remote import S3Settings, bucket_of, is_remote, local_path, remote_path
+
+PARTIAL_SUFFIX = ".ascendify-partial"
+PART_SIZE = 50 * 2**20  # multipart part size we upload with, so our ETags can be recomputed
+_READ_BLOCK = 2**20
+
+
+@dataclass(frozen=True)
+class CopyResult:
+    """What one :func:`copy_tree` call did; paths are relative to the tree roots."""
+
+    source: str
+    destination: str
+    copied: tuple[str, ...]
+    skipped: tuple[str, ...]
+    bytes_copied: int
+    seconds: float
+
+    def describe(self) -> str:
+        return (
+            f"{count(len(self.copied), 'file')} copied ({format_bytes(self.bytes_copied)}), "
+            f"{len(self.skipped)} unchanged, {self.seconds:.1f} s"
+        )
+
+
+@dataclass(frozen=True)
+class _RemoteFile:
+    path: str  # s3fs form: bucket/key
+    size: int
+    etag: str
+    mtime_ns: int  # LastModified, stamped exactly on downloaded copies
+
+
+def count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def format_bytes(size: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def _md5_part(stream: BinaryIO, limit: int | None) -> tuple[bytes, int]:
+    """MD5 of the next ``limit`` bytes of ``stream`` (all of it if None) and how many there were."""
+    digest = hashlib.md5(usedforsecurity=False)
+    count = 0
+    while limit is None or count < limit:
+        block = stream.read(_READ_BLOCK if limit is None else min(_READ_BLOCK, limit - count))
+        if not block:
+            break
+        digest.update(block)
+        count += len(block)
+    return digest.digest(), count
+
+
+def s3_etag(path: Path, multipart: bool) -> str:
+    """The ETag S3 gives ``path`` uploaded whole, or in :data:`PART_SIZE` parts if ``multipart``."""
+    with path.open("rb") as stream:
+        if not multipart:
+            return _md5_part(stream, None)[0].hex()
+        parts: list[bytes] = []
+        while True:
+            digest, count = _md5_part(stream, PART_SIZE)
+            if count == 0:
+                break
+            parts.append(digest)
+    return f"{hashlib.md5(b''.join(parts), usedforsecurity=False).hexdigest()}-{len(parts)}"
+
+
+class ContentHashes:
+    """S3-style ETags of local files, cached by (path, size, mtime_ns). Thread-safe."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[str, int, int, bool], str] = {}
+        self._lock = threading.Lock()
+
+    def etag(self, path: Path, multipart: bool) -> str:
+        stat = path.stat()
+        key = (str(path), stat.st_size, stat.st_mtime_ns, multipart)
+        with self._lock:
+            known = self._known.get(key)
+        if known is None:
+            known = s3_etag(path, multipart)
+            with self._lock:
+                self._known[key] = known
+        return known
+
+
+class _Advance(Callback):  # type: ignore[misc]  # fsspec is untyped
+    """Forwards fsspec's per-chunk byte counts to a progress bar."""
+
+    def __init__(self, advance: Callable[[int], None]) -> None:
+        super().__init__()
+        self._advance = advance
+
+    def relative_update(self, inc: int = 1) -> None:
+        self._advance(inc)
+
+
+@contextmanager
+def _progress(enabled: bool, label: str, total: int) -> Iterator[Callable[[int], None]]:
+    """A byte-counting progress bar on stderr when ``enabled``; yields the ``advance`` function."""
+    if not enabled:
+        yield lambda _: None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(binary_units=True),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda size: bar.advance(task, size)
+
+
+def _nanoseconds(moment: datetime) -> int:
+    """Exact epoch nanoseconds of an aware datetime (float seconds would round)."""
+    return int(moment.timestamp()) * 10**9 + moment.microsecond * 1000
+
+
+def _remote_files(fs: Any, root: str) -> dict[str, _RemoteFile]:
+    """Objects under ``root`` (a key or a prefix) by relative path (a key: its name)."""
+    found: dict[str, _RemoteFile] = {}
+    for path, info in fs.find(root, detail=True).items():
+        if info.get("type") != "file" or path.endswith("/"):
+            continue  # "directory" placeholder objects
+        if path == root:
+            relative = posixpath.basename(path)
+        elif path.startswith(root + "/"):
+            relative = path[len(root) + 1 :]
+        else:
+            continue
+        modified = info.get("LastModified")
+        found[relative] = _RemoteFile(
+            path=path,
+            size=int(info["size"]),
+            etag=str(info.get("ETag", "")).strip('"'),
+            mtime_ns=_nanoseconds(modified) if modified is not None else 0,
+        )
+    return found
+
+
+def _local_files(root: Path) -> dict[str, tuple[Path, int]]:
+    """Files under ``root`` with their sizes; files that vanish while we look are left out."""
+    found: dict[str, tuple[Path, int]] = {}
+    for directory, _, names in os.walk(root, followlinks=True):
+        for name in names:
+            path = Path(directory, name)
+            try:
+                size = path.stat().st_size
+            except FileNotFoundError:
+                continue
+            if not name.endswith(PARTIAL_SUFFIX):
+                found[path.relative_to(root).as_posix()] = (path, size)
+    return found
+
+
+def _check_space(local_root: Path, remote: dict[str, _RemoteFile]) -> None:
+    """Fail before downloading if the files still missing cannot fit on the local disk."""
+    needed = 0
+    for relative, item in remote.items():
+        try:
+            needed += max(0, item.size - (local_root / relative).stat().st_size)
+        except FileNotFoundError:
+            needed += item.size
+    existing = next(p for p in (local_root, *local_root.parents) if p.exists())
+    free = shutil.disk_usage(existing).free
+    if needed > free:
+        raise NoSpaceError(
+            f"{local_root} needs {format_bytes(needed)} more for the download "
+            f"but its disk has {format_bytes(free)} free"
+        )
+
+
+async def _etag(hashes: ContentHashes, path: Path, multipart: bool) -> str:
+    """Hash off the event loop, which keeps serving the other transfers meanwhile."""
+    return await asyncio.to_thread(hashes.etag, path, multipart)
+
+
+async def _downloaded_before(remote: _RemoteFile, target: Path, hashes: ContentHashes) -> bool:
+    try:
+        stat = target.stat()
+    except FileNotFoundError:
+        return False
+    if stat.st_size != remote.size:
+        return False
+    if stat.st_mtime_ns == remote.mtime_ns:
+        return True
+    if await _etag(hashes, target, multipart="-" in remote.etag) != remote.etag:
+        return False
+    os.utime(target, ns=(remote.mtime_ns, remote.mtime_ns))  # next time the stamp suffices
+    return True
+
+
+async def _download(
+    fs: Any,
+    remote: _RemoteFile,
+    target: Path,
+    *,
+    hashes: ContentHashes,
+    advance: Callable[[int], None],
+) -> bool:
+    """Fetch ``remote`` to ``target`` unless it is already there; True if it did."""
+    if await _downloaded_before(remote, target, hashes):
+        advance(remote.size)
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    incomplete = target.with_name(target.name + PARTIAL_SUFFIX)
+    try:
+        await fs._get_file(remote.path, str(incomplete), callback=_Advance(advance))
+        os.replace(incomplete, target)
+    finally:
+        incomplete.unlink(missing_ok=True)
+    os.utime(target, ns=(remote.mtime_ns, remote.mtime_ns))
+    return True
+
+
+async def _upload(
+    fs: Any,
+    source: Path,
+    key: str,
+    *,
+    remote: _RemoteFile | None,
+    hashes: ContentHashes,
+    advance: Callable[[int], None],
+) -> bool:
+    """Put ``source`` at ``key`` unless the object there has the same content; True if it did."""
+    try:
+        if (
+            remote is not None
+            and remote.size == source.stat().st_size
+            and await _etag(hashes, source, multipart="-" in remote.etag) == remote.etag
+        ):
+            advance(remote.size)
+            return False
+        await fs._put_file(str(source), key, callback=_Advance(advance), chunksize=PART_SIZE)
+    except FileNotFoundError:
+        if source.exists():
+            raise  # the remote side is missing, not the file
+        return False  # deleted while we worked (a rotated checkpoint): nothing left to keep
+    return True
+
+
+def check_bucket(fs: Any, url: str, settings: S3Settings) -> None:
+    """Raise the specific :class:`StorageError` if the bucket of ``url`` is missing or unusable."""
+    try:
+        fs.call_s3("head_bucket", Bucket=bucket_of(url))
+    except Exception as error:
+        raise translate(
+            error,
+            url,
+            endpoint=settings.endpoint_url,
+            secrets=settings.secrets(),
+            bucket_probe=True,
+        ) from error
+
+
+def _run_parallel(
+    fs: Any, jobs: Sequence[Callable[[], Awaitable[bool]]], workers: int
+) -> list[bool]:
+    """Run ``jobs`` on the filesystem's event loop, ``workers`` at a time, and wait for them.
+
+    s3fs is asynchronous underneath; running the transfers as coroutines on its loop avoids a
+    thread hop per file. The first failure cancels the rest and lets them clean up.
+    """
+
+    async def run_all() -> list[bool]:
+        limit = asyncio.Semaphore(max(1, workers))
+
+        async def one(job: Callable[[], Awaitable[bool]]) -> bool:
+            async with limit:
+                return await job()
+
+        tasks = [asyncio.ensure_future(one(job)) for job in jobs]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+
+    return cast(list[bool], sync(fs.loop, run_all))
+
+
+@dataclass(frozen=True)
+class _Transfer:
+    """One file to copy unless unchanged; ``run(advance=...)`` does it and says if bytes moved."""
+
+    relative: str
+    size: int
+    run: Callable[..., Awaitable[bool]]
+
+
+def _download_plan(
+    fs: Any, remote_url: str, local_root: Path, hashes: ContentHashes
+) -> list[_Transfer]:
+    remote = _remote_files(fs, remote_path(remote_url))
+    if not remote:
+        raise NoSuchKeyError(f"no object or prefix {remote_url} to download")
+    for stale in local_root.rglob(f"*{PARTIAL_SUFFIX}"):
+        stale.unlink()  # left by an interrupted run; the ranks must not see it
+    _check_space(local_root.absolute(), remote)
+    return [
+        _Transfer(
+            relative, item.size, partial(_download, fs, item, local_root / relative, hashes=hashes)
+        )
+        for relative, item in remote.items()
+    ]
+
+
+def _upload_plan(
+    fs: Any, remote_url: str, local_root: Path, hashes: ContentHashes
+) -> list[_Transfer]:
+    root = remote_path(remote_url)
+    remote = _remote_files(fs, root)
+    return [
+        _Transfer(
+            relative,
+            size,
+            partial(
+                _upload, fs, path, f"{root}/{relative}", remote=remote.get(relative), hashes=hashes
+            ),
+        )
+        for relative, (path, size) in _local_files(local_root).items()
+    ]
+
+
+def copy_tree(
+    src_url: str,
+    dst_url: str,
+    *,
+    settings: S3Settings | None = None,
+    workers: int = 64,
+    progress: bool | None = None,
+    hashes: ContentHashes | None = None,
+    label: str | None = None,
+) -> CopyResult:
+    """Copy the tree at ``src_url`` to ``dst_url``, one of them ``s3://``/``obs://``, one local.
+
+    Files already at the destination with the same content are skipped (see the module docstring);
+    nothing at the destination is deleted. ``settings`` default to the process environment;
+    ``workers`` transfers run at once; ``progress`` defaults to "stderr is a terminal"; pass one
+    ``hashes`` to repeated uploads of the same tree. Raises a :class:`StorageError` naming the
+    cause; a download of a URL with no objects raises :class:`NoSuchKeyError`.
+    """
+    settings = settings or S3Settings.from_env(os.environ)
+    downloading = is_remote(src_url)
+    if downloading == is_remote(dst_url):
+        raise ChannelError(
+            "copy_tree copies between object storage and a local directory, "
+            f"not {src_url} -> {dst_url}"
+        )
+    remote_url, local = (src_url, dst_url) if downloading else (dst_url, src_url)
+    fs = settings.filesystem()
+    check_bucket(fs, remote_url, settings)
+    started = time.perf_counter()
+    plan = _download_plan if downloading else _upload_plan
+    try:
+        transfers = plan(fs, remote_url, Path(local_path(local)), hashes or ContentHashes())
+        show = sys.stderr.isatty() if progress is None else progress
+        with _progress(show, label or remote_url, sum(t.size for t in transfers)) as advance:
+            jobs = [partial(t.run, advance=advance) for t in transfers]
+            moved = _run_parallel(fs, jobs, workers)
+    except StorageError:
+        raise
+    except Exception as error:
+        raise translate(
+            error, remote_url, endpoint=settings.endpoint_url, secrets=settings.secrets()
+        ) from error
+    copied = [t for t, did in zip(transfers, moved, strict=True) if did]
+    return CopyResult(
+        source=src_url,
+        destination=dst_url,
+        copied=tuple(t.relative for t in copied),
+        skipped=tuple(t.relative for t, did in zip(transfers, moved, strict=True) if not did),
+        bytes_copied=sum(t.size for t in copied),
+        seconds=time.perf_counter() - started,
+    )

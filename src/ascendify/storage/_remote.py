@@ -1,0 +1,138 @@
+"""Where remote channels live: URL forms, endpoint and credentials from the environment.
+
+``obs://`` is Huawei OBS, which speaks the S3 protocol, so both ``s3://`` and ``obs://`` map to one
+s3fs filesystem. ModelArts names its endpoint ``S3_ENDPOINT`` (often without a scheme) and writes
+OBS locations as ``s3://`` in MA_INPUTS, so the endpoint variables apply to both schemes alike.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+REMOTE_SCHEMES = ("s3", "obs")
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+_FALSE = ("0", "false", "no", "off")
+# Enough connections for the copy workers; short connect timeout so a wrong endpoint fails fast.
+_CONNECTIONS = 64
+_CLIENT_CONFIG: dict[str, Any] = {
+    "connect_timeout": 5,
+    "read_timeout": 60,
+    "retries": {"max_attempts": 3, "mode": "standard"},
+    "max_pool_connections": _CONNECTIONS,
+}
+
+
+def scheme_of(url: str) -> str:
+    """The lower-case scheme of ``url``, or ``""`` for a plain path."""
+    match = _SCHEME.match(url)
+    return match.group(1).lower() if match else ""
+
+
+def is_remote(url: str) -> bool:
+    return scheme_of(url) in REMOTE_SCHEMES
+
+
+def local_path(url: str) -> str:
+    """A local URL as a plain path (``file:///a/b`` -> ``/a/b``); plain paths stay as given."""
+    return url[len("file://") :] if scheme_of(url) == "file" else url
+
+
+def remote_path(url: str) -> str:
+    """``s3://bucket/key/`` or ``obs://bucket/key/`` as s3fs's ``bucket/key``."""
+    return _SCHEME.sub("", url, count=1).strip("/")
+
+
+def bucket_of(url: str) -> str:
+    return remote_path(url).split("/", 1)[0]
+
+
+class Secret:
+    """A credential that prints as ``***``; only :meth:`reveal` gives the value."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    def __str__(self) -> str:
+        return "***"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+
+def _secret(env: Mapping[str, str], name: str) -> Secret | None:
+    value = env.get(name)
+    return Secret(value) if value else None
+
+
+def endpoint_from_env(env: Mapping[str, str]) -> str | None:
+    """The endpoint: ``S3_ENDPOINT`` (ModelArts), ``AWS_ENDPOINT_URL_S3`` or ``AWS_ENDPOINT_URL``.
+
+    ModelArts may give ``S3_ENDPOINT`` without a scheme; it then means https unless
+    ``S3_USE_HTTPS`` is false.
+    """
+    raw = env.get("S3_ENDPOINT") or env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL")
+    if not raw:
+        return None
+    if scheme_of(raw):
+        return raw
+    scheme = "http" if env.get("S3_USE_HTTPS", "").lower() in _FALSE else "https"
+    return f"{scheme}://{raw}"
+
+
+@dataclass(frozen=True)
+class S3Settings:
+    """How to reach the object store. Credentials are :class:`Secret`; None defers to botocore."""
+
+    endpoint_url: str | None = None
+    verify_ssl: bool = True
+    region: str | None = None
+    key: Secret | None = None
+    secret: Secret | None = None
+    token: Secret | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> S3Settings:
+        return cls(
+            endpoint_url=endpoint_from_env(env),
+            verify_ssl=env.get("S3_VERIFY_SSL", "1").lower() not in _FALSE,
+            region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None,
+            key=_secret(env, "AWS_ACCESS_KEY_ID"),
+            secret=_secret(env, "AWS_SECRET_ACCESS_KEY"),
+            token=_secret(env, "AWS_SESSION_TOKEN"),
+        )
+
+    def secrets(self) -> tuple[str, ...]:
+        """The credential values, for :func:`ascendify.storage._errors.redact`."""
+        return tuple(s.reveal() for s in (self.key, self.secret, self.token) if s is not None)
+
+    def filesystem(self) -> Any:
+        """An s3fs filesystem for these settings; no listing cache, the remote trees change."""
+        import s3fs
+
+        client_kwargs: dict[str, Any] = {"verify": self.verify_ssl}
+        if self.region:
+            client_kwargs["region_name"] = self.region
+        return s3fs.S3FileSystem(
+            endpoint_url=self.endpoint_url,
+            key=self.key.reveal() if self.key else None,
+            secret=self.secret.reveal() if self.secret else None,
+            token=self.token.reveal() if self.token else None,
+            client_kwargs=client_kwargs,
+            config_kwargs=_CLIENT_CONFIG,
+            use_listings_cache=False,
+            max_concurrency=8,
+        )
