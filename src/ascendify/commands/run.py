@@ -84,6 +84,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="wait for nodes / rank table (300)",
     )
     add("--dry-run", action="store_true", help="print the plan as JSON and start nothing")
+    channels = parser.add_argument_group(
+        "input/output channels",
+        "--data_url and --train_url values that are s3:// or obs:// URLs are staged to local "
+        "dirs (inputs before the ranks start, outputs during and after the job) and the ranks "
+        "get the local paths; MA_INPUTS/MA_OUTPUTS are read too.",
+    )
+    channels.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also stage --NAME_url as an input channel (repeatable)",
+    )
+    channels.add_argument(
+        "--output",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also upload --NAME_url as an output channel (repeatable)",
+    )
+    channels.add_argument(
+        "--upload-interval",
+        "--upload_interval",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="seconds between output uploads while the job runs (60)",
+    )
     kube = parser.add_argument_group("Kubernetes manifest instead of a run")
     kube.add_argument(
         "--emit", choices=("volcano", "pytorchjob"), help="print a Volcano Job or PyTorchJob"
@@ -122,6 +150,9 @@ def run(args: argparse.Namespace) -> int:
         local_ranks_filter=_ranks(args.local_ranks_filter),
         grace_period=args.grace_period,
         join_timeout=args.join_timeout,
+        inputs=tuple(args.input),
+        outputs=tuple(args.output),
+        upload_interval=args.upload_interval,
     )
     return launch(options, dry_run=args.dry_run)
 
@@ -140,7 +171,7 @@ def launch(options: object, dry_run: bool = False) -> int:
         f"({spec.origins.get('nproc_per_node', 'default')}); platform {spec.platform} "
         f"({spec.platform_reason}); logs in {spec.log_dir}"
     )
-    result = run_job(spec)
+    result = run_job(spec, log=_say)
     _say(result.message)
     return result.exit_code
 

@@ -4,32 +4,64 @@ from __future__ import annotations
 
 import contextlib
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import IO
 
 from ascendify.launch.agent import Agent, Peers, RunResult
 from ascendify.launch.plan import LaunchPlan, NodeAssignment, local_assignment, plan_node
 from ascendify.launch.spec import LaunchSpec
+from ascendify.storage import ChannelPlan, plan_channels
 
 
-def run_job(spec: LaunchSpec, console: IO[bytes] | None = None) -> RunResult:
+def run_job(
+    spec: LaunchSpec, console: IO[bytes] | None = None, log: Callable[[str], None] = print
+) -> RunResult:
     """Start ``spec.command`` on every rank of this node and supervise it to the end.
 
-    Input/output channels wrap the job here: stage the inputs, then continue with
-    ``spec = dataclasses.replace(spec, command=tuple(channels.argv))`` so that every rank gets
-    the rewritten arguments; :func:`plan_node` is the one place that turns spec into plan.
+    Remote input channels are staged once per node before any rank starts, and outputs are
+    uploaded while the job runs and at its end, also when it fails (``log`` tells how it went).
     """
+    spec, channels = with_channels(spec)
+    if not (channels.remote_inputs or channels.remote_outputs):
+        return _supervise(spec, console)
+    from ascendify.storage import JobChannels
+
+    with JobChannels(channels, upload_interval=spec.upload_interval, log=log):
+        return _supervise(spec, console)
+
+
+def with_channels(spec: LaunchSpec) -> tuple[LaunchSpec, ChannelPlan]:
+    """The spec whose command reads staged local copies of its ``--<name>_url`` channels (pure)."""
+    env = dict(spec.env)
+    if env.get("MA_VJ_NAME"):
+        # On ModelArts itself the platform has staged MA_INPUTS/MA_OUTPUTS already.
+        env.pop("MA_INPUTS", None)
+        env.pop("MA_OUTPUTS", None)
+    channels = plan_channels(
+        spec.command,
+        env,
+        spec.staging_dir or spec.cwd,
+        inputs=spec.inputs,
+        outputs=spec.outputs,
+    )
+    rewritten = replace(spec, command=tuple(channels.argv), env={**spec.env, **channels.env})
+    return rewritten, channels
+
+
+def _supervise(spec: LaunchSpec, console: IO[bytes] | None) -> RunResult:
     with _assignment(spec) as (assignment, peers):
         plan = plan_node(spec, assignment)
         return Agent(plan, peers, console).run()
 
 
 def preview(spec: LaunchSpec) -> LaunchPlan:
-    """The plan ``--dry-run`` prints; nothing is started and no other node is contacted.
+    """The plan ``--dry-run`` prints; nothing is started, staged or contacted.
 
     For a multi-node job the global ranks assume every node runs as many ranks as this one, and
     the global rank table is left out: both are settled when the nodes meet.
     """
+    spec, _ = with_channels(spec)
     if not spec.multi_node:
         return plan_node(spec, local_assignment(spec, spec.master_port or free_port()))
     assert spec.master_port is not None

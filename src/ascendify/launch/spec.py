@@ -35,6 +35,9 @@ class LaunchOptions:
     grace_period: float = 10.0
     join_timeout: float = 300.0
     modelarts: bool = False  # the ``python -m ascendify.davincirun`` form
+    inputs: tuple[str, ...] = ()  # extra --<name>_url input channels (data_url is always one)
+    outputs: tuple[str, ...] = ()  # extra output channels (train_url is always one)
+    upload_interval: float = 60.0  # seconds between output uploads while the job runs
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,10 @@ class LaunchSpec:
     rank_table_path: Path | None = None  # its file
     server_index: int = 0  # this node's server in ``rank_table``
     origins: Mapping[str, str] = field(default_factory=dict)
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    upload_interval: float = 60.0
+    staging_dir: Path | None = None  # remote channels are staged below it (default: cwd)
 
     @property
     def multi_node(self) -> bool:

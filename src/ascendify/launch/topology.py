@@ -99,6 +99,11 @@ def resolve_spec(
         rank_table_path=place.table_path,
         server_index=place.server_index,
         origins=facts.origins,
+        inputs=options.inputs,
+        outputs=options.outputs,
+        upload_interval=options.upload_interval,
+        # ModelArts keeps its inputs/ and outputs/ under the mount path.
+        staging_dir=Path(env["MA_MOUNT_PATH"]) if env.get("MA_MOUNT_PATH") else cwd,
     )
 
 

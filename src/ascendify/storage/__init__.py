@@ -7,8 +7,9 @@ during and after it; ``copy_tree`` is the copy both directions use.
 
 from __future__ import annotations
 
-from ascendify.storage._channels import JobChannels, UploadHistory
-from ascendify.storage._copy import ContentHashes, CopyResult, copy_tree
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ascendify.storage._errors import (
     AccessDeniedError,
     BucketNotFoundError,
@@ -21,6 +22,28 @@ from ascendify.storage._errors import (
 )
 from ascendify.storage._plan import Channel, ChannelPlan, plan_channels
 from ascendify.storage._remote import S3Settings, Secret
+
+if TYPE_CHECKING:
+    from ascendify.storage._channels import JobChannels, UploadHistory
+    from ascendify.storage._copy import ContentHashes, CopyResult, copy_tree
+
+# The transfer side pulls in fsspec and s3fs; a launcher whose job has no remote channel should not
+# pay for that at start-up, so these names are imported on first use.
+_LAZY = {
+    "JobChannels": "ascendify.storage._channels",
+    "UploadHistory": "ascendify.storage._channels",
+    "ContentHashes": "ascendify.storage._copy",
+    "CopyResult": "ascendify.storage._copy",
+    "copy_tree": "ascendify.storage._copy",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "AccessDeniedError",
