@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Migrate PyTorch GPU projects to Ascend NPUs and run them as training jobs.",
     )
     parser.add_argument("--version", action="version", version=f"ascendify {__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers = parser.add_subparsers(dest="subcommand", metavar="COMMAND")
     for command in _discover_commands():
         sub = subparsers.add_parser(command.NAME, help=command.HELP, description=command.HELP)
         command.add_arguments(sub)
@@ -57,13 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command is None:
+    if args.subcommand is None:
         parser.print_help()
         return 2
     try:
         return int(args.handler(args))
     except AscendifyError as error:
-        print(f"ascendify {args.command}: error: {error}", file=sys.stderr)
+        print(f"ascendify {args.subcommand}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

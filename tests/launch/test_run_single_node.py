@@ -39,7 +39,7 @@ def test_env_contract_per_rank_with_gloo_all_reduce(run_cli: RunCli, tmp_path: P
             "python",
             PROBE,
             "--lr=0.1",
-            "--data_url=s3://b/d",
+            "--data_url=/data/d",
         ],
         cwd=tmp_path,
         env={"PROBE_OUT": str(tmp_path), "HCCL_CONNECT_TIMEOUT": "600"},
@@ -52,7 +52,7 @@ def test_env_contract_per_rank_with_gloo_all_reduce(run_cli: RunCli, tmp_path: P
         env = record["env"]
         assert isinstance(env, dict)
         assert record["sum"] == 3.0  # 1 + 2 over gloo: both ranks met through MASTER_ADDR/PORT
-        assert record["argv"] == ["--lr=0.1", "--data_url=s3://b/d"]
+        assert record["argv"] == ["--lr=0.1", "--data_url=/data/d"]  # verbatim
         assert record["cwd"] == str(tmp_path)
         assert env["RANK"] == env["RANK_ID"] == env["LOCAL_RANK"] == str(rank)
         assert env["DEVICE_ID"] == env["ASCEND_DEVICE_ID"] == str(rank)

@@ -66,6 +66,7 @@ def test_a_missing_bucket_stops_the_job_before_any_rank_starts(
 ) -> None:
     result = run_cli(_job(tmp_path, "no-such-bucket-ascendify"), cwd=tmp_path, env=s3_env)
     assert result.returncode == 2
+    assert "ascendify run: error:" in result.stderr
     assert "no-such-bucket-ascendify" in result.stderr
     assert not (tmp_path / "logs").exists() or not any((tmp_path / "logs").rglob("*.log"))
 
