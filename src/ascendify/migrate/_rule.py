@@ -17,7 +17,7 @@ import importlib
 import pkgutil
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from functools import cache
 from typing import ClassVar
@@ -117,7 +117,6 @@ class Context:
     source: SourceText
     names: NameResolver
     facts: TorchNpuFacts
-    cache: dict[tuple[str, int], object] = field(default_factory=dict)
 
     def span(self, node: ast.AST) -> tuple[int, int]:
         """String offsets of a node (expression or statement) in the decoded source."""
