@@ -19,21 +19,13 @@ from enum import Enum
 
 from ascendify.migrate._names import NameResolver
 from ascendify.migrate._rule import Change, Context, Edit, Finding, Registry, load_rules
+from ascendify.migrate._settings import DEFAULT_SETTINGS, Settings
 from ascendify.migrate._source import SourceText, UndecodableSource, decode, encode
-from ascendify.targets import DEFAULT_VERSION, load_facts
+from ascendify.targets import load_facts
 
 _IMPORTS = (ast.Import, ast.ImportFrom)
 _STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
 _SUPPRESSION = re.compile(r"#\s*ascendify:\s*ignore(?:\[([^\]]*)\])?")
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Everything that decides how a file is migrated (picklable: it crosses process boundaries)."""
-
-    torch_npu_version: str = DEFAULT_VERSION
-    max_bytes: int = 10 * 1024 * 1024  # larger files are copied unchanged and reported
-    select: frozenset[str] | None = None  # rule codes to run; None runs every rule
 
 
 class SkipReason(str, Enum):
@@ -66,7 +58,7 @@ class Failed:
 FileResult = Changed | Unchanged | Skipped | Failed
 
 
-def migrate_source(data: bytes, settings: Settings = Settings()) -> FileResult:
+def migrate_source(data: bytes, settings: Settings = DEFAULT_SETTINGS) -> FileResult:
     """Migrate one Python source file. Any problem becomes a :class:`Failed` result."""
     if len(data) > settings.max_bytes:
         return Skipped(SkipReason.TOO_LARGE)
@@ -101,7 +93,8 @@ def _migrate_module(
     registry: Registry,
     settings: Settings,
 ) -> FileResult:
-    context = Context(SourceText(text), NameResolver(), load_facts(settings.torch_npu_version))
+    facts = load_facts(settings.torch_npu_version)
+    context = Context(SourceText(text), NameResolver(), facts, settings)
     findings = list(_import_pass(context, module, registry))
     lines = _trigger_lines(data, context.names, registry)
     findings.extend(_walk(context, module, registry, lines))

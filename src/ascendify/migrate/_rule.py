@@ -23,6 +23,7 @@ from functools import cache
 from typing import ClassVar
 
 from ascendify.migrate._names import NameResolver
+from ascendify.migrate._settings import Settings
 from ascendify.migrate._source import SourceText
 from ascendify.targets import Safety, TorchNpuFacts
 
@@ -117,6 +118,7 @@ class Context:
     source: SourceText
     names: NameResolver
     facts: TorchNpuFacts
+    settings: Settings
 
     def span(self, node: ast.AST) -> tuple[int, int]:
         """String offsets of a node (expression or statement) in the decoded source."""

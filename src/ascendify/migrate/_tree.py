@@ -20,13 +20,13 @@ from ascendify.errors import AscendifyError
 from ascendify.migrate._engine import (
     Changed,
     Failed,
-    Settings,
     Skipped,
     SkipReason,
     Unchanged,
     migrate_source,
 )
 from ascendify.migrate._rule import Change
+from ascendify.migrate._settings import Settings
 from ascendify.migrate._source import decode
 
 RESULT_SUFFIX = "_msft"
