@@ -98,8 +98,8 @@ def log_tree(log: RunLog, result: TreeResult) -> None:
             log.warning(
                 f"{link.path}: symlink to {link.target} points outside the input; kept as a link, not followed"
             )
-    for rel in result.plan.special:
-        log.warning(f"{rel}: not a regular file; not copied")
+    for rel, reason in result.plan.not_copied:
+        log.warning(f"{rel}: not copied: {reason}")
 
 
 def print_summary(result: TreeResult, console: Console) -> None:
@@ -140,8 +140,8 @@ def print_summary(result: TreeResult, console: Console) -> None:
     for link in result.plan.links:
         if link.outside:
             _warn(console, "symlink kept, not followed", f"{link.path} -> {link.target}")
-    for rel in result.plan.special:
-        _warn(console, "not copied (not a regular file)", rel)
+    for rel, reason in result.plan.not_copied:
+        _warn(console, "not copied", f"{rel}: {reason}")
 
 
 def _warn(console: Console, label: str, text: str) -> None:
