@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import warnings
 
 import pytest
 
@@ -162,3 +163,10 @@ def test_form_feeds_and_unicode_line_separators_do_not_shift_lines() -> None:
     result = changed(source)
     assert result.data.decode().endswith('s = "a\u2028b"\nx = y.npu()\n')
     assert [c.start_line for c in result.changes if c.code == "NPU201"] == [4]
+
+
+def test_parsing_warnings_of_the_user_code_are_not_emitted() -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        changed(b'import torch\npattern = "\\d+"\nx = y.cuda()\n')
+    assert caught == []

@@ -13,6 +13,7 @@ import ast
 import bisect
 import re
 import traceback
+import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
@@ -70,7 +71,10 @@ def migrate_source(data: bytes, settings: Settings = DEFAULT_SETTINGS) -> FileRe
     except UndecodableSource as error:
         return Failed(f"cannot decode: {error}")
     try:
-        module = ast.parse(text)
+        with warnings.catch_warnings():
+            # Invalid escapes and the like are the user's business, not noise on our console.
+            warnings.simplefilter("ignore")
+            module = ast.parse(text)
     except SyntaxError as error:
         return Failed(f"does not parse: {error.msg} (line {error.lineno})")
     except (ValueError, RecursionError, MemoryError) as error:
