@@ -11,7 +11,6 @@ from ascendify.migrate._engine import (
     Changed,
     Failed,
     FileResult,
-    Settings,
     Skipped,
     SkipReason,
     Unchanged,
@@ -31,6 +30,7 @@ from ascendify.migrate._rule import (
     load_rules,
 )
 from ascendify.migrate._run import run_migration
+from ascendify.migrate._settings import Settings
 from ascendify.migrate._tree import (
     FileOutcome,
     Options,

@@ -13,27 +13,20 @@ import ast
 import bisect
 import re
 import traceback
+import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 
 from ascendify.migrate._names import NameResolver
 from ascendify.migrate._rule import Change, Context, Edit, Finding, Registry, load_rules
+from ascendify.migrate._settings import DEFAULT_SETTINGS, Settings
 from ascendify.migrate._source import SourceText, UndecodableSource, decode, encode
-from ascendify.targets import DEFAULT_VERSION, load_facts
+from ascendify.targets import load_facts
 
 _IMPORTS = (ast.Import, ast.ImportFrom)
 _STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
 _SUPPRESSION = re.compile(r"#\s*ascendify:\s*ignore(?:\[([^\]]*)\])?")
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Everything that decides how a file is migrated (picklable: it crosses process boundaries)."""
-
-    torch_npu_version: str = DEFAULT_VERSION
-    max_bytes: int = 10 * 1024 * 1024  # larger files are copied unchanged and reported
-    select: frozenset[str] | None = None  # rule codes to run; None runs every rule
 
 
 class SkipReason(str, Enum):
@@ -66,7 +59,7 @@ class Failed:
 FileResult = Changed | Unchanged | Skipped | Failed
 
 
-def migrate_source(data: bytes, settings: Settings = Settings()) -> FileResult:
+def migrate_source(data: bytes, settings: Settings = DEFAULT_SETTINGS) -> FileResult:
     """Migrate one Python source file. Any problem becomes a :class:`Failed` result."""
     if len(data) > settings.max_bytes:
         return Skipped(SkipReason.TOO_LARGE)
@@ -78,7 +71,10 @@ def migrate_source(data: bytes, settings: Settings = Settings()) -> FileResult:
     except UndecodableSource as error:
         return Failed(f"cannot decode: {error}")
     try:
-        module = ast.parse(text)
+        with warnings.catch_warnings():
+            # Invalid escapes and the like are the user's business, not noise on our console.
+            warnings.simplefilter("ignore")
+            module = ast.parse(text)
     except SyntaxError as error:
         return Failed(f"does not parse: {error.msg} (line {error.lineno})")
     except (ValueError, RecursionError, MemoryError) as error:
@@ -101,7 +97,8 @@ def _migrate_module(
     registry: Registry,
     settings: Settings,
 ) -> FileResult:
-    context = Context(SourceText(text), NameResolver(), load_facts(settings.torch_npu_version))
+    facts = load_facts(settings.torch_npu_version)
+    context = Context(SourceText(text), NameResolver(), facts, settings)
     findings = list(_import_pass(context, module, registry))
     lines = _trigger_lines(data, context.names, registry)
     findings.extend(_walk(context, module, registry, lines))

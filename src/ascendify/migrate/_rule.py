@@ -17,12 +17,13 @@ import importlib
 import pkgutil
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from functools import cache
 from typing import ClassVar
 
 from ascendify.migrate._names import NameResolver
+from ascendify.migrate._settings import Settings
 from ascendify.migrate._source import SourceText
 from ascendify.targets import Safety, TorchNpuFacts
 
@@ -117,7 +118,7 @@ class Context:
     source: SourceText
     names: NameResolver
     facts: TorchNpuFacts
-    cache: dict[tuple[str, int], object] = field(default_factory=dict)
+    settings: Settings
 
     def span(self, node: ast.AST) -> tuple[int, int]:
         """String offsets of a node (expression or statement) in the decoded source."""

@@ -1,4 +1,4 @@
-"""One ``ascendify migrate`` run: the tree migration plus its log, change list and console output."""
+"""One ``ascendify migrate`` run: the tree migration plus its log, reports and console output."""
 
 from __future__ import annotations
 
@@ -7,14 +7,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ascendify.migrate._report import (
     CHANGE_LIST,
+    UNSUPPORTED,
     RunLog,
     log_tree,
     print_summary,
     write_change_list,
+    write_unsupported,
 )
 from ascendify.migrate._tree import (
     FileOutcome,
@@ -43,6 +46,8 @@ def run_migration(options: Options, console: Console, status: Console) -> int:
         if result_dir is not None:
             rows = write_change_list(result, result_dir / CHANGE_LIST)
             log.info(f"{rows} changes written to {CHANGE_LIST}")
+            left = write_unsupported(result, result_dir)
+            log.info(f"{left} findings left in place written to {UNSUPPORTED}.csv/.xlsx")
         log.info(f"done in {time.perf_counter() - started:.2f}s")
     finally:
         log.close()
@@ -54,7 +59,7 @@ def run_migration(options: Options, console: Console, status: Console) -> int:
     changed = result.with_status("changed")
     if options.check:
         for outcome in changed:
-            status.print(f"would change {outcome.path}", highlight=False)
+            status.print(f"would change {escape(outcome.path)}", highlight=False)
     return 1 if options.check and changed else 0
 
 
