@@ -1,0 +1,271 @@
+"""The one table of what the runtime redirect patches, per device.
+
+Device and backend arguments come from the shared tables in :mod:`ascendify.targets.devices`; the
+``torch.cuda`` names on the NPU come from :mod:`ascendify.targets.apis`. This module adds only what is
+specific to running: the CPU stand-ins and the few NPU objects that are not same-name mirrors.
+
+A row's factory receives the original object and the device map and returns the replacement. Rows for
+a device without a factory are not applied on that device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import torch
+
+from ascendify.auto import _cpu, _npu
+from ascendify.auto._devicemap import ArgumentKind, DeviceMap, kind_of
+from ascendify.auto._redirect import ArgumentRule, redirect_arguments, redirect_constructor_class
+from ascendify.auto._resolve import UnresolvedTargetError, resolve
+from ascendify.targets import Safety, load_facts, npu_target
+from ascendify.targets.devices import (
+    ATTRIBUTE_RENAMES,
+    BACKEND_PARAMETERS,
+    DEVICE_PARAMETERS,
+    METHOD_RENAMES,
+    DeviceParameter,
+)
+
+Factory = Callable[[Any, DeviceMap], Any]
+
+CPU = "cpu"
+NPU = "npu"
+
+
+@dataclass(frozen=True)
+class Patch:
+    code: str
+    target: (
+        str  # the attribute that is replaced, e.g. "torch.Tensor.to", "torch.nn.Linear.__init__"
+    )
+    note: str
+    cpu: Factory | None = None
+    npu: Factory | None = None
+
+    def factory(self, device: str) -> Factory | None:
+        return self.cpu if device == CPU else self.npu if device == NPU else None
+
+
+# Device parameters the redirect deliberately leaves alone, with the reason (shown in the docs).
+NOT_REDIRECTED: dict[str, str] = {
+    "torch.device": "a bare torch.device('cuda') keeps its meaning; it is redirected where it is used",
+}
+
+# Receivers of the ".method" device parameters.
+METHOD_RECEIVERS = ("torch.Tensor", "torch.nn.Module")
+
+# Device parameters known only at run time: `with torch.device("cuda"):` enters this context.
+RUNTIME_DEVICE_PARAMETERS = (DeviceParameter("torch.utils._device.DeviceContext", positions=(0,)),)
+
+# Device-argument rows whose CPU behaviour is a stand-in rather than a redirect.
+_CPU_ARGUMENT_OVERRIDES: dict[str, Factory] = {
+    "torch.Event": _cpu.by_device(_cpu.HostClockEvent),
+    "torch.Stream": _cpu.by_device(_cpu.NoOpStream),
+    "torch.Tensor.pin_memory": _cpu.pin_memory,
+}
+
+
+LEGACY_TENSOR_TYPES = (
+    "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
+    "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
+)  # fmt: skip
+
+
+def _cuda_runtime_rows() -> Iterator[Patch]:
+    """CPU answers for torch.cuda queries and controls that would otherwise raise without CUDA."""
+    yield Patch("AUTO201", "torch.cuda.is_available", "False on the CPU (there is no accelerator); "
+                "True to user code on an NPU host, the truth to libraries with their own NPU branch",
+                cpu=_cpu.returns(False), npu=_npu.claims_available)  # fmt: skip
+    cpu_only = {
+        "torch.cuda.current_device": (_cpu.returns(0), "device 0"),
+        "torch.cuda.set_device": (_cpu.no_op, "nothing to select"),
+        "torch.cuda.synchronize": (_cpu.no_op, "CPU work is synchronous"),
+        "torch.cuda.ipc_collect": (_cpu.no_op, "nothing to collect"),
+        "torch.cuda.reset_peak_memory_stats": (_cpu.no_op, "no device memory statistics"),
+        "torch.cuda.reset_max_memory_allocated": (_cpu.no_op, "no device memory statistics"),
+        "torch.cuda.reset_accumulated_memory_stats": (_cpu.no_op, "no device memory statistics"),
+        "torch.cuda.get_device_name": (_cpu.returns("cpu"), "'cpu'"),
+        "torch.cuda.get_device_capability": (_cpu.returns((0, 0)), "(0, 0): no CUDA features"),
+        "torch.cuda.get_device_properties": (_cpu.calls(_cpu.device_properties),
+                                             "name 'cpu', host memory, CPU count"),
+        "torch.cuda.mem_get_info": (_cpu.calls(_cpu.host_memory_info), "host memory"),
+        "torch.cuda.initial_seed": (_cpu.calls(torch.initial_seed), "the CPU generator's seed"),
+        "torch.cuda.get_rng_state": (_cpu.calls(torch.get_rng_state), "the CPU generator's state"),
+        "torch.cuda.set_rng_state": (_cpu.set_rng_state, "sets the CPU generator's state"),
+        "torch.cuda.device": (_cpu.constant(lambda device: _cpu.stream_context()),
+                              "a context that selects nothing"),
+    }  # fmt: skip
+    for target, (factory, note) in cpu_only.items():
+        yield Patch("AUTO202", target, f"on the CPU: {note}", cpu=factory)
+
+
+def _stream_and_event_rows() -> Iterator[Patch]:
+    rows = {
+        "torch.cuda.Event": (_cpu.constant(_cpu.HostClockEvent), "host-clock event (elapsed_time in ms)"),
+        "torch.cuda.Stream": (_cpu.constant(_cpu.NoOpStream), "no-op stream"),
+        "torch.cuda.stream": (_cpu.constant(_cpu.stream_context), "no-op stream context"),
+        "torch.cuda.set_stream": (_cpu.no_op, "no-op"),
+        "torch.cuda.current_stream": (_cpu.returns(_cpu.DEFAULT_STREAM), "the no-op stream"),
+        "torch.cuda.default_stream": (_cpu.returns(_cpu.DEFAULT_STREAM), "the no-op stream"),
+    }  # fmt: skip
+    for target, (factory, note) in rows.items():
+        yield Patch("AUTO210", target, f"on the CPU: {note}", cpu=factory)
+
+
+def _graph_rows() -> Iterator[Patch]:
+    note = ("on the CPU: raises CudaGraphUnavailableError explaining why (capture/replay cannot be "
+            "emulated faithfully)")  # fmt: skip
+    for name in ("CUDAGraph", "graph", "graph_pool_handle"):
+        yield Patch("AUTO220", f"torch.cuda.{name}", note, cpu=_cpu.raises_graph_error)
+    yield Patch("AUTO221", "torch.cuda.make_graphed_callables",
+                "on the CPU: returns the callables, which run eagerly (same results)",
+                cpu=_cpu.eager_callables)  # fmt: skip
+    yield Patch("AUTO222", "torch.cuda.is_current_stream_capturing", "on the CPU: False",
+                cpu=_cpu.returns(False))  # fmt: skip
+
+
+def _legacy_tensor_rows() -> Iterator[Patch]:
+    for name in LEGACY_TENSOR_TYPES:
+        target = f"torch.cuda.{name}"
+        if name == "DoubleTensor":
+            yield Patch("AUTO231", target, "CPU: torch.DoubleTensor (float64 kept); NPU: float32, "
+                        "with a warning at every line that uses it",
+                        cpu=_cpu.legacy_tensor_type(name), npu=_npu.double_tensor_as_float)  # fmt: skip
+        else:
+            yield Patch("AUTO230", target, f"CPU: torch.{name}; NPU: torch_npu.npu.{name}",
+                        cpu=_cpu.legacy_tensor_type(name),
+                        npu=_npu.npu_object(f"torch_npu.npu.{name}"))  # fmt: skip
+
+
+def _member_rows() -> Iterator[Patch]:
+    for cuda_name, npu_name in METHOD_RENAMES.items():
+        yield Patch("AUTO240", f"torch.Tensor.{cuda_name}", "CPU: .cpu(); NPU: .npu()",
+                    cpu=_cpu.tensor_cuda, npu=_npu.npu_member(f"torch.Tensor.{npu_name}"))  # fmt: skip
+        yield Patch("AUTO240", f"torch.nn.Module.{cuda_name}", "CPU: .cpu(); NPU: .npu()",
+                    cpu=_cpu.module_cuda, npu=_npu.npu_member(f"torch.nn.Module.{npu_name}"))  # fmt: skip
+    for cuda_name, npu_name in ATTRIBUTE_RENAMES.items():
+        yield Patch("AUTO241", f"torch.Tensor.{cuda_name}",
+                    f"CPU: unchanged (False is the truth); NPU: .{npu_name}",
+                    npu=_npu.npu_member(f"torch.Tensor.{npu_name}"))  # fmt: skip
+
+
+def _npu_mirror_rows() -> Iterator[Patch]:
+    """torch.cuda names with an NPU counterpart in torch_npu (same-name mirror, renames, profiler)."""
+    facts = load_facts()
+    handled = {patch.target for patch in _runtime_rows()}
+    names = [f"torch.cuda.{name}" for name in torch.cuda.__all__]
+    names += [f"torch.profiler.{name}" for name in torch.profiler.__all__]
+    names += ["torch.distributed.is_nccl_available"]
+    for name in names:
+        target = npu_target(name, facts)
+        if name in handled or target is None or target.npu is None:
+            continue
+        caveat = " (unsafe: " + target.note + ")" if target.safety is Safety.UNSAFE else ""
+        yield Patch("AUTO250", name, f"NPU: {target.npu}{caveat}", npu=_npu.npu_object(target.npu))
+
+
+@cache
+def _runtime_rows() -> tuple[Patch, ...]:
+    return (
+        *_cuda_runtime_rows(),
+        *_stream_and_event_rows(),
+        *_graph_rows(),
+        *_legacy_tensor_rows(),
+        *_member_rows(),
+    )
+
+
+def _argument_rules() -> dict[str, ArgumentRule]:
+    """Callable -> where its device and backend arguments are, merged from the shared tables."""
+    rules: dict[str, ArgumentRule] = {}
+    for parameter in (*DEVICE_PARAMETERS, *RUNTIME_DEVICE_PARAMETERS):
+        if parameter.callable in NOT_REDIRECTED:
+            continue
+        kind = kind_of(parameter.keywords[0]) if parameter.keywords else ArgumentKind.DEVICE
+        rule = ArgumentRule(
+            tuple((index, kind) for index in parameter.positions),
+            tuple((keyword, kind_of(keyword)) for keyword in parameter.keywords),
+        )
+        rules[parameter.callable] = rules.get(parameter.callable, ArgumentRule()).merged(rule)
+    for backend in BACKEND_PARAMETERS:
+        positions = () if backend.position is None else ((backend.position, ArgumentKind.BACKEND),)
+        rule = ArgumentRule(positions, ((backend.keyword, ArgumentKind.BACKEND),))
+        rules[backend.callable] = rules.get(backend.callable, ArgumentRule()).merged(rule)
+    return rules
+
+
+def _argument_rows() -> Iterator[Patch]:
+    for callable_name, rule in _argument_rules().items():
+        if callable_name.startswith("."):
+            for receiver in METHOD_RECEIVERS:
+                target = f"{receiver}{callable_name}"
+                if _exists(target):
+                    yield _argument_patch(target, rule, receiver=True)
+            continue
+        if not _exists(callable_name):
+            continue
+        obj = resolve(callable_name)
+        if isinstance(obj, type) and obj.__flags__ & _HEAP_TYPE:
+            yield _argument_patch(f"{callable_name}.__init__", rule, receiver=True)
+        elif isinstance(obj, type):
+            yield _class_patch(callable_name, rule)
+        else:
+            yield _argument_patch(callable_name, rule, receiver=False)
+
+
+_HEAP_TYPE = (
+    1 << 9
+)  # Py_TPFLAGS_HEAPTYPE: a class defined in Python, whose __init__ can be replaced
+
+
+def _argument_patch(target: str, rule: ArgumentRule, receiver: bool) -> Patch:
+    def factory(original: Any, device_map: DeviceMap) -> Any:
+        return redirect_arguments(original, rule, device_map, receiver)
+
+    code = (
+        "AUTO110" if any(kind is ArgumentKind.BACKEND for _, kind in rule.keywords) else "AUTO100"
+    )
+    note = _describe(rule)
+    return Patch(code, target, note, cpu=_CPU_ARGUMENT_OVERRIDES.get(target, factory), npu=factory)
+
+
+def _class_patch(target: str, rule: ArgumentRule) -> Patch:
+    def factory(original: Any, device_map: DeviceMap) -> Any:
+        return redirect_constructor_class(original, rule, device_map)
+
+    note = _describe(rule) + " (built-in class: replaced by a redirecting subclass)"
+    return Patch(
+        "AUTO101", target, note, cpu=_CPU_ARGUMENT_OVERRIDES.get(target, factory), npu=factory
+    )
+
+
+def _describe(rule: ArgumentRule) -> str:
+    parts = [f"arg {index}: {kind.value}" for index, kind in rule.positions]
+    parts += [f"{name}=: {kind.value}" for name, kind in rule.keywords]
+    return "redirects " + ", ".join(parts)
+
+
+def _exists(target: str) -> bool:
+    try:
+        resolve(target)
+    except (UnresolvedTargetError, ImportError):
+        return False
+    return True
+
+
+@cache
+def patch_table() -> tuple[Patch, ...]:
+    """Every row, for every device, in the order they are applied (needs torch, not torch_npu)."""
+    rows: dict[str, Patch] = {}
+    for patch in (*_argument_rows(), *_runtime_rows(), *_npu_mirror_rows()):
+        rows.setdefault(patch.target, patch)
+    return tuple(rows.values())
+
+
+def rows_for(device: str) -> tuple[Patch, ...]:
+    """The rows applied on ``device`` ("cpu" or "npu"; CUDA needs none)."""
+    return tuple(patch for patch in patch_table() if patch.factory(device) is not None)
