@@ -1,0 +1,94 @@
+"""Real GPU-style training scripts, run unmodified through the redirect, against hand-written CPU versions."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ascendify_env
+
+SCRIPTS = Path(__file__).parent / "scripts"
+ANNOUNCEMENT = "ascendify.auto: running on CPU"
+TORCHRUN = ["-m", "torch.distributed.run", "--standalone", "--monitor-interval", "0.1",
+            "--nproc-per-node", "2"]  # fmt: skip
+
+
+def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = ascendify_env(extra)
+    for name in ("ASCENDIFY_DEVICE", "ASCENDIFY_AUTO", "ASCENDIFY_AUTO_ANNOUNCED"):
+        env.pop(name, None)
+    env["OMP_NUM_THREADS"] = "1"  # two runs side by side on two cores: no thread oversubscription
+    env.update(extra or {})
+    return env
+
+
+def run_side_by_side(
+    first: list[str], second: list[str], env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]:
+    """Run two Python command lines at once (two cores) and wait for both, bounded."""
+    processes = [
+        subprocess.Popen([sys.executable, *args], env=_env(env), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+        for args in (first, second)
+    ]  # fmt: skip
+    results = []
+    for process in processes:
+        try:
+            stdout, stderr = process.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            stdout, stderr = process.communicate()
+        results.append(
+            subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+        )
+    return results[0], results[1]
+
+
+def losses(output: str) -> list[str]:
+    return [line for line in output.splitlines() if " loss " in line]
+
+
+def assert_same_losses(
+    auto: subprocess.CompletedProcess[str], cpu: subprocess.CompletedProcess[str], count: int
+) -> None:
+    assert auto.returncode == 0, auto.stderr[-3000:]
+    assert cpu.returncode == 0, cpu.stderr[-3000:]
+    assert len(losses(auto.stdout)) == count, auto.stdout
+    assert losses(auto.stdout) == losses(cpu.stdout)
+    assert auto.stderr.count(ANNOUNCEMENT) == 1, auto.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "count"), [("classifier_ddp", 3), ("lm_autocast", 4), ("legacy_typed", 3)]
+)
+def test_single_process_matches_the_hand_written_cpu_version(name: str, count: int) -> None:
+    auto, cpu = run_side_by_side(
+        ["-m", "ascendify.auto", str(SCRIPTS / f"{name}.py")], [str(SCRIPTS / f"{name}_cpu.py")]
+    )
+    assert_same_losses(auto, cpu, count)
+
+
+@pytest.mark.parametrize(("name", "count"), [("classifier_ddp", 3), ("lm_autocast", 4)])
+def test_torchrun_two_processes_match_the_hand_written_cpu_version(name: str, count: int) -> None:
+    auto = subprocess.run(
+        [sys.executable, *TORCHRUN, "-m", "ascendify.auto", str(SCRIPTS / f"{name}.py")],
+        env=_env(), capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    cpu = subprocess.run(
+        [sys.executable, *TORCHRUN, str(SCRIPTS / f"{name}_cpu.py")],
+        env=_env(), capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert_same_losses(auto, cpu, count)
+
+
+def test_the_scripts_fail_without_the_redirect() -> None:
+    """The GPU scripts really are CUDA code: on this machine they cannot run as written."""
+    plain = subprocess.run(
+        [sys.executable, str(SCRIPTS / "legacy_typed.py")],
+        env=_env(), capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert plain.returncode != 0
+    assert "CUDA" in plain.stderr
