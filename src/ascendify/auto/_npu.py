@@ -9,12 +9,13 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
 from ascendify.auto._callsite import warn_once_at_call_site
 from ascendify.auto._devicemap import DeviceMap
-from ascendify.auto._resolve import resolve_owner
+from ascendify.auto._resolve import resolve
 
 Factory = Callable[[Any, DeviceMap], Any]
 
@@ -55,23 +56,17 @@ def npu_device_count() -> int:
 def resolve_npu_name(qualified: str) -> Any:
     """``torch_npu.npu.NPUGraph`` -> the object (imports torch_npu)."""
     import_torch_npu()
-    module_name, _, attribute = qualified.rpartition(".")
-    return getattr(importlib.import_module(module_name), attribute)
+    return resolve(qualified)
 
 
-def npu_object(qualified: str) -> Factory:
-    return lambda original, device_map: resolve_npu_name(qualified)
+@dataclass(frozen=True)
+class NpuObject:
+    """Factory: the replacement is the torch_npu object named ``qualified`` (e.g. ``torch.Tensor.npu``)."""
 
+    qualified: str
 
-def npu_member(qualified: str) -> Factory:
-    """``torch.Tensor.cuda`` -> ``torch.Tensor.npu``: a member that torch_npu adds to a torch class."""
-
-    def factory(original: Any, device_map: DeviceMap) -> Any:
-        import_torch_npu()
-        owner, name = resolve_owner(qualified)
-        return getattr(owner, name)
-
-    return factory
+    def __call__(self, original: Any, device_map: DeviceMap) -> Any:
+        return resolve_npu_name(self.qualified)
 
 
 class WarnedAttribute:
@@ -86,8 +81,14 @@ class WarnedAttribute:
         return self.value
 
 
-def double_tensor_as_float(original: Any, device_map: DeviceMap) -> Any:
-    return WarnedAttribute(resolve_npu_name("torch_npu.npu.FloatTensor"), DOUBLE_TENSOR_MESSAGE)
+@dataclass(frozen=True)
+class WarnedNpuObject(NpuObject):
+    """Factory: the torch_npu object, served with a warning at every line that reads it."""
+
+    message: str = ""
+
+    def __call__(self, original: Any, device_map: DeviceMap) -> Any:
+        return WarnedAttribute(resolve_npu_name(self.qualified), self.message)
 
 
 def claimed_availability(

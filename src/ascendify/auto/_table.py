@@ -134,23 +134,23 @@ def _legacy_tensor_rows() -> Iterator[Patch]:
         if name == "DoubleTensor":
             yield Patch("AUTO231", target, "CPU: torch.DoubleTensor (float64 kept); NPU: float32, "
                         "with a warning at every line that uses it",
-                        cpu=_cpu.legacy_tensor_type(name), npu=_npu.double_tensor_as_float)  # fmt: skip
+                        cpu=_cpu.legacy_tensor_type(name), npu=_npu.WarnedNpuObject("torch_npu.npu.FloatTensor", _npu.DOUBLE_TENSOR_MESSAGE))  # fmt: skip
         else:
             yield Patch("AUTO230", target, f"CPU: torch.{name}; NPU: torch_npu.npu.{name}",
                         cpu=_cpu.legacy_tensor_type(name),
-                        npu=_npu.npu_object(f"torch_npu.npu.{name}"))  # fmt: skip
+                        npu=_npu.NpuObject(f"torch_npu.npu.{name}"))  # fmt: skip
 
 
 def _member_rows() -> Iterator[Patch]:
     for cuda_name, npu_name in METHOD_RENAMES.items():
         yield Patch("AUTO240", f"torch.Tensor.{cuda_name}", "CPU: .cpu(); NPU: .npu()",
-                    cpu=_cpu.tensor_cuda, npu=_npu.npu_member(f"torch.Tensor.{npu_name}"))  # fmt: skip
+                    cpu=_cpu.tensor_cuda, npu=_npu.NpuObject(f"torch.Tensor.{npu_name}"))  # fmt: skip
         yield Patch("AUTO240", f"torch.nn.Module.{cuda_name}", "CPU: .cpu(); NPU: .npu()",
-                    cpu=_cpu.module_cuda, npu=_npu.npu_member(f"torch.nn.Module.{npu_name}"))  # fmt: skip
+                    cpu=_cpu.module_cuda, npu=_npu.NpuObject(f"torch.nn.Module.{npu_name}"))  # fmt: skip
     for cuda_name, npu_name in ATTRIBUTE_RENAMES.items():
         yield Patch("AUTO241", f"torch.Tensor.{cuda_name}",
                     f"CPU: unchanged (False is the truth); NPU: .{npu_name}",
-                    npu=_npu.npu_member(f"torch.Tensor.{npu_name}"))  # fmt: skip
+                    npu=_npu.NpuObject(f"torch.Tensor.{npu_name}"))  # fmt: skip
 
 
 def _npu_mirror_rows() -> Iterator[Patch]:
@@ -165,7 +165,7 @@ def _npu_mirror_rows() -> Iterator[Patch]:
         if name in handled or target is None or target.npu is None:
             continue
         caveat = " (unsafe: " + target.note + ")" if target.safety is Safety.UNSAFE else ""
-        yield Patch("AUTO250", name, f"NPU: {target.npu}{caveat}", npu=_npu.npu_object(target.npu))
+        yield Patch("AUTO250", name, f"NPU: {target.npu}{caveat}", npu=_npu.NpuObject(target.npu))
 
 
 @cache
