@@ -69,7 +69,9 @@ class DeviceMap:
     def __init__(self, target: str) -> None:
         self.target = target
         self.keeps_index = target != "cpu"
-        self._target_device = torch.device(target)
+        # On the NPU the target is spelled as a string: "npu" is a torch device type only once torch_npu
+        # is imported, and planning (and its tests) must work without it.
+        self._target_device: Any = torch.device(target) if target == "cpu" else target
         self._strings: dict[str, Any] = {}
         self._backend_names = BACKEND_NAMES if self.keeps_index else CPU_BACKEND_NAMES
 
@@ -153,14 +155,14 @@ class DeviceMap:
             self._strings[value] = mapped
         return mapped
 
-    def _map_device(self, value: torch.device) -> torch.device:
+    def _map_device(self, value: torch.device) -> Any:
         if value.index is None:
             return self._target_device
         return self._indexed(value.index)
 
-    def _indexed(self, index: int) -> torch.device:
+    def _indexed(self, index: int) -> Any:
         if self.keeps_index:
-            return torch.device(self.target, index)
+            return f"{self.target}:{index}"
         return self._target_device
 
 

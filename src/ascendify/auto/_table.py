@@ -156,7 +156,7 @@ def _member_rows() -> Iterator[Patch]:
 def _npu_mirror_rows() -> Iterator[Patch]:
     """torch.cuda names with an NPU counterpart in torch_npu (same-name mirror, renames, profiler)."""
     facts = load_facts()
-    handled = {patch.target for patch in _runtime_rows()}
+    handled = {patch.target for patch in _runtime_rows() if patch.npu is not None}
     names = [f"torch.cuda.{name}" for name in torch.cuda.__all__]
     names += [f"torch.profiler.{name}" for name in torch.profiler.__all__]
     names += ["torch.distributed.is_nccl_available"]
@@ -262,8 +262,22 @@ def patch_table() -> tuple[Patch, ...]:
     """Every row, for every device, in the order they are applied (needs torch, not torch_npu)."""
     rows: dict[str, Patch] = {}
     for patch in (*_argument_rows(), *_runtime_rows(), *_npu_mirror_rows()):
-        rows.setdefault(patch.target, patch)
+        earlier = rows.get(patch.target)
+        rows[patch.target] = patch if earlier is None else _merged(earlier, patch)
     return tuple(rows.values())
+
+
+def _merged(first: Patch, second: Patch) -> Patch:
+    """A CPU stand-in row and an NPU mirror row for the same target become one row."""
+    if (first.cpu and second.cpu) or (first.npu and second.npu):
+        raise ValueError(f"two rows patch {first.target} on the same device")
+    return Patch(
+        first.code,
+        first.target,
+        f"{first.note}; {second.note}",
+        cpu=first.cpu or second.cpu,
+        npu=first.npu or second.npu,
+    )
 
 
 def rows_for(device: str) -> tuple[Patch, ...]:
