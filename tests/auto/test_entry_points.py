@@ -1,0 +1,132 @@
+"""``python -m ascendify.auto``, ``import ascendify.transfer_to_npu`` and the ASCENDIFY_AUTO start-up hook."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ascendify._autostart import HOOK_LINE, write_hook
+from tests.auto.test_scripts import _env
+
+PROBE = """
+import sys, torch
+print("argv", sys.argv[1:])
+print("device", torch.zeros(1, device="cuda").device)
+print("loaded", "ascendify" in sys.modules)
+"""
+
+
+def _python(
+    args: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args], env=_env(env), cwd=cwd, capture_output=True, text=True,
+        timeout=120, check=False,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def probe(tmp_path: Path) -> Path:
+    path = tmp_path / "probe.py"
+    path.write_text(PROBE)
+    return path
+
+
+def test_a_script_runs_as_main_with_its_own_arguments(probe: Path) -> None:
+    result = _python(["-m", "ascendify.auto", str(probe), "--epochs", "2", "cuda"])
+    assert result.returncode == 0, result.stderr
+    assert "argv ['--epochs', '2', 'cuda']" in result.stdout
+    assert "device cpu" in result.stdout
+    assert result.stderr.count("ascendify.auto: running on CPU") == 1
+
+
+def test_a_module_runs_with_dash_m(tmp_path: Path) -> None:
+    package = tmp_path / "trainer"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "main.py").write_text(PROBE)
+    result = _python(["-m", "ascendify.auto", "-m", "trainer.main", "x"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "argv ['x']" in result.stdout
+    assert "device cpu" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        ([], {}, "usage"),
+        (["missing.py"], {}, "no such script"),
+        (["-m"], {}, "usage"),
+        (["probe.py"], {"ASCENDIFY_DEVICE": "gpu"}, "is not a device"),
+    ],
+)
+def test_bad_input_exits_2_with_a_message(
+    args: list[str], env: dict[str, str], message: str, probe: Path
+) -> None:
+    result = _python(["-m", "ascendify.auto", *args], env=env, cwd=probe.parent)
+    assert result.returncode == 2
+    assert message in result.stderr
+
+
+def test_importing_transfer_to_npu_enables_the_redirect(probe: Path) -> None:
+    script = probe.parent / "one_line.py"
+    script.write_text("import ascendify.transfer_to_npu\n" + probe.read_text())
+    result = _python([str(script)], env={"RANK": "0"})
+    assert result.returncode == 0, result.stderr
+    assert "device cpu" in result.stdout
+    assert "ascendify.auto: running on CPU" in result.stderr
+
+
+@pytest.fixture
+def user_site_with_hook(tmp_path: Path) -> dict[str, str]:
+    """A user site-packages directory holding the .pth hook, as a package install would place it."""
+    base = tmp_path / "userbase"
+    env = {"PYTHONUSERBASE": str(base)}
+    site_dir = Path(
+        _python(["-c", "import site; print(site.getusersitepackages())"], env).stdout.strip()
+    )
+    site_dir.mkdir(parents=True)
+    hook = write_hook(site_dir)
+    assert hook.read_text() == HOOK_LINE
+    return env
+
+
+def test_the_start_up_hook_enables_every_process_when_asked(
+    user_site_with_hook: dict[str, str], probe: Path
+) -> None:
+    enabled = _python([str(probe)], env={**user_site_with_hook, "ASCENDIFY_AUTO": "1"})
+    assert enabled.returncode == 0, enabled.stderr
+    assert "device cpu" in enabled.stdout
+    assert enabled.stderr.count("ascendify.auto: running on CPU") == 1
+    untouched = _python(
+        ["-c", "import sys; print(sorted({'torch', 'ascendify.auto'} & set(sys.modules)))"],
+        env={**user_site_with_hook, "ASCENDIFY_AUTO": "1"},
+    )
+    assert untouched.stdout.strip() == "[]"  # nothing heavy until the program imports torch
+
+
+def test_the_start_up_hook_does_nothing_otherwise(
+    user_site_with_hook: dict[str, str], probe: Path
+) -> None:
+    plain = _python([str(probe)], env={**user_site_with_hook, "ASCENDIFY_AUTO": "0"})
+    assert plain.returncode != 0
+    assert "CUDA" in plain.stderr
+    assert "ascendify" not in plain.stderr
+    wrong = _python(["-c", "print('ran')"], env={**user_site_with_hook, "ASCENDIFY_AUTO": "yes"})
+    assert wrong.stdout.strip() == "ran"
+    assert "only '0' or '1'" in wrong.stderr
+
+
+def test_the_hook_reaches_every_torchrun_worker(user_site_with_hook: dict[str, str]) -> None:
+    script = Path(__file__).parent / "scripts" / "classifier_ddp.py"
+    result = _python(
+        ["-m", "torch.distributed.run", "--standalone", "--monitor-interval", "0.1",
+         "--nproc-per-node", "2", str(script)],
+        env={**user_site_with_hook, "ASCENDIFY_AUTO": "1"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.count(" loss ") == 3
+    assert result.stderr.count("ascendify.auto: running on CPU") == 1
