@@ -130,3 +130,25 @@ def test_the_hook_reaches_every_torchrun_worker(user_site_with_hook: dict[str, s
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.count(" loss ") == 3
     assert result.stderr.count("ascendify.auto: running on CPU") == 1
+
+
+DEFERRED_PROBE = """
+import sys, torch
+from ascendify import auto
+auto.enable("cpu")
+print("fsdp loaded by enable:", "torch.distributed.fsdp" in sys.modules)
+from torch.distributed.fsdp import FullyShardedDataParallel
+print("fsdp patched on import:", hasattr(FullyShardedDataParallel.__init__, "__wrapped__"))
+auto.disable()
+print("fsdp restored:", not hasattr(FullyShardedDataParallel.__init__, "__wrapped__"))
+"""
+
+
+def test_targets_in_modules_not_yet_imported_are_patched_when_imported() -> None:
+    result = _python(["-c", DEFERRED_PROBE])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "fsdp loaded by enable: False",
+        "fsdp patched on import: True",
+        "fsdp restored: True",
+    ]

@@ -127,7 +127,7 @@ def test_the_cpu_map_merges_backend_pairs_and_leaves_other_values_alone() -> Non
     cpu = DeviceMap("cpu")
     assert cpu.backend("cuda:nccl,cpu:gloo") == "cpu:gloo"
     assert cpu.backend("gloo") == "gloo"
-    assert cpu.device("cpu") == "cpu"
+    assert cpu.device("cpu") == torch.device("cpu")
     assert cpu.device("meta") == "meta"
     assert cpu.device(torch.float16) is torch.float16
     assert cpu.device(True) is True

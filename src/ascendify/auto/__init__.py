@@ -11,13 +11,18 @@
 from __future__ import annotations
 
 import os
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ascendify.auto._choice import DEVICES, DeviceChoice, announce, choose_device
 from ascendify.auto._cpu import CudaGraphUnavailableError
 from ascendify.auto._patcher import Patcher, Replacement
 from ascendify.errors import AscendifyError
+
+if TYPE_CHECKING:
+    from ascendify.auto._devicemap import DeviceMap
+    from ascendify.auto._table import Patch
 
 __all__ = [
     "DEVICES",
@@ -47,21 +52,24 @@ class _State:
 
 
 def plan(device: str) -> tuple[PlannedPatch, ...]:
-    """What ``enable`` replaces on ``device``, without touching anything (no torch_npu needed)."""
+    """What ``enable`` replaces on ``device``, without touching anything (no torch_npu needed).
+
+    Imports the modules of every target (FSDP, ...), which ``enable`` itself defers.
+    """
     from ascendify.auto._resolve import UnresolvedTargetError, resolve_owner
-    from ascendify.auto._table import rows_for
+    from ascendify.auto._table import attach, rows_for
 
     _check_device(device)
     planned = []
     seen: set[tuple[int, str]] = set()
     for row in rows_for(device):
         try:
-            owner, name = resolve_owner(row.target)
+            landed, owner, name = attach(row, *resolve_owner(row.target))
         except (UnresolvedTargetError, ImportError):
             continue
         if (id(owner), name) not in seen:
             seen.add((id(owner), name))
-            planned.append(PlannedPatch(row.code, row.target, row.note))
+            planned.append(PlannedPatch(landed.code, landed.target, landed.note))
     return tuple(planned)
 
 
@@ -82,7 +90,8 @@ def enable(
         return active
     choice = _choose(device, environ)
     if choice.device != "cuda":
-        _State.patcher.apply(_replacements(choice.device))
+        ready, deferred = _replacements(choice.device)
+        _State.patcher.apply(ready, deferred)
     _State.active = choice
     announce(choice, environ)
     return choice
@@ -113,23 +122,41 @@ def _choose(device: str | None, environ: MutableMapping[str, str]) -> DeviceChoi
     return choose_device(environ, npu_device_count, torch.cuda.device_count)
 
 
-def _replacements(device: str) -> list[Replacement]:
+def _replacements(
+    device: str,
+) -> tuple[list[Replacement], dict[str, Callable[[], list[Replacement]]]]:
+    """Replacements for what is loaded now, and builders for the rest, keyed by the module they await."""
     from ascendify.auto._devicemap import DeviceMap
-    from ascendify.auto._resolve import resolve_owner
+    from ascendify.auto._resolve import NotLoadedError
     from ascendify.auto._table import rows_for
 
     device_map = DeviceMap(device)
-    targets = {planned.target for planned in plan(device)}
-    replacements = []
+    ready: list[Replacement] = []
+    waiting: dict[str, list[Patch]] = {}
     for row in rows_for(device):
-        factory = row.factory(device)
-        if row.target not in targets or factory is None:
-            continue
-        owner, name = resolve_owner(row.target)
-        replacements.append(
-            Replacement(row.target, owner, name, factory(getattr(owner, name), device_map))
-        )
-    return replacements
+        try:
+            ready.extend(_build(row, device, device_map))
+        except NotLoadedError as missing:
+            waiting.setdefault(missing.module, []).append(row)
+
+    def builder(rows: list[Patch]) -> Callable[[], list[Replacement]]:
+        return lambda: [r for row in rows for r in _build(row, device, device_map)]
+
+    return ready, {module: builder(rows) for module, rows in waiting.items()}
+
+
+def _build(row: Patch, device: str, device_map: DeviceMap) -> list[Replacement]:
+    from ascendify.auto._resolve import UnresolvedTargetError, loaded_owner
+    from ascendify.auto._table import attach
+
+    try:
+        landed, owner, name = attach(row, *loaded_owner(row.target))
+    except UnresolvedTargetError:
+        return []  # not in this torch
+    factory = landed.factory(device)
+    if factory is None:
+        return []
+    return [Replacement(landed.target, owner, name, factory(getattr(owner, name), device_map))]
 
 
 def _check_device(device: str) -> None:

@@ -17,7 +17,7 @@ from torch.serialization import default_restore_location
 from ascendify.targets.devices import BACKEND_NAMES, CUDA_DEVICE_TYPE
 
 _CUDA_SPEC = re.compile(r"cuda(?::(\d+))?")
-_STRING_CACHE_LIMIT = 1024
+_CACHE_LIMIT = 1024
 
 
 class ArgumentKind(str, Enum):
@@ -72,7 +72,8 @@ class DeviceMap:
         # On the NPU the target is spelled as a string: "npu" is a torch device type only once torch_npu
         # is imported, and planning (and its tests) must work without it.
         self._target_device: Any = torch.device(target) if target == "cpu" else target
-        self._strings: dict[str, Any] = {}
+        # str and torch.device values seen in device positions -> their redirect (read by the wrappers)
+        self.known: dict[Any, Any] = {}
         self._backend_names = BACKEND_NAMES if self.keeps_index else CPU_BACKEND_NAMES
 
     def translator(self, kind: ArgumentKind) -> Callable[[Any], Any]:
@@ -85,16 +86,14 @@ class DeviceMap:
             ArgumentKind.BACKEND: self.backend,
         }[kind]
 
-    # The hot path (Tensor.to): exact type checks, a dict hit for strings, no regex after the first call.
+    # The hot path (Tensor.to): exact type checks and a dict hit; no regex after the first call.
     def device(self, value: Any) -> Any:
         value_type = type(value)
-        if value_type is str:
-            mapped = self._strings.get(value)
+        if value_type is str or value_type is torch.device:
+            mapped = self.known.get(value)
             if mapped is None:
-                mapped = self._map_string(value)
+                mapped = self._remember(value)
             return mapped
-        if value_type is torch.device:
-            return self._map_device(value) if value.type == CUDA_DEVICE_TYPE else value
         if value_type is int:
             return self._indexed(value)
         return value
@@ -145,17 +144,23 @@ class DeviceMap:
         mapped = self.device(value)
         return str(mapped) if isinstance(mapped, torch.device) else mapped
 
-    def _map_string(self, value: str) -> Any:
-        match = _CUDA_SPEC.fullmatch(value)
-        mapped: Any = value
-        if match is not None:
-            index = match.group(1)
-            mapped = self._indexed(int(index)) if index is not None else self._target_device
-        if len(self._strings) < _STRING_CACHE_LIMIT:
-            self._strings[value] = mapped
+    def _remember(self, value: str | torch.device) -> Any:
+        mapped = self._map_string(value) if isinstance(value, str) else self._map_device(value)
+        if len(self.known) < _CACHE_LIMIT:
+            self.known[value] = mapped
         return mapped
 
+    def _map_string(self, value: str) -> Any:
+        match = _CUDA_SPEC.fullmatch(value)
+        if match is None:
+            # "cpu" -> the device object when the target is the CPU: the same meaning, parsed once
+            return self._target_device if value == str(self._target_device) else value
+        index = match.group(1)
+        return self._indexed(int(index)) if index is not None else self._target_device
+
     def _map_device(self, value: torch.device) -> Any:
+        if value.type != CUDA_DEVICE_TYPE:
+            return value
         if value.index is None:
             return self._target_device
         return self._indexed(value.index)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
 import types
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,36 +31,93 @@ class _Applied:
     script_builtin: bool
 
 
+Deferred = Mapping[str, Callable[[], Sequence[Replacement]]]
+
+
 class Patcher:
     """Applies a set of replacements once; ``revert`` restores every attribute exactly as it was.
 
-    Applying while applied is a no-op (idempotent); reverting while not applied is a no-op.
+    Applying while applied is a no-op (idempotent); reverting while not applied is a no-op. Replacements
+    in modules the program has not imported yet are deferred: they are applied right after the module is
+    imported, so enabling never imports heavy modules (FSDP) that the program may not use.
     """
 
     def __init__(self) -> None:
         self._applied: list[_Applied] = []
+        self._active = False
+        self._on_import: _ApplyOnImport | None = None
 
     @property
     def active(self) -> bool:
-        return bool(self._applied)
+        return self._active
 
     @property
     def targets(self) -> tuple[str, ...]:
         return tuple(applied.replacement.target for applied in self._applied)
 
-    def apply(self, replacements: Sequence[Replacement]) -> None:
-        if self._applied:
+    @property
+    def waiting_for(self) -> tuple[str, ...]:
+        """Modules whose replacements wait for their import."""
+        return () if self._on_import is None else tuple(self._on_import.pending)
+
+    def apply(self, replacements: Sequence[Replacement], deferred: Deferred | None = None) -> None:
+        if self._active:
             return
+        self._active = True
+        self._apply_all(replacements)
+        if deferred:
+            self._on_import = _ApplyOnImport(self, dict(deferred))
+            sys.meta_path.insert(0, self._on_import)
+
+    def revert(self) -> None:
+        if self._on_import is not None:
+            sys.meta_path.remove(self._on_import)
+            self._on_import = None
+        while self._applied:
+            _revert_one(self._applied.pop())
+        self._active = False
+
+    def _apply_all(self, replacements: Sequence[Replacement]) -> None:
+        patched = {(id(a.replacement.owner), a.replacement.name) for a in self._applied}
         try:
             for replacement in replacements:
-                self._applied.append(_apply_one(replacement))
+                key = (id(replacement.owner), replacement.name)
+                if (
+                    key not in patched
+                ):  # two names for one object (torch.autocast, torch.amp.autocast)
+                    patched.add(key)
+                    self._applied.append(_apply_one(replacement))
         except BaseException:
             self.revert()
             raise
 
-    def revert(self) -> None:
-        while self._applied:
-            _revert_one(self._applied.pop())
+
+class _ApplyOnImport(importlib.abc.MetaPathFinder):
+    """Finds a watched module with the normal finders and applies its replacements once it has run."""
+
+    def __init__(self, patcher: Patcher, pending: dict[str, Callable[[], Sequence[Replacement]]]):
+        self.patcher = patcher
+        self.pending = pending
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        build = self.pending.pop(fullname, None)
+        if build is None:
+            return None
+        spec = importlib.util.find_spec(fullname)  # the pop above keeps this from finding us again
+        if spec is None or spec.loader is None:
+            return spec
+        run_module = spec.loader.exec_module
+        patcher = self.patcher
+
+        def exec_module(module: types.ModuleType) -> None:
+            run_module(module)
+            if patcher._on_import is self:  # still enabled
+                patcher._apply_all(build())
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
 
 
 def _apply_one(replacement: Replacement) -> _Applied:

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import torch
+
 from ascendify.auto._devicemap import DROP, ArgumentKind, DeviceMap
 
 Translator = Callable[[Any], Any]
@@ -40,6 +42,10 @@ def redirect_arguments(
     keywords = tuple((name, device_map.translator(kind)) for name, kind in rule.keywords)
     default_map_location = _default_map_location(rule, device_map, shift)
 
+    if receiver and rule.positions[:1] == ((0, ArgumentKind.DEVICE),) and len(rule.positions) == 1:
+        return _method_device_first(original, device_map, keywords)
+    if not rule.positions and rule.keywords == (("device", ArgumentKind.DEVICE),):
+        return _device_keyword(original, device_map)
     if len(positions) == 1 and not default_map_location:
         return _single_position(original, positions[0], keywords)
 
@@ -57,6 +63,56 @@ def redirect_arguments(
         return original(*args, **kwargs)
 
     return redirected
+
+
+def _method_device_first(
+    original: Callable[..., Any],
+    device_map: DeviceMap,
+    keywords: tuple[tuple[str, Translator], ...],
+) -> Callable[..., Any]:
+    """``tensor.to("cuda")``: the hottest shape, kept to a dict hit and one direct call."""
+    known = device_map.known
+    translate = device_map.device
+    device_class = torch.device
+
+    @functools.wraps(original)
+    def redirected(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if args:
+            first = args[0]
+            first_class = first.__class__
+            if first_class is str or first_class is device_class or first_class is int:
+                mapped = known.get(first)
+                if mapped is None:
+                    mapped = translate(first)
+                if not kwargs and len(args) == 1:
+                    return original(self, mapped)
+                if mapped is not first:
+                    args = (mapped, *args[1:])
+        if kwargs:
+            _translate_keywords(kwargs, keywords)
+        return original(self, *args, **kwargs)
+
+    return redirected
+
+
+def _device_keyword(original: Callable[..., Any], device_map: DeviceMap) -> Callable[..., Any]:
+    """``torch.zeros(..., device="cuda")`` and the module constructors: one keyword, one dict hit."""
+    known = device_map.known
+    translate = device_map.device
+
+    @functools.wraps(original)
+    def redirected(*args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            value = kwargs.get("device")
+            if value is not None:
+                mapped = known.get(value) if value.__class__ in _HASHABLE_DEVICES else None
+                kwargs["device"] = translate(value) if mapped is None else mapped
+        return original(*args, **kwargs)
+
+    return redirected
+
+
+_HASHABLE_DEVICES = frozenset({str, torch.device})
 
 
 def _single_position(

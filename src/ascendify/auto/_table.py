@@ -20,7 +20,7 @@ import torch
 from ascendify.auto import _cpu, _npu
 from ascendify.auto._devicemap import ArgumentKind, DeviceMap, kind_of
 from ascendify.auto._redirect import ArgumentRule, redirect_arguments, redirect_constructor_class
-from ascendify.auto._resolve import UnresolvedTargetError, resolve
+from ascendify.auto._resolve import loaded_owner
 from ascendify.targets import Safety, load_facts, npu_target
 from ascendify.targets.devices import (
     ATTRIBUTE_RENAMES,
@@ -203,18 +203,37 @@ def _argument_rows() -> Iterator[Patch]:
         if callable_name.startswith("."):
             for receiver in METHOD_RECEIVERS:
                 target = f"{receiver}{callable_name}"
-                if _exists(target):
+                if _has_member(receiver, callable_name[1:]):
                     yield _argument_patch(target, rule, receiver=True)
-            continue
-        if not _exists(callable_name):
-            continue
-        obj = resolve(callable_name)
-        if isinstance(obj, type) and obj.__flags__ & _HEAP_TYPE:
-            yield _argument_patch(f"{callable_name}.__init__", rule, receiver=True)
-        elif isinstance(obj, type):
-            yield _class_patch(callable_name, rule)
         else:
             yield _argument_patch(callable_name, rule, receiver=False)
+
+
+def _has_member(receiver: str, name: str) -> bool:
+    owner, attribute = loaded_owner(receiver)  # torch.Tensor and torch.nn.Module load with torch
+    return hasattr(getattr(owner, attribute), name)
+
+
+@dataclass(frozen=True)
+class ArgumentRedirect:
+    """Factory: the original with its device and backend arguments redirected (see ``attach``)."""
+
+    rule: ArgumentRule
+    receiver: bool  # the first argument is self (methods, and __init__ of Python classes)
+
+    def __call__(self, original: Any, device_map: DeviceMap) -> Any:
+        if isinstance(original, type):  # a built-in class: its __init__ cannot be replaced
+            return redirect_constructor_class(original, self.rule, device_map)
+        return redirect_arguments(original, self.rule, device_map, self.receiver)
+
+
+def _argument_patch(target: str, rule: ArgumentRule, receiver: bool) -> Patch:
+    redirect = ArgumentRedirect(rule, receiver)
+    code = (
+        "AUTO110" if any(kind is ArgumentKind.BACKEND for _, kind in rule.keywords) else "AUTO100"
+    )
+    cpu = _CPU_ARGUMENT_OVERRIDES.get(target, redirect)
+    return Patch(code, target, _describe(rule), cpu=cpu, npu=redirect)
 
 
 _HEAP_TYPE = (
@@ -222,24 +241,19 @@ _HEAP_TYPE = (
 )  # Py_TPFLAGS_HEAPTYPE: a class defined in Python, whose __init__ can be replaced
 
 
-def _argument_patch(target: str, rule: ArgumentRule, receiver: bool) -> Patch:
-    def factory(original: Any, device_map: DeviceMap) -> Any:
-        return redirect_arguments(original, rule, device_map, receiver)
-
-    code = (
-        "AUTO110" if any(kind is ArgumentKind.BACKEND for _, kind in rule.keywords) else "AUTO100"
-    )
-    note = _describe(rule)
-    return Patch(code, target, note, cpu=_CPU_ARGUMENT_OVERRIDES.get(target, factory), npu=factory)
-
-
-def _class_patch(target: str, rule: ArgumentRule) -> Patch:
-    def factory(original: Any, device_map: DeviceMap) -> Any:
-        return redirect_constructor_class(original, rule, device_map)
-
-    note = _describe(rule) + " (built-in class: replaced by a redirecting subclass)"
-    return Patch(
-        "AUTO101", target, note, cpu=_CPU_ARGUMENT_OVERRIDES.get(target, factory), npu=factory
+def attach(row: Patch, owner: Any, name: str) -> tuple[Patch, Any, str]:
+    """Where a row lands: the constructor arguments of a Python class are redirected in its __init__."""
+    original = getattr(owner, name)
+    redirect = row.npu
+    python_class = isinstance(original, type) and bool(original.__flags__ & _HEAP_TYPE)
+    if not (python_class and isinstance(redirect, ArgumentRedirect)):
+        return row, owner, name
+    init = ArgumentRedirect(redirect.rule, receiver=True)
+    cpu = init if row.cpu is redirect else row.cpu
+    return (
+        Patch(row.code, f"{row.target}.__init__", row.note, cpu=cpu, npu=init),
+        original,
+        "__init__",
     )
 
 
@@ -249,17 +263,9 @@ def _describe(rule: ArgumentRule) -> str:
     return "redirects " + ", ".join(parts)
 
 
-def _exists(target: str) -> bool:
-    try:
-        resolve(target)
-    except (UnresolvedTargetError, ImportError):
-        return False
-    return True
-
-
 @cache
 def patch_table() -> tuple[Patch, ...]:
-    """Every row, for every device, in the order they are applied (needs torch, not torch_npu)."""
+    """Every row, for every device, in the order they are applied (imports nothing beyond torch)."""
     rows: dict[str, Patch] = {}
     for patch in (*_argument_rows(), *_runtime_rows(), *_npu_mirror_rows()):
         earlier = rows.get(patch.target)
