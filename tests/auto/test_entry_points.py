@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ascendify._autostart import HOOK_LINE, write_hook
-from tests.auto.test_scripts import _env
+from tests.auto.test_scripts import TORCHRUN, _env, assert_same_losses, cpu_reference
 
 PROBE = """
 import sys, torch
@@ -122,14 +122,8 @@ def test_the_start_up_hook_does_nothing_otherwise(
 
 def test_the_hook_reaches_every_torchrun_worker(user_site_with_hook: dict[str, str]) -> None:
     script = Path(__file__).parent / "scripts" / "classifier_ddp.py"
-    result = _python(
-        ["-m", "torch.distributed.run", "--standalone", "--monitor-interval", "0.1",
-         "--nproc-per-node", "2", str(script)],
-        env={**user_site_with_hook, "ASCENDIFY_AUTO": "1"},
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.count(" loss ") == 3
-    assert result.stderr.count("ascendify.auto: running on CPU") == 1
+    result = _python([*TORCHRUN, str(script)], env={**user_site_with_hook, "ASCENDIFY_AUTO": "1"})
+    assert_same_losses(result, cpu_reference("classifier_ddp", torchrun=True), count=3)
 
 
 DEFERRED_PROBE = """

@@ -61,27 +61,44 @@ def assert_same_losses(
     assert auto.stderr.count(ANNOUNCEMENT) == 1, auto.stderr
 
 
+# Hand-written CPU runs, kept for the other tests that compare against them (they are deterministic).
+_CPU_RUNS: dict[tuple[str, bool], subprocess.CompletedProcess[str]] = {}
+
+
+def _command(name: str, torchrun: bool, redirected: bool) -> list[str]:
+    script = str(SCRIPTS / f"{name}.py" if redirected else SCRIPTS / f"{name}_cpu.py")
+    launcher = TORCHRUN if torchrun else []
+    return [*launcher, *(["-m", "ascendify.auto"] if redirected else []), script]
+
+
+def compare_with_cpu(
+    name: str, torchrun: bool
+) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]:
+    """The redirected GPU script and its hand-written CPU version, run side by side."""
+    auto, cpu = run_side_by_side(_command(name, torchrun, True), _command(name, torchrun, False))
+    _CPU_RUNS[(name, torchrun)] = cpu
+    return auto, cpu
+
+
+def cpu_reference(name: str, torchrun: bool) -> subprocess.CompletedProcess[str]:
+    if (name, torchrun) not in _CPU_RUNS:
+        command = [sys.executable, *_command(name, torchrun, False)]
+        _CPU_RUNS[(name, torchrun)] = subprocess.run(
+            command, env=_env(), capture_output=True, text=True, timeout=120, check=False
+        )
+    return _CPU_RUNS[(name, torchrun)]
+
+
 @pytest.mark.parametrize(
     ("name", "count"), [("classifier_ddp", 3), ("lm_autocast", 4), ("legacy_typed", 3)]
 )
 def test_single_process_matches_the_hand_written_cpu_version(name: str, count: int) -> None:
-    auto, cpu = run_side_by_side(
-        ["-m", "ascendify.auto", str(SCRIPTS / f"{name}.py")], [str(SCRIPTS / f"{name}_cpu.py")]
-    )
-    assert_same_losses(auto, cpu, count)
+    assert_same_losses(*compare_with_cpu(name, torchrun=False), count)
 
 
 @pytest.mark.parametrize(("name", "count"), [("classifier_ddp", 3), ("lm_autocast", 4)])
 def test_torchrun_two_processes_match_the_hand_written_cpu_version(name: str, count: int) -> None:
-    auto = subprocess.run(
-        [sys.executable, *TORCHRUN, "-m", "ascendify.auto", str(SCRIPTS / f"{name}.py")],
-        env=_env(), capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    cpu = subprocess.run(
-        [sys.executable, *TORCHRUN, str(SCRIPTS / f"{name}_cpu.py")],
-        env=_env(), capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert_same_losses(auto, cpu, count)
+    assert_same_losses(*compare_with_cpu(name, torchrun=True), count)
 
 
 def test_the_scripts_fail_without_the_redirect() -> None:

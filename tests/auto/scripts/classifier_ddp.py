@@ -74,6 +74,7 @@ def main() -> None:
     if int(os.environ.get("RANK", "0")) == 0:
         print(f"timing {start.elapsed_time(end):.1f} ms on {torch.cuda.get_device_name()}")
     if distributed:
+        dist.barrier()  # every rank done before any tears down (gloo aborts otherwise)
         dist.destroy_process_group()
 
 

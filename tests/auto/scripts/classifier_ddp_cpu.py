@@ -61,6 +61,7 @@ def main() -> None:
     if int(os.environ.get("RANK", "0")) == 0:
         print(f"timing {(time.perf_counter() - start) * 1000:.1f} ms on cpu")
     if distributed:
+        dist.barrier()  # every rank done before any tears down (gloo aborts otherwise)
         dist.destroy_process_group()
 
 

@@ -77,6 +77,7 @@ def main() -> None:
         )
         print(f"peak memory query {torch.cuda.max_memory_allocated() >= 0}", file=sys.stderr)
     if distributed:
+        dist.barrier()  # every rank done before any tears down (gloo aborts otherwise)
         dist.destroy_process_group()
 
 

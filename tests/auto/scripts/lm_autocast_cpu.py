@@ -57,6 +57,7 @@ def main() -> None:
         if rank == 0 and step % 3 == 2:
             print(f"step {step} loss {loss.item():.6f}")
     if distributed:
+        dist.barrier()  # every rank done before any tears down (gloo aborts otherwise)
         dist.destroy_process_group()
 
 
