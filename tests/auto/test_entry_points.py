@@ -146,3 +146,19 @@ def test_targets_in_modules_not_yet_imported_are_patched_when_imported() -> None
         "fsdp patched on import: True",
         "fsdp restored: True",
     ]
+
+
+def test_the_plan_is_printed_without_patching(capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+
+    from ascendify.auto.__main__ import main
+
+    before = torch.Tensor.to
+    assert main(["--plan", "npu"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert any(
+        line.startswith("AUTO220  torch.cuda.CUDAGraph") and "NPUGraph" in line for line in printed
+    )
+    assert any("torch.cuda.DoubleTensor" in line and "warning" in line for line in printed)
+    assert torch.Tensor.to is before
+    assert main(["--plan", "gpu"]) == 2

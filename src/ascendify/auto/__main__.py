@@ -2,6 +2,7 @@
 
 Runs the script as ``__main__`` with the redirect enabled; ``sys.argv`` is what the script expects.
 Works under torchrun too: ``torchrun --nproc-per-node 2 -m ascendify.auto train.py``.
+``python -m ascendify.auto --plan npu|cpu`` prints what would be patched, and changes nothing.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import runpy
 import sys
 from collections.abc import Sequence
 
-USAGE = "usage: python -m ascendify.auto (SCRIPT | -m MODULE) [ARGS...]"
+USAGE = "usage: python -m ascendify.auto (SCRIPT | -m MODULE) [ARGS...] | --plan npu|cpu"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -23,6 +24,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ascendify.auto import enable
     from ascendify.errors import AscendifyError
 
+    if args[0] == "--plan":
+        return print_plan(args[1:])
     try:
         enable()
     except AscendifyError as error:
@@ -39,6 +42,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.argv = [script, *args[1:]]
         sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
         runpy.run_path(script, run_name="__main__")
+    return 0
+
+
+def print_plan(devices: Sequence[str]) -> int:
+    from ascendify.auto import DEVICES, plan
+
+    if len(devices) != 1 or devices[0] not in DEVICES:
+        print(USAGE, file=sys.stderr)
+        return 2
+    for row in plan(devices[0]):
+        print(f"{row.code}  {row.target:55} {row.note}")
     return 0
 
 
