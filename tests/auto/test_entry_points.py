@@ -162,3 +162,8 @@ def test_the_plan_is_printed_without_patching(capsys: pytest.CaptureFixture[str]
     assert any("torch.cuda.DoubleTensor" in line and "warning" in line for line in printed)
     assert torch.Tensor.to is before
     assert main(["--plan", "gpu"]) == 2
+
+
+def test_the_shipped_hook_file_is_the_hook_line() -> None:
+    shipped = Path(__file__).resolve().parents[2] / "src" / "ascendify" / "ascendify-auto.pth"
+    assert shipped.read_text(encoding="utf-8") == HOOK_LINE
