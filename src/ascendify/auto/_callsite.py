@@ -1,4 +1,4 @@
-"""Warnings that point at the user's line, once per line, whatever the process-wide warning filters say."""
+"""Warnings that point at the user's line, once per line (our own record, not the warnings registry)."""
 
 from __future__ import annotations
 

@@ -16,9 +16,7 @@ from typing import Any
 import psutil
 import torch
 
-from ascendify.auto._devicemap import DeviceMap
-
-Factory = Callable[[Any, DeviceMap], Any]
+from ascendify.auto._devicemap import DeviceMap, Factory
 
 
 class CudaGraphUnavailableError(RuntimeError):

@@ -45,6 +45,10 @@ KEYWORD_KINDS: dict[str, ArgumentKind] = {
 CPU_BACKEND_NAMES: dict[str, str] = {"nccl": "gloo", "NCCL": "gloo"}
 
 
+# A replacement factory: (original object, device map) -> the object put in its place.
+Factory = Callable[[Any, "DeviceMap"], Any]
+
+
 class Drop:
     """Marker returned for a keyword that must not be passed on (e.g. DDP device_ids for a CPU module)."""
 
@@ -117,7 +121,7 @@ class DeviceMap:
         if value is None:
             return _RestoreRedirect(self, None)
         if isinstance(value, dict):
-            return {key: self._location(str(item)) for key, item in value.items()}
+            return {key: self.location(str(item)) for key, item in value.items()}
         if callable(value) and not isinstance(value, torch.device):
             return _RestoreRedirect(self, value)
         return self.device(value)
@@ -138,9 +142,6 @@ class DeviceMap:
 
     def location(self, value: str) -> str:
         """A serialized storage location (``"cuda:0"``) as it reads on the target."""
-        return self._location(value)
-
-    def _location(self, value: str) -> str:
         mapped = self.device(value)
         return str(mapped) if isinstance(mapped, torch.device) else mapped
 

@@ -17,8 +17,6 @@ from ascendify.auto._callsite import warn_once_at_call_site
 from ascendify.auto._devicemap import DeviceMap
 from ascendify.auto._resolve import resolve
 
-Factory = Callable[[Any, DeviceMap], Any]
-
 # Libraries that have their own NPU branch: they must see the real torch.cuda.is_available() (False on an
 # NPU host), or they take CUDA-only paths (accelerate choosing nccl, Triton choosing the NVIDIA driver).
 TRUTHFUL_PACKAGES: frozenset[str] = frozenset(

@@ -51,15 +51,6 @@ class Patcher:
     def active(self) -> bool:
         return self._active
 
-    @property
-    def targets(self) -> tuple[str, ...]:
-        return tuple(applied.replacement.target for applied in self._applied)
-
-    @property
-    def waiting_for(self) -> tuple[str, ...]:
-        """Modules whose replacements wait for their import."""
-        return () if self._on_import is None else tuple(self._on_import.pending)
-
     def apply(self, replacements: Sequence[Replacement], deferred: Deferred | None = None) -> None:
         if self._active:
             return

@@ -10,7 +10,7 @@ a device without a factory are not applied on that device.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from ascendify.auto import _cpu, _npu
-from ascendify.auto._devicemap import ArgumentKind, DeviceMap, kind_of
+from ascendify.auto._devicemap import ArgumentKind, DeviceMap, Factory, kind_of
 from ascendify.auto._redirect import ArgumentRule, redirect_arguments, redirect_constructor_class
 from ascendify.auto._resolve import loaded_owner
 from ascendify.targets import Safety, load_facts, npu_target
@@ -29,8 +29,6 @@ from ascendify.targets.devices import (
     METHOD_RENAMES,
     DeviceParameter,
 )
-
-Factory = Callable[[Any, DeviceMap], Any]
 
 CPU = "cpu"
 NPU = "npu"
@@ -61,11 +59,11 @@ METHOD_RECEIVERS = ("torch.Tensor", "torch.nn.Module")
 # Device parameters known only at run time: `with torch.device("cuda"):` enters this context.
 RUNTIME_DEVICE_PARAMETERS = (DeviceParameter("torch.utils._device.DeviceContext", positions=(0,)),)
 
-# Device-argument rows whose CPU behaviour is a stand-in rather than a redirect.
-_CPU_ARGUMENT_OVERRIDES: dict[str, Factory] = {
-    "torch.Event": _cpu.by_device(_cpu.HostClockEvent),
-    "torch.Stream": _cpu.by_device(_cpu.NoOpStream),
-    "torch.Tensor.pin_memory": _cpu.pin_memory,
+# Device-argument rows whose CPU behaviour is a stand-in rather than a redirect, with what it does.
+_CPU_ARGUMENT_OVERRIDES: dict[str, tuple[Factory, str]] = {
+    "torch.Event": (_cpu.by_device(_cpu.HostClockEvent), "CPU: a host-clock event for cuda"),
+    "torch.Stream": (_cpu.by_device(_cpu.NoOpStream), "CPU: a no-op stream for cuda"),
+    "torch.Tensor.pin_memory": (_cpu.pin_memory, "CPU: returns the tensor (nothing to pin for)"),
 }
 
 
@@ -232,8 +230,11 @@ def _argument_patch(target: str, rule: ArgumentRule, receiver: bool) -> Patch:
     code = (
         "AUTO110" if any(kind is ArgumentKind.BACKEND for _, kind in rule.keywords) else "AUTO100"
     )
-    cpu = _CPU_ARGUMENT_OVERRIDES.get(target, redirect)
-    return Patch(code, target, _describe(rule), cpu=cpu, npu=redirect)
+    override = _CPU_ARGUMENT_OVERRIDES.get(target)
+    if override is None:
+        return Patch(code, target, _describe(rule), cpu=redirect, npu=redirect)
+    cpu, cpu_note = override
+    return Patch(code, target, f"{cpu_note}; NPU: {_describe(rule)}", cpu=cpu, npu=redirect)
 
 
 _HEAP_TYPE = (
