@@ -275,3 +275,16 @@ def test_distributed_nccl_becomes_gloo_and_ddp_device_ids_are_dropped() -> None:
     total = torch.ones(1, device="cuda")
     dist.all_reduce(total)
     assert total.item() == 1.0
+
+
+@pytest.mark.usefixtures("nccl_process_group")
+def test_fsdp2_shards_over_a_cuda_mesh_and_fsdp1_says_it_needs_an_accelerator() -> None:
+    from torch.distributed.fsdp import FullyShardedDataParallel, fully_shard
+
+    model = torch.nn.Linear(4, 2).cuda()
+    fully_shard(model, mesh=dist.init_device_mesh("cuda", (1,)))
+    model(torch.ones(3, 4, device="cuda")).sum().backward()
+    assert model.weight.grad is not None
+    # FSDP1 has no CPU implementation at all; torch says so (its device_id was dropped, not faked).
+    with pytest.raises(RuntimeError, match="accelerator"):
+        FullyShardedDataParallel(torch.nn.Linear(4, 2), device_id=torch.device("cuda", 0))
