@@ -43,7 +43,14 @@ def test_cuda_queries_answer_for_the_host() -> None:
         assert torch.ones(1).device == CPU
 
 
+def test_legacy_type_names_in_strings_become_cpu_types() -> None:
+    assert torch.ones(2).type("torch.cuda.HalfTensor").dtype == torch.float16
+    assert torch.ones(2).type(dtype="torch.cuda.LongTensor").dtype == torch.int64
+    assert torch.ones(2).type() == "torch.FloatTensor"
+
+
 def test_cuda_rng_state_is_the_cpu_generator_state() -> None:
+    assert torch.cuda.default_generators[0] is torch.default_generator
     torch.manual_seed(7)
     assert torch.cuda.initial_seed() == 7
     state = torch.cuda.get_rng_state()
@@ -143,6 +150,7 @@ def test_device_arguments_in_every_form_go_to_the_cpu(spec: object) -> None:
     assert torch.nn.Linear(2, 2, device=spec).weight.device == CPU
     assert torch.nn.Linear(2, 2).to(spec).weight.device == CPU
     assert torch.Generator(spec).device == CPU
+    assert torch.UntypedStorage(4, device=spec).device == CPU
 
 
 def test_generators_made_anywhere_are_still_generators() -> None:

@@ -96,12 +96,15 @@ def _cuda_value(kind: ArgumentKind) -> Any:
         ArgumentKind.DEVICE_LIST: [1],
         ArgumentKind.MAP_LOCATION: "cuda:1",
         ArgumentKind.BACKEND: "nccl",
+        ArgumentKind.TENSOR_TYPE: "torch.cuda.HalfTensor",
     }[kind]
 
 
 def _redirected_on_cpu(value: Any, kind: ArgumentKind) -> bool:
     if kind is ArgumentKind.BACKEND:
         return value == "gloo"
+    if kind is ArgumentKind.TENSOR_TYPE:
+        return value == "torch.HalfTensor"
     if kind is ArgumentKind.DEVICE_TYPE:
         return value == "cpu"
     if kind in (ArgumentKind.DEVICE_HINT, ArgumentKind.DEVICE_LIST):
@@ -121,6 +124,7 @@ def test_the_npu_map_keeps_device_indices_and_uses_hccl() -> None:
     assert npu.backend("nccl") == "hccl"
     assert npu.backend("cuda:nccl,cpu:gloo") == "npu:hccl,cpu:gloo"
     assert npu.map_location({"cuda:0": "cuda:1"}) == {"cuda:0": "npu:1"}
+    assert npu.tensor_type("torch.cuda.LongTensor") == "torch.npu.LongTensor"
 
 
 def test_the_cpu_map_merges_backend_pairs_and_leaves_other_values_alone() -> None:
@@ -159,8 +163,13 @@ def test_the_npu_plan_redirects_arguments_and_uses_torch_npu_for_cuda_objects() 
     npu_rows = {row.target: row for row in rows_for("npu")}
     for target in ("torch.Tensor.to", "torch.distributed.init_process_group", "torch.load"):
         assert npu_rows[target].code in ("AUTO100", "AUTO110")
-    for name in ("synchronize", "Event", "Stream", "set_device", "current_device"):
+    for name in ("Event", "Stream", "current_device", "device_count"):
         assert npu_rows[f"torch.cuda.{name}"].npu == NpuObject(f"torch_npu.npu.{name}")
+    for name in ("synchronize", "set_device", "memory_allocated", "set_rng_state"):
+        npu = npu_rows[f"torch.cuda.{name}"].npu
+        assert isinstance(npu, NpuObject)
+        assert npu.qualified == f"torch_npu.npu.{name}"
+        assert npu.arguments is not None  # torch.cuda.set_device("cuda:1") -> npu:1
     double = npu_rows["torch.cuda.DoubleTensor"].npu
     assert isinstance(double, WarnedNpuObject)
     assert double.qualified == "torch_npu.npu.FloatTensor"

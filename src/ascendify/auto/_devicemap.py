@@ -18,6 +18,7 @@ from ascendify.targets.devices import BACKEND_NAMES, CUDA_DEVICE_TYPE
 
 _CUDA_SPEC = re.compile(r"cuda(?::(\d+))?")
 _CACHE_LIMIT = 1024
+_CUDA_TYPE_PREFIX = "torch.cuda."
 
 
 class ArgumentKind(str, Enum):
@@ -29,6 +30,7 @@ class ArgumentKind(str, Enum):
     DEVICE_LIST = "device_list"  # DDP's device_ids
     MAP_LOCATION = "map_location"  # torch.load's map_location in all its forms
     BACKEND = "backend"  # a communication backend name ("nccl", "cuda:nccl,cpu:gloo")
+    TENSOR_TYPE = "tensor_type"  # a legacy type name ("torch.cuda.FloatTensor")
 
 
 # Keywords whose meaning differs from a plain device; any other device keyword is a DEVICE.
@@ -88,6 +90,7 @@ class DeviceMap:
             ArgumentKind.DEVICE_LIST: self.device_list,
             ArgumentKind.MAP_LOCATION: self.map_location,
             ArgumentKind.BACKEND: self.backend,
+            ArgumentKind.TENSOR_TYPE: self.tensor_type,
         }[kind]
 
     # The hot path (Tensor.to): exact type checks and a dict hit; no regex after the first call.
@@ -125,6 +128,13 @@ class DeviceMap:
         if callable(value) and not isinstance(value, torch.device):
             return _RestoreRedirect(self, value)
         return self.device(value)
+
+    def tensor_type(self, value: Any) -> Any:
+        """``"torch.cuda.FloatTensor"`` -> ``"torch.FloatTensor"`` (CPU) or ``"torch.npu.FloatTensor"``."""
+        if isinstance(value, str) and value.startswith(_CUDA_TYPE_PREFIX):
+            prefix = "torch.npu." if self.keeps_index else "torch."
+            return prefix + value[len(_CUDA_TYPE_PREFIX) :]
+        return value
 
     def backend(self, value: Any) -> Any:
         """``nccl`` -> ``gloo`` (CPU) or ``hccl`` (NPU); ``cuda:nccl,cpu:gloo`` pair lists too."""

@@ -15,6 +15,7 @@ from typing import Any
 
 from ascendify.auto._callsite import warn_once_at_call_site
 from ascendify.auto._devicemap import DeviceMap
+from ascendify.auto._redirect import ArgumentRule, redirect_arguments
 from ascendify.auto._resolve import resolve
 
 # Libraries that have their own NPU branch: they must see the real torch.cuda.is_available() (False on an
@@ -62,9 +63,13 @@ class NpuObject:
     """Factory: the replacement is the torch_npu object named ``qualified`` (e.g. ``torch.Tensor.npu``)."""
 
     qualified: str
+    arguments: ArgumentRule | None = None  # device arguments that still say "cuda" in user code
 
     def __call__(self, original: Any, device_map: DeviceMap) -> Any:
-        return resolve_npu_name(self.qualified)
+        found = resolve_npu_name(self.qualified)
+        if self.arguments is None:
+            return found
+        return redirect_arguments(found, self.arguments, device_map, receiver=False)
 
 
 class WarnedAttribute:

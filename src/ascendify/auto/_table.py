@@ -27,7 +27,6 @@ from ascendify.targets.devices import (
     BACKEND_PARAMETERS,
     DEVICE_PARAMETERS,
     METHOD_RENAMES,
-    DeviceParameter,
 )
 
 CPU = "cpu"
@@ -56,8 +55,36 @@ NOT_REDIRECTED: dict[str, str] = {
 # Receivers of the ".method" device parameters.
 METHOD_RECEIVERS = ("torch.Tensor", "torch.nn.Module")
 
-# Device parameters known only at run time: `with torch.device("cuda"):` enters this context.
-RUNTIME_DEVICE_PARAMETERS = (DeviceParameter("torch.utils._device.DeviceContext", positions=(0,)),)
+_DEVICE_FIRST = ArgumentRule(((0, ArgumentKind.DEVICE),), (("device", ArgumentKind.DEVICE),))
+
+# Callables whose device-like arguments matter only at run time.
+RUNTIME_ARGUMENT_RULES: dict[str, ArgumentRule] = {
+    # `with torch.device("cuda"):` enters this context
+    "torch.utils._device.DeviceContext": _DEVICE_FIRST,
+    # t.type("torch.cuda.FloatTensor")
+    ".type": ArgumentRule(((0, ArgumentKind.TENSOR_TYPE),), (("dtype", ArgumentKind.TENSOR_TYPE),)),
+}
+
+# torch.cuda functions taking a device: their torch_npu counterparts get the redirected device.
+_SECOND_DEVICE = ArgumentRule(((1, ArgumentKind.DEVICE),), (("device", ArgumentKind.DEVICE),))
+CUDA_FUNCTION_ARGUMENTS: dict[str, ArgumentRule] = {
+    **dict.fromkeys(
+        ("set_device", "synchronize", "get_device_name", "get_device_capability",
+         "get_device_properties", "mem_get_info", "memory_stats", "memory_summary",
+         "memory_allocated", "max_memory_allocated", "reset_max_memory_allocated",
+         "memory_reserved", "max_memory_reserved", "reset_max_memory_cached",
+         "reset_peak_memory_stats", "default_stream", "current_stream", "utilization",
+         "get_rng_state", "device", "list_gpu_processes"),
+        _DEVICE_FIRST,
+    ),
+    **dict.fromkeys(
+        ("set_rng_state", "set_per_process_memory_fraction", "caching_allocator_alloc"), _SECOND_DEVICE
+    ),
+    "can_device_access_peer": ArgumentRule(
+        ((0, ArgumentKind.DEVICE), (1, ArgumentKind.DEVICE)),
+        (("device", ArgumentKind.DEVICE), ("peer_device", ArgumentKind.DEVICE)),
+    ),
+}  # fmt: skip
 
 # Device-argument rows whose CPU behaviour is a stand-in rather than a redirect, with what it does.
 _CPU_ARGUMENT_OVERRIDES: dict[str, tuple[Factory, str]] = {
@@ -96,6 +123,8 @@ def _cuda_runtime_rows() -> Iterator[Patch]:
         "torch.cuda.set_rng_state": (_cpu.set_rng_state, "sets the CPU generator's state"),
         "torch.cuda.device": (_cpu.constant(lambda device: _cpu.stream_context()),
                               "a context that selects nothing"),
+        "torch.cuda.default_generators": (_cpu.constant((torch.default_generator,)),
+                                          "the CPU generator"),
     }  # fmt: skip
     for target, (factory, note) in cpu_only.items():
         yield Patch("AUTO202", target, f"on the CPU: {note}", cpu=factory)
@@ -127,16 +156,17 @@ def _graph_rows() -> Iterator[Patch]:
 
 
 def _legacy_tensor_rows() -> Iterator[Patch]:
+    narrowed = _npu.WarnedNpuObject("torch_npu.npu.FloatTensor", message=_npu.DOUBLE_TENSOR_MESSAGE)
     for name in LEGACY_TENSOR_TYPES:
-        target = f"torch.cuda.{name}"
+        cpu = _cpu.legacy_tensor_type(name)
         if name == "DoubleTensor":
-            yield Patch("AUTO231", target, "CPU: torch.DoubleTensor (float64 kept); NPU: float32, "
-                        "with a warning at every line that uses it",
-                        cpu=_cpu.legacy_tensor_type(name), npu=_npu.WarnedNpuObject("torch_npu.npu.FloatTensor", _npu.DOUBLE_TENSOR_MESSAGE))  # fmt: skip
+            note = ("CPU: torch.DoubleTensor (float64 kept); NPU: float32, with a warning at every "
+                    "line that uses it")  # fmt: skip
+            yield Patch("AUTO231", f"torch.cuda.{name}", note, cpu=cpu, npu=narrowed)
         else:
-            yield Patch("AUTO230", target, f"CPU: torch.{name}; NPU: torch_npu.npu.{name}",
-                        cpu=_cpu.legacy_tensor_type(name),
-                        npu=_npu.NpuObject(f"torch_npu.npu.{name}"))  # fmt: skip
+            note = f"CPU: torch.{name}; NPU: torch_npu.npu.{name}"
+            npu = _npu.NpuObject(f"torch_npu.npu.{name}")
+            yield Patch("AUTO230", f"torch.cuda.{name}", note, cpu=cpu, npu=npu)
 
 
 def _member_rows() -> Iterator[Patch]:
@@ -163,7 +193,11 @@ def _npu_mirror_rows() -> Iterator[Patch]:
         if name in handled or target is None or target.npu is None:
             continue
         caveat = " (unsafe: " + target.note + ")" if target.safety is Safety.UNSAFE else ""
-        yield Patch("AUTO250", name, f"NPU: {target.npu}{caveat}", npu=_npu.NpuObject(target.npu))
+        arguments = CUDA_FUNCTION_ARGUMENTS.get(name.removeprefix("torch.cuda."))
+        if arguments is not None:
+            caveat += " (device arguments redirected)"
+        npu = _npu.NpuObject(target.npu, arguments)
+        yield Patch("AUTO250", name, f"NPU: {target.npu}{caveat}", npu=npu)
 
 
 @cache
@@ -180,7 +214,7 @@ def _runtime_rows() -> tuple[Patch, ...]:
 def _argument_rules() -> dict[str, ArgumentRule]:
     """Callable -> where its device and backend arguments are, merged from the shared tables."""
     rules: dict[str, ArgumentRule] = {}
-    for parameter in (*DEVICE_PARAMETERS, *RUNTIME_DEVICE_PARAMETERS):
+    for parameter in DEVICE_PARAMETERS:
         if parameter.callable in NOT_REDIRECTED:
             continue
         kind = kind_of(parameter.keywords[0]) if parameter.keywords else ArgumentKind.DEVICE
@@ -193,6 +227,8 @@ def _argument_rules() -> dict[str, ArgumentRule]:
         positions = () if backend.position is None else ((backend.position, ArgumentKind.BACKEND),)
         rule = ArgumentRule(positions, ((backend.keyword, ArgumentKind.BACKEND),))
         rules[backend.callable] = rules.get(backend.callable, ArgumentRule()).merged(rule)
+    for callable_name, rule in RUNTIME_ARGUMENT_RULES.items():
+        rules[callable_name] = rules.get(callable_name, ArgumentRule()).merged(rule)
     return rules
 
 
@@ -217,12 +253,16 @@ class ArgumentRedirect:
     """Factory: the original with its device and backend arguments redirected (see ``attach``)."""
 
     rule: ArgumentRule
-    receiver: bool  # the first argument is self (methods, and __init__ of Python classes)
+    receiver: (
+        bool  # the first argument is self or cls (methods, __init__/__new__ of Python classes)
+    )
+    constructor: bool = False  # replaces __new__, which the class must hold as a staticmethod
 
     def __call__(self, original: Any, device_map: DeviceMap) -> Any:
         if isinstance(original, type):  # a built-in class: its __init__ cannot be replaced
             return redirect_constructor_class(original, self.rule, device_map)
-        return redirect_arguments(original, self.rule, device_map, self.receiver)
+        redirected = redirect_arguments(original, self.rule, device_map, self.receiver)
+        return staticmethod(redirected) if self.constructor else redirected
 
 
 def _argument_patch(target: str, rule: ArgumentRule, receiver: bool) -> Patch:
@@ -237,24 +277,24 @@ def _argument_patch(target: str, rule: ArgumentRule, receiver: bool) -> Patch:
     return Patch(code, target, f"{cpu_note}; NPU: {_describe(rule)}", cpu=cpu, npu=redirect)
 
 
-_HEAP_TYPE = (
-    1 << 9
-)  # Py_TPFLAGS_HEAPTYPE: a class defined in Python, whose __init__ can be replaced
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python, whose members can be replaced
 
 
 def attach(row: Patch, owner: Any, name: str) -> tuple[Patch, Any, str]:
-    """Where a row lands: the constructor arguments of a Python class are redirected in its __init__."""
+    """Where a row lands: a Python class's constructor arguments are redirected in its ``__init__``, or
+    in its ``__new__`` when a built-in base consumes them there (``torch.UntypedStorage``)."""
     original = getattr(owner, name)
     redirect = row.npu
     python_class = isinstance(original, type) and bool(original.__flags__ & _HEAP_TYPE)
     if not (python_class and isinstance(redirect, ArgumentRedirect)):
         return row, owner, name
-    init = ArgumentRedirect(redirect.rule, receiver=True)
-    cpu = init if row.cpu is redirect else row.cpu
+    member = "__init__" if original.__new__ is object.__new__ else "__new__"
+    landed = ArgumentRedirect(redirect.rule, receiver=True, constructor=member == "__new__")
+    cpu = landed if row.cpu is redirect else row.cpu
     return (
-        Patch(row.code, f"{row.target}.__init__", row.note, cpu=cpu, npu=init),
+        Patch(row.code, f"{row.target}.{member}", row.note, cpu=cpu, npu=landed),
         original,
-        "__init__",
+        member,
     )
 
 
