@@ -36,9 +36,9 @@ NPU = "npu"
 @dataclass(frozen=True)
 class Patch:
     code: str
-    target: (
-        str  # the attribute that is replaced, e.g. "torch.Tensor.to", "torch.nn.Linear.__init__"
-    )
+    # The attribute that is replaced ("torch.Tensor.to"); for a Python class, ``attach`` moves it to
+    # the class's __init__ or __new__.
+    target: str
     note: str
     cpu: Factory | None = None
     npu: Factory | None = None
@@ -253,10 +253,10 @@ class ArgumentRedirect:
     """Factory: the original with its device and backend arguments redirected (see ``attach``)."""
 
     rule: ArgumentRule
-    receiver: (
-        bool  # the first argument is self or cls (methods, __init__/__new__ of Python classes)
-    )
-    constructor: bool = False  # replaces __new__, which the class must hold as a staticmethod
+    # The first argument is self or cls: methods, and __init__/__new__ of Python classes.
+    receiver: bool
+    # Replaces __new__, which the class must hold as a staticmethod.
+    constructor: bool = False
 
     def __call__(self, original: Any, device_map: DeviceMap) -> Any:
         if isinstance(original, type):  # a built-in class: its __init__ cannot be replaced
