@@ -142,3 +142,12 @@ def test_patching_is_idempotent_and_reversible_for_a_whole_table() -> None:
             torch.cuda.Event,
             torch.nn.Linear.__init__,
         ) == originals
+
+
+@pytest.mark.usefixtures("cpu_redirect")
+def test_torch_compile_traces_through_the_redirect_without_graph_breaks() -> None:
+    def step(x: torch.Tensor) -> torch.Tensor:
+        return torch.zeros(3, device="cuda") + x.to("cuda") + x.cuda()
+
+    compiled = torch.compile(step, backend="eager", fullgraph=True)
+    assert compiled(torch.ones(3)).tolist() == [2.0, 2.0, 2.0]
