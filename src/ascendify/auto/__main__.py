@@ -1,0 +1,60 @@
+"""``python -m ascendify.auto script.py args...`` / ``python -m ascendify.auto -m module args...``.
+
+Runs the script as ``__main__`` with the redirect enabled; ``sys.argv`` is what the script expects.
+Works under torchrun too: ``torchrun --nproc-per-node 2 -m ascendify.auto train.py``.
+``python -m ascendify.auto --plan npu|cpu`` prints what would be patched, and changes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+from collections.abc import Sequence
+
+USAGE = "usage: python -m ascendify.auto (SCRIPT | -m MODULE) [ARGS...] | --plan npu|cpu"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help") or (args[0] == "-m" and len(args) < 2):
+        print(USAGE, file=sys.stderr if not args or args[0] == "-m" else sys.stdout)
+        return 0 if args and args[0] in ("-h", "--help") else 2
+
+    from ascendify.auto import enable
+    from ascendify.errors import AscendifyError
+
+    if args[0] == "--plan":
+        return print_plan(args[1:])
+    try:
+        enable()
+    except AscendifyError as error:
+        print(f"ascendify.auto: {error}", file=sys.stderr)
+        return 2
+    if args[0] == "-m":
+        sys.argv = [args[1], *args[2:]]
+        runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+    else:
+        script = args[0]
+        if not os.path.exists(script):
+            print(f"ascendify.auto: no such script: {script}", file=sys.stderr)
+            return 2
+        sys.argv = [script, *args[1:]]
+        sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+        runpy.run_path(script, run_name="__main__")
+    return 0
+
+
+def print_plan(devices: Sequence[str]) -> int:
+    from ascendify.auto import DEVICES, plan
+
+    if len(devices) != 1 or devices[0] not in DEVICES:
+        print(USAGE, file=sys.stderr)
+        return 2
+    for row in plan(devices[0]):
+        print(f"{row.code}  {row.target:55} {row.note}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,116 @@
+"""The NPU side of the redirect. Everything that needs torch_npu is behind ``import_torch_npu``.
+
+Factories here run only when the NPU backend is applied; planning the NPU patches (which targets, which
+NPU names) needs no torch_npu, so it is tested on machines without an NPU.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from ascendify.auto._callsite import warn_once_at_call_site
+from ascendify.auto._devicemap import DeviceMap
+from ascendify.auto._redirect import ArgumentRule, redirect_arguments
+from ascendify.auto._resolve import resolve
+
+# Libraries that have their own NPU branch: they must see the real torch.cuda.is_available() (False on an
+# NPU host), or they take CUDA-only paths (accelerate choosing nccl, Triton choosing the NVIDIA driver).
+TRUTHFUL_PACKAGES: frozenset[str] = frozenset(
+    {"accelerate", "transformers", "peft", "trl", "deepspeed", "triton", "vllm", "vllm_ascend",
+     "bitsandbytes", "xformers", "flash_attn", "diffusers", "lightning", "pytorch_lightning"}
+)  # fmt: skip
+
+DOUBLE_TENSOR_MESSAGE = (
+    "torch.cuda.DoubleTensor is float32 on the NPU (the NPU has no float64 kernels for most "
+    "operators); results may differ from a float64 run"
+)
+
+
+class NpuUnavailableError(RuntimeError):
+    """torch_npu cannot be imported or sees no device."""
+
+
+def import_torch_npu() -> ModuleType:
+    """The one place torch_npu is imported."""
+    try:
+        return importlib.import_module("torch_npu")
+    except Exception as error:  # torch_npu raises several kinds when CANN is missing or broken
+        raise NpuUnavailableError(f"torch_npu cannot be imported: {error}") from error
+
+
+def npu_device_count() -> int:
+    """Visible NPUs, or 0 when torch_npu is missing, broken or sees none."""
+    try:
+        torch_npu = import_torch_npu()
+        return int(torch_npu.npu.device_count())
+    except Exception:
+        return 0
+
+
+def resolve_npu_name(qualified: str) -> Any:
+    """``torch_npu.npu.NPUGraph`` -> the object (imports torch_npu)."""
+    import_torch_npu()
+    return resolve(qualified)
+
+
+@dataclass(frozen=True)
+class NpuObject:
+    """Factory: the replacement is the torch_npu object named ``qualified`` (e.g. ``torch.Tensor.npu``)."""
+
+    qualified: str
+    arguments: ArgumentRule | None = None  # device arguments that still say "cuda" in user code
+
+    def __call__(self, original: Any, device_map: DeviceMap) -> Any:
+        found = resolve_npu_name(self.qualified)
+        if self.arguments is None:
+            return found
+        return redirect_arguments(found, self.arguments, device_map, receiver=False)
+
+
+class WarnedAttribute:
+    """A module attribute served through the module's ``__getattr__`` so each place that reads it is warned."""
+
+    def __init__(self, value: Any, message: str) -> None:
+        self.value = value
+        self.message = message
+
+    def read(self) -> Any:
+        warn_once_at_call_site(self.message)
+        return self.value
+
+
+@dataclass(frozen=True)
+class WarnedNpuObject(NpuObject):
+    """Factory: the torch_npu object, served with a warning at every line that reads it."""
+
+    message: str = ""
+
+    def __call__(self, original: Any, device_map: DeviceMap) -> Any:
+        return WarnedAttribute(resolve_npu_name(self.qualified), self.message)
+
+
+def claimed_availability(
+    truth: Callable[[], bool], packages: frozenset[str] = TRUTHFUL_PACKAGES
+) -> Callable[[], bool]:
+    """``torch.cuda.is_available`` that says True to user code and the truth to listed libraries.
+
+    The caller's top-level package decides, so a whole library is covered rather than a list of its
+    functions, and nothing global is swapped during the call (safe with threads).
+    """
+
+    def is_available() -> bool:
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if caller.partition(".")[0] in packages:
+            return truth()
+        return True
+
+    return is_available
+
+
+def claims_available(original: Any, device_map: DeviceMap) -> Any:
+    return claimed_availability(original)

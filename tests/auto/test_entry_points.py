@@ -1,0 +1,169 @@
+"""``python -m ascendify.auto``, ``import ascendify.transfer_to_npu`` and the ASCENDIFY_AUTO start-up hook."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ascendify._autostart import HOOK_LINE, write_hook
+from tests.auto.test_scripts import TORCHRUN, _env, assert_same_losses, cpu_reference
+
+PROBE = """
+import sys, torch
+print("argv", sys.argv[1:])
+print("device", torch.zeros(1, device="cuda").device)
+print("loaded", "ascendify" in sys.modules)
+"""
+
+
+def _python(
+    args: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args], env=_env(env), cwd=cwd, capture_output=True, text=True,
+        timeout=120, check=False,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def probe(tmp_path: Path) -> Path:
+    path = tmp_path / "probe.py"
+    path.write_text(PROBE)
+    return path
+
+
+def test_a_script_runs_as_main_with_its_own_arguments(probe: Path) -> None:
+    result = _python(["-m", "ascendify.auto", str(probe), "--epochs", "2", "cuda"])
+    assert result.returncode == 0, result.stderr
+    assert "argv ['--epochs', '2', 'cuda']" in result.stdout
+    assert "device cpu" in result.stdout
+    assert result.stderr.count("ascendify.auto: running on CPU") == 1
+
+
+def test_a_module_runs_with_dash_m(tmp_path: Path) -> None:
+    package = tmp_path / "trainer"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "main.py").write_text(PROBE)
+    result = _python(["-m", "ascendify.auto", "-m", "trainer.main", "x"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "argv ['x']" in result.stdout
+    assert "device cpu" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        ([], {}, "usage"),
+        (["missing.py"], {}, "no such script"),
+        (["-m"], {}, "usage"),
+        (["probe.py"], {"ASCENDIFY_DEVICE": "gpu"}, "is not a device"),
+    ],
+)
+def test_bad_input_exits_2_with_a_message(
+    args: list[str], env: dict[str, str], message: str, probe: Path
+) -> None:
+    result = _python(["-m", "ascendify.auto", *args], env=env, cwd=probe.parent)
+    assert result.returncode == 2
+    assert message in result.stderr
+
+
+def test_importing_transfer_to_npu_enables_the_redirect(probe: Path) -> None:
+    script = probe.parent / "one_line.py"
+    script.write_text("import ascendify.transfer_to_npu\n" + probe.read_text())
+    result = _python([str(script)], env={"RANK": "0"})
+    assert result.returncode == 0, result.stderr
+    assert "device cpu" in result.stdout
+    assert "ascendify.auto: running on CPU" in result.stderr
+
+
+@pytest.fixture
+def user_site_with_hook(tmp_path: Path) -> dict[str, str]:
+    """A user site-packages directory holding the .pth hook, as a package install would place it."""
+    base = tmp_path / "userbase"
+    env = {"PYTHONUSERBASE": str(base)}
+    site_dir = Path(
+        _python(["-c", "import site; print(site.getusersitepackages())"], env).stdout.strip()
+    )
+    site_dir.mkdir(parents=True)
+    hook = write_hook(site_dir)
+    assert hook.read_text() == HOOK_LINE
+    return env
+
+
+def test_the_start_up_hook_enables_every_process_when_asked(
+    user_site_with_hook: dict[str, str], probe: Path
+) -> None:
+    enabled = _python([str(probe)], env={**user_site_with_hook, "ASCENDIFY_AUTO": "1"})
+    assert enabled.returncode == 0, enabled.stderr
+    assert "device cpu" in enabled.stdout
+    assert enabled.stderr.count("ascendify.auto: running on CPU") == 1
+    untouched = _python(
+        ["-c", "import sys; print(sorted({'torch', 'ascendify.auto'} & set(sys.modules)))"],
+        env={**user_site_with_hook, "ASCENDIFY_AUTO": "1"},
+    )
+    assert untouched.stdout.strip() == "[]"  # nothing heavy until the program imports torch
+
+
+def test_the_start_up_hook_does_nothing_otherwise(
+    user_site_with_hook: dict[str, str], probe: Path
+) -> None:
+    plain = _python([str(probe)], env={**user_site_with_hook, "ASCENDIFY_AUTO": "0"})
+    assert plain.returncode != 0
+    assert "CUDA" in plain.stderr
+    assert "ascendify" not in plain.stderr
+    wrong = _python(["-c", "print('ran')"], env={**user_site_with_hook, "ASCENDIFY_AUTO": "yes"})
+    assert wrong.stdout.strip() == "ran"
+    assert "only '0' or '1'" in wrong.stderr
+
+
+def test_the_hook_reaches_every_torchrun_worker(user_site_with_hook: dict[str, str]) -> None:
+    script = Path(__file__).parent / "scripts" / "classifier_ddp.py"
+    result = _python([*TORCHRUN, str(script)], env={**user_site_with_hook, "ASCENDIFY_AUTO": "1"})
+    assert_same_losses(result, cpu_reference("classifier_ddp", torchrun=True), count=3)
+
+
+DEFERRED_PROBE = """
+import sys, torch
+from ascendify import auto
+auto.enable("cpu")
+print("fsdp loaded by enable:", "torch.distributed.fsdp" in sys.modules)
+from torch.distributed.fsdp import FullyShardedDataParallel
+print("fsdp patched on import:", hasattr(FullyShardedDataParallel.__init__, "__wrapped__"))
+auto.disable()
+print("fsdp restored:", not hasattr(FullyShardedDataParallel.__init__, "__wrapped__"))
+"""
+
+
+def test_targets_in_modules_not_yet_imported_are_patched_when_imported() -> None:
+    result = _python(["-c", DEFERRED_PROBE])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "fsdp loaded by enable: False",
+        "fsdp patched on import: True",
+        "fsdp restored: True",
+    ]
+
+
+def test_the_plan_is_printed_without_patching(capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+
+    from ascendify.auto.__main__ import main
+
+    before = torch.Tensor.to
+    assert main(["--plan", "npu"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert any(
+        line.startswith("AUTO220  torch.cuda.CUDAGraph") and "NPUGraph" in line for line in printed
+    )
+    assert any("torch.cuda.DoubleTensor" in line and "warning" in line for line in printed)
+    assert torch.Tensor.to is before
+    assert main(["--plan", "gpu"]) == 2
+
+
+def test_the_shipped_hook_file_is_the_hook_line() -> None:
+    shipped = Path(__file__).resolve().parents[2] / "src" / "ascendify" / "ascendify-auto.pth"
+    assert shipped.read_text(encoding="utf-8") == HOOK_LINE
