@@ -262,3 +262,14 @@ def test_device_ips_from_hccn_tool_when_there_is_no_conf_file(tmp_path: Path) ->
     spec = resolve_spec(PYTHON, env, root=root)
     assert spec.device_ips == {"0": "10.20.0.10", "1": "10.20.0.11"}
     assert spec.origins["device_ips"] == "hccn_tool"
+
+
+def test_working_directory_and_staging_dir(tmp_path: Path) -> None:
+    given = resolve_spec(LaunchOptions(command=("python", "x.py"), cwd=tmp_path), env={})
+    assert given.cwd == tmp_path.absolute()
+    assert given.staging_dir == given.cwd
+    assert resolve_spec(LaunchOptions(command=("python", "x.py")), env={}).cwd == Path.cwd()
+    on_modelarts = resolve_spec(
+        LaunchOptions(command=("python", "x.py")), env={"MA_MOUNT_PATH": str(tmp_path / "ma")}
+    )
+    assert on_modelarts.staging_dir == tmp_path / "ma"

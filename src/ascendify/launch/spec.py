@@ -38,6 +38,7 @@ class LaunchOptions:
     inputs: tuple[str, ...] = ()  # extra --<name>_url input channels (data_url is always one)
     outputs: tuple[str, ...] = ()  # extra output channels (train_url is always one)
     upload_interval: float = 60.0  # seconds between output uploads while the job runs
+    cwd: Path | None = None  # the ranks' working directory (default: the current one)
 
 
 @dataclass(frozen=True)

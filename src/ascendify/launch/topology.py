@@ -256,7 +256,7 @@ def _cwd(options: LaunchOptions, env: Mapping[str, str]) -> Path:
     # ModelArts runs the boot file from the job directory where it unpacked the code.
     if options.modelarts and env.get("MA_JOB_DIR") and Path(env["MA_JOB_DIR"]).is_dir():
         return Path(env["MA_JOB_DIR"])
-    return Path.cwd()
+    return options.cwd.absolute() if options.cwd is not None else Path.cwd()
 
 
 def _log_dir(options: LaunchOptions, env: Mapping[str, str], cwd: Path) -> Path:
