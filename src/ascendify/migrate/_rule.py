@@ -22,6 +22,7 @@ from enum import Enum
 from functools import cache
 from typing import ClassVar
 
+from ascendify.migrate._modes import Modes, Target
 from ascendify.migrate._names import NameResolver
 from ascendify.migrate._source import SourceText
 from ascendify.targets import Safety, TorchNpuFacts
@@ -68,6 +69,9 @@ class Rule:
     operation: ClassVar[Operation] = Operation.MODIFY  # of an edit; report-only rules set theirs
     # Byte strings, one of which occurs in every file this rule can fire on (the cheap pre-scan).
     triggers: ClassVar[tuple[bytes, ...]] = ()
+    targets: ClassVar[frozenset[Target]] = frozenset({Target.NPU})  # targets whose runs apply it
+    priority: ClassVar[int] = 0  # lower wins overlapping edits (user rules: -1)
+    mode: ClassVar[str] = ""  # the option that enables it ("portable", "distributed", ...); "": always
 
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()
@@ -118,6 +122,8 @@ class Context:
     names: NameResolver
     facts: TorchNpuFacts
     cache: dict[tuple[str, int], object] = field(default_factory=dict)
+    modes: Modes = field(default_factory=Modes)
+    path: str = ""  # of the file, relative to SRC ("" when migrating a lone source)
 
     def span(self, node: ast.AST) -> tuple[int, int]:
         """String offsets of a node (expression or statement) in the decoded source."""
@@ -186,10 +192,11 @@ class Registry:
 @cache
 def load_rules() -> Registry:
     """Import every rule module once and return what they registered."""
-    from ascendify.migrate import rules
+    from ascendify.migrate import modes, rules
 
-    for info in pkgutil.iter_modules(rules.__path__):
-        importlib.import_module(f"{rules.__name__}.{info.name}")
+    for package in (rules, modes):
+        for info in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{package.__name__}.{info.name}")
     tokens = {token for rule in _RULES.values() for token in rule.triggers}
     # A token containing another is redundant ("CUDA" finds "CUDA_VISIBLE_DEVICES").
     tokens = {token for token in tokens if not any(o != token and o in token for o in tokens)}
@@ -202,5 +209,8 @@ def load_rules() -> Registry:
     )
 
 
-def iter_rules() -> Iterator[type[Rule]]:
-    yield from load_rules().rules.values()
+def iter_rules(mode: str | None = "") -> Iterator[type[Rule]]:
+    """Rules of the default run, of one mode (``"portable"``, ...), or of every mode (None)."""
+    for rule in load_rules().rules.values():
+        if mode is None or rule.mode == mode:
+            yield rule

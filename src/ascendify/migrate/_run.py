@@ -25,6 +25,7 @@ from ascendify.migrate._tree import (
     plan_tree,
     prepare_output,
 )
+from ascendify.migrate.extras import write_extras
 
 
 def run_migration(options: Options, console: Console, status: Console) -> int:
@@ -43,6 +44,8 @@ def run_migration(options: Options, console: Console, status: Console) -> int:
         if result_dir is not None:
             rows = write_change_list(result, result_dir / CHANGE_LIST)
             log.info(f"{rows} changes written to {CHANGE_LIST}")
+            for name in write_extras(options.settings.modes, result):
+                log.info(f"wrote {name}")
         log.info(f"done in {time.perf_counter() - started:.2f}s")
     finally:
         log.close()

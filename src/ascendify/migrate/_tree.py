@@ -94,8 +94,8 @@ class TreeResult:
                 yield outcome.path, change
 
 
-def result_dir_for(source: Path, output: Path) -> Path:
-    return output / f"{source.resolve().name}{RESULT_SUFFIX}"
+def result_dir_for(source: Path, output: Path, suffix: str = RESULT_SUFFIX) -> Path:
+    return output / f"{source.resolve().name}{suffix}"
 
 
 def prepare_output(options: Options) -> Path | None:
@@ -110,7 +110,7 @@ def prepare_output(options: Options) -> Path | None:
     output = options.output.resolve()
     if output == source or source in output.parents:
         raise AscendifyError(f"output {options.output} is inside the input {options.source}")
-    result = result_dir_for(source, output)
+    result = result_dir_for(source, output, options.settings.modes.result_suffix)
     if options.preview:
         return None
     if result.is_symlink() or (result.exists() and not result.is_dir()):
@@ -223,7 +223,7 @@ def migrate_file(job: Job) -> FileOutcome:
             data = b""
         else:
             data = path.read_bytes()
-            result = migrate_source(data, settings)
+            result = migrate_source(data, settings, rel)
     except OSError as error:
         return FileOutcome(rel, "failed", f"cannot read: {error.strerror or error}")
     if destination is not None:

@@ -1,0 +1,109 @@
+"""``-s/--specify-device``: the process runs on the device named by the ``DEVICE_ID`` variable."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from ascendify.migrate._modes import Target
+from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks, finishes
+from ascendify.migrate.modes._insert import imports_module, insert_lines, local_name_of
+from ascendify.targets import Safety
+from ascendify.targets.portable import HELPER_MODULE
+
+_EVERY_TARGET = frozenset(Target)
+_SET_DEVICE = frozenset(
+    {"torch.cuda.set_device", "torch.npu.set_device", "torch_npu.npu.set_device"}
+)
+_DEVICE_ID = "DEVICE_ID"
+
+
+class DeviceFromEnvironment(Rule):
+    """What it does: inserts, after the imports of every file that imports torch,
+    ``DEVICE_ID = int(os.environ.get("DEVICE_ID", "0"))`` and a ``set_device(DEVICE_ID)`` call
+    (``torch_npu.npu.set_device``; portable: ``portable_device.set_device``).
+
+    Why: Ascend jobs name the card of a process in ``DEVICE_ID``; devices without an index
+    (``"npu"``, ``.npu()``) then resolve to it.
+
+    Example: ``import torch`` is followed by the two lines above.
+
+    Fix safety: safe. Explicit indices in device strings (``"cuda:1"``) are kept.
+    """
+
+    code = "SDV001"
+    name = "device-from-environment"
+    summary = "device index from DEVICE_ID"
+    safety = Safety.SAFE
+    operation = Operation.INSERT
+    targets = _EVERY_TARGET
+    mode = "specify-device"
+
+
+class SetDeviceFromEnvironment(Rule):
+    """What it does: passes ``DEVICE_ID`` to the script's own ``set_device`` calls.
+
+    Why: a hard-coded or rank-derived index would override the device the job assigned.
+
+    Example: ``torch.cuda.set_device(args.gpu)`` becomes ``torch_npu.npu.set_device(DEVICE_ID)``.
+
+    Fix safety: safe.
+    """
+
+    code = "SDV002"
+    name = "set-device-from-environment"
+    summary = "set_device(...) -> set_device(DEVICE_ID)"
+    safety = Safety.SAFE
+    targets = _EVERY_TARGET
+    mode = "specify-device"
+
+
+def _imports_torch(module: ast.Module) -> bool:
+    return any(
+        (
+            isinstance(stmt, ast.Import)
+            and any(a.name.partition(".")[0] == "torch" for a in stmt.names)
+        )
+        or (isinstance(stmt, ast.ImportFrom) and (stmt.module or "").partition(".")[0] == "torch")
+        for stmt in module.body
+    )
+
+
+@finishes
+def insert_device_id(
+    ctx: Context, module: ast.Module, findings: list[Finding]
+) -> Iterator[Finding]:
+    if not ctx.modes.specify_device or not _imports_torch(module):
+        return
+    if f"{_DEVICE_ID} = int(" in ctx.source.text or any(
+        f"{_DEVICE_ID} = int(" in (f.edit.replacement if f.edit else "") for f in findings
+    ):
+        return  # already there (a second run, or the distributed prelude)
+    portable = ctx.modes.target is Target.PORTABLE
+    device_module = HELPER_MODULE if portable else "torch_npu"
+    lines = [] if local_name_of(ctx, "os") else ["import os"]
+    if not imports_module(module, device_module):
+        lines.append(f"import {device_module}")
+    set_device = f"{HELPER_MODULE}.set_device" if portable else "torch_npu.npu.set_device"
+    lines += [
+        f'{_DEVICE_ID} = int(os.environ.get("{_DEVICE_ID}", "0"))  # the device of this process',
+        f"{set_device}({_DEVICE_ID})",
+    ]
+    edit = insert_lines(ctx, module, lines, after_imports=True)
+    yield DeviceFromEnvironment.finding(module, f"device from {_DEVICE_ID}", edit)
+
+
+@checks(ast.Call)
+def check_set_device(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    if not ctx.modes.specify_device:
+        return
+    assert isinstance(node, ast.Call)
+    if ctx.names.qualified_name(node.func) not in _SET_DEVICE or len(node.args) != 1:
+        return
+    argument = node.args[0]
+    if isinstance(argument, ast.Name) and argument.id == _DEVICE_ID:
+        return
+    yield SetDeviceFromEnvironment.finding(
+        node, f"set_device({ctx.segment(argument)}) -> set_device({_DEVICE_ID})",
+        ctx.replace(argument, _DEVICE_ID),
+    )  # fmt: skip
