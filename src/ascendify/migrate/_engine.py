@@ -35,7 +35,7 @@ class Settings:
     torch_npu_version: str = DEFAULT_VERSION
     max_bytes: int = 10 * 1024 * 1024  # larger files are copied unchanged and reported
     select: frozenset[str] | None = None  # rule codes to run; None runs every rule
-    modes: Modes = field(default_factory=Modes)  # target and optional modes (see ascendify.migrate._modes)
+    modes: Modes = field(default_factory=Modes)  # target and modes (ascendify.migrate._modes)
 
 
 class SkipReason(str, Enum):
@@ -253,10 +253,14 @@ def _without_overlaps(findings: list[Finding]) -> list[Finding]:
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:
-    """Apply non-overlapping edits, back to front so earlier offsets stay valid."""
+    """Apply non-overlapping edits, back to front so earlier offsets stay valid.
+
+    Insertions at one offset keep their order: the edit listed first comes first in the text.
+    """
     pieces: list[str] = []
     end = len(text)
-    for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
+    ordered = sorted(enumerate(edits), key=lambda item: (item[1].start, item[1].end, item[0]))
+    for _, edit in reversed(ordered):
         pieces.append(text[edit.end : end])
         pieces.append(edit.replacement)
         end = edit.start

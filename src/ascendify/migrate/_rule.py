@@ -71,7 +71,7 @@ class Rule:
     triggers: ClassVar[tuple[bytes, ...]] = ()
     targets: ClassVar[frozenset[Target]] = frozenset({Target.NPU})  # targets whose runs apply it
     priority: ClassVar[int] = 0  # lower wins overlapping edits (user rules: -1)
-    mode: ClassVar[str] = ""  # the option that enables it ("portable", "distributed", ...); "": always
+    mode: ClassVar[str] = ""  # the option enabling it ("portable", "distributed", ...) or ""
 
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()

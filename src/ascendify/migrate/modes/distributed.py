@@ -181,6 +181,7 @@ def _prelude(ctx: Context) -> list[str]:
         set_device = "torch_npu.npu.set_device(DEVICE_ID)"
         backend = '"hccl"'
     return [
+        "",
         "# One process per device: rank and device from the launcher (torch's or Ascend's names).",
         'RANK_ID = int(os.environ.get("RANK", os.environ.get("RANK_ID", "0")))',
         'RANK_SIZE = int(os.environ.get("WORLD_SIZE", os.environ.get("RANK_SIZE", "1")))',
@@ -199,10 +200,12 @@ def insert_init(ctx: Context, module: ast.Module, findings: list[Finding]) -> It
     if mode is None or ctx.path != mode.main or "RANK_SIZE = int(" in ctx.source.text:
         return
     lines = [] if local_name_of(ctx, "os") else ["import os"]
-    # Imported here even when another rule adds the same import at this place: edits at one
-    # offset may land in either order, and the prelude must come after its imports.
+    # NPU001 (which runs first, so its line comes first) may have imported torch_npu already; the
+    # portable import is added here, as PRT001 runs later and sees it.
     device_module = HELPER_MODULE if _is_portable(ctx) else "torch_npu"
-    if not imports_module(module, device_module):
+    if not imports_module(module, device_module) and not any(
+        f.rule.code == "NPU001" for f in findings
+    ):
         lines.append(f"import {device_module}")
     lines.append("import torch.distributed")
     edit = insert_lines(ctx, module, [*lines, *_prelude(ctx)], after_imports=True)
@@ -379,6 +382,16 @@ def _places_model(ctx: Context, stmt: ast.stmt, model: str) -> bool:
     return False
 
 
+def _moves(stmt: ast.stmt) -> bool:
+    """Whether the statement ends by putting the model on a device (``x = Net().cuda()``)."""
+    value = stmt.value if isinstance(stmt, ast.Assign | ast.Expr) else None
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in _MOVES
+    )
+
+
 def _already_wrapped(ctx: Context, module: ast.Module, model: str) -> bool:
     for node in ast.walk(module):
         if isinstance(node, ast.Call) and node.args:
@@ -399,8 +412,8 @@ def _wrap_after(ctx: Context, stmt: ast.stmt, model: str) -> Finding:
     indent = ctx.source.line(stmt.lineno)[: stmt.col_offset]
     unit = "\t" if "\t" in indent else "    "
     newline = ctx.source.newline()
-    lines = [
-        f"{model} = {move}",
+    lines = [] if _moves(stmt) else [f"{model} = {move}"]
+    lines += [
         f"if not isinstance({model}, {torch}.nn.parallel.DistributedDataParallel):",
         f"{unit}{model} = {torch}.nn.parallel.DistributedDataParallel({model}, device_ids={device_ids})",
     ]
@@ -428,3 +441,51 @@ def check_state_dict(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Ite
         yield UnwrappedStateDict.finding(
             node, f"{mode.model}.{func.attr} -> unwrapped module", ctx.replace(func.value, text)
         )
+
+
+class SaveOnRankZero(Rule):
+    """What it does: runs ``torch.save(...)`` statements on rank 0 only.
+
+    Why: every rank holds the same weights after DDP; several processes writing one file at once
+    can leave it corrupt.
+
+    Example: ``torch.save(model.state_dict(), path)`` becomes
+    ``if not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0:`` followed by
+    the indented save.
+
+    Fix safety: safe.
+    """
+
+    code = "DST203"
+    name = "save-on-rank-zero"
+    summary = "torch.save on rank 0 only"
+    safety = Safety.SAFE
+    operation = Operation.INSERT
+    targets = _EVERY_TARGET
+    mode = "distributed"
+
+
+def _rank_zero(ctx: Context) -> str:
+    torch = _torch(ctx)
+    return f"not {torch}.distributed.is_initialized() or {torch}.distributed.get_rank() == 0"
+
+
+@checks(ast.Expr)
+def check_save(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    if not _active(ctx):
+        return
+    assert isinstance(node, ast.Expr)
+    call = node.value
+    if not isinstance(call, ast.Call) or ctx.names.qualified_name(call.func) != "torch.save":
+        return
+    condition = _rank_zero(ctx)
+    if isinstance(parent, ast.If) and ctx.segment(parent.test) == condition:
+        return
+    line = ctx.source.line(node.lineno)
+    indent = line[: node.col_offset]
+    if indent.strip():
+        return  # not alone on its line ("x = 1; torch.save(...)")
+    unit = "\t" if "\t" in indent else "    "
+    at = ctx.source.offset(node.lineno, node.col_offset)
+    text = f"if {condition}:{ctx.source.newline()}{indent}{unit}"
+    yield SaveOnRankZero.finding(node, "torch.save on rank 0 only", Edit(at, at, text))

@@ -32,6 +32,8 @@ from ascendify.targets.portable import (
 _PORTABLE = frozenset({Target.PORTABLE})
 _CUDA_TRIGGERS = (b"cuda", b"CUDA")
 _IMPORTS_KEY = ("portable-imports", 0)  # ctx.cache: local name -> what a rewritten import binds
+_NEEDS_TORCH_KEY = ("portable-needs-torch", 0)  # ctx.cache: a rewrite spelled "torch." unbound
+_AUTOCAST_POSITIONS = ("enabled", "dtype", "cache_enabled")  # torch.cuda.amp.autocast's order
 _AMP_DEVICE_FIRST = frozenset({"torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler"})
 _DDP = "torch.nn.parallel.DistributedDataParallel"
 
@@ -112,7 +114,8 @@ class PortableAmpDevice(Rule):
     Example: ``scaler = GradScaler()`` (imported from ``torch.cuda.amp``, now ``torch.amp``) becomes
     ``scaler = GradScaler(portable_device.device_type())``.
 
-    Fix safety: safe. Positional ``autocast(True)`` is reported instead (its order differs).
+    Fix safety: safe. Positional arguments of ``autocast`` get their names
+    (``autocast(True)`` becomes ``autocast(portable_device.device_type(), enabled=True)``).
     """
 
     code = "PRT103"
@@ -125,19 +128,19 @@ class PortableAmpDevice(Rule):
 
 
 class PortableAmpPositional(Rule):
-    """What it does: reports ``torch.cuda.amp.autocast`` called with positional arguments.
+    """What it does: reports ``torch.cuda.amp.autocast`` called with ``*args``.
 
-    Why: ``torch.amp.autocast`` takes ``device_type`` first and ``dtype`` second, so
-    ``autocast(True)`` cannot simply gain a device.
+    Why: ``torch.amp.autocast`` takes ``device_type`` first and ``dtype`` second, so unpacked
+    positional arguments cannot be given their names (plain positional ones are, by PRT103).
 
-    Example: ``with autocast(use_amp):`` is reported; write ``autocast(enabled=use_amp)``.
+    Example: ``with autocast(*options):`` is reported; pass the options by keyword.
 
     Fix safety: report only.
     """
 
     code = "PRT104"
     name = "portable-amp-positional"
-    summary = "torch.cuda.amp.autocast with positional arguments (left in place)"
+    summary = "torch.cuda.amp.autocast with *args (left in place)"
     safety = Safety.REPORT_ONLY
     targets = _PORTABLE
     mode = "portable"
@@ -208,6 +211,29 @@ class PortableDevice(Rule):
     triggers = (b"cuda",)
 
 
+class PortableMapLocation(Rule):
+    """What it does: replaces the CUDA target of ``torch.load(map_location=...)`` by the host's
+    device: ``"cuda"`` becomes ``portable_device.device_type()``, ``"cuda:0"`` becomes
+    ``portable_device.device(0)`` (dict values too; dict keys name where tensors were saved).
+
+    Why: ``torch.load`` cannot restore to ``"cpu:0"``, so an indexed target must be a device
+    object, which is ``cpu`` on a CPU-only host.
+
+    Example: ``torch.load(path, map_location="cuda:0")`` becomes
+    ``torch.load(path, map_location=portable_device.device(0))``.
+
+    Fix safety: safe.
+    """
+
+    code = "PRT302"
+    name = "portable-map-location"
+    summary = "torch.load map_location CUDA target -> the host's device"
+    safety = Safety.SAFE
+    targets = _PORTABLE
+    mode = "portable"
+    triggers = (b"map_location",)
+
+
 class PortableBackend(Rule):
     """What it does: replaces the ``"nccl"`` backend (where NPU401 would edit) by
     ``portable_device.backend()``, which is ``torch.distributed.get_default_backend_for_device``
@@ -264,7 +290,10 @@ def _moved(ctx: Context) -> dict[str, str]:
 def _spell(ctx: Context, qualified: str) -> str:
     """Source text naming ``qualified`` in this file (``th.accelerator...`` after ``import torch as th``)."""
     if qualified.startswith("torch."):
-        return (local_name_of(ctx, "torch") or "torch") + qualified[len("torch") :]
+        local = local_name_of(ctx, "torch")
+        if local is None:
+            ctx.cache[_NEEDS_TORCH_KEY] = True
+        return (local or "torch") + qualified[len("torch") :]
     return qualified
 
 
@@ -356,9 +385,7 @@ def check_amp_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Itera
     qualified = ctx.names.qualified_name(node.func)
     if qualified in _AMP_DEVICE_FIRST:
         if qualified.endswith("autocast") and node.args:
-            yield PortableAmpPositional.finding(
-                node, "autocast with positional arguments: pass them by keyword"
-            )
+            yield from _autocast_by_keyword(ctx, node, qualified)
             return
     elif not (qualified in CUDA_DEFAULT_DEVICE_CALLS and not node.args) or any(
         keyword.arg in (CUDA_DEFAULT_DEVICE_CALLS[qualified], None) for keyword in node.keywords
@@ -368,6 +395,24 @@ def check_amp_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Itera
     paren = ctx.source.text.index("(", func_end) + 1
     separator = ", " if node.args or node.keywords else ""
     edit = Edit(paren, paren, HELPER_DEVICE_TYPE + separator)
+    yield PortableAmpDevice.finding(node, f"{qualified}(...) gets the host's device type", edit)
+
+
+def _autocast_by_keyword(ctx: Context, node: ast.Call, qualified: str) -> Iterator[Finding]:
+    """``autocast(True)`` -> ``autocast(<device type>, enabled=True)``: torch.amp's order differs."""
+    starred = any(isinstance(arg, ast.Starred) for arg in node.args)
+    if starred or len(node.args) > len(_AUTOCAST_POSITIONS):
+        yield PortableAmpPositional.finding(node, "autocast with *args: pass them by keyword")
+        return
+    named = [
+        f"{name}={ctx.segment(arg)}"
+        for name, arg in zip(_AUTOCAST_POSITIONS, node.args, strict=False)
+    ]
+    arguments = [HELPER_DEVICE_TYPE, *named, *(ctx.segment(k) for k in node.keywords)]
+    _, func_end = ctx.span(node.func)
+    start = ctx.source.text.index("(", func_end)
+    _, end = ctx.span(node)
+    edit = Edit(start, end, "(" + ", ".join(arguments) + ")")
     yield PortableAmpDevice.finding(node, f"{qualified}(...) gets the host's device type", edit)
 
 
@@ -468,7 +513,8 @@ class _ExpressionSlotKind(SlotKind):
                 and segment[1:-1] == value
             ):
                 continue
-            text = self.expression(value)
+            expression = _map_location if rule is PortableMapLocation else self.expression
+            text = expression(value)
             if text is not None:
                 text = text.replace('"', segment[0]) if segment[0] == "'" else text
                 yield rule.finding(
@@ -490,6 +536,14 @@ def _device_expression(value: str) -> str | None:
         rest = value[len(CUDA_DEVICE_TYPE) :].replace("{", "{{").replace("}", "}}")
         return 'f"{' + HELPER_DEVICE_TYPE + "}" + rest + '"'
     return None
+
+
+def _map_location(value: str) -> str | None:
+    """``torch.load`` cannot restore to ``"cpu:0"``: indexed targets become ``portable_device.device(N)``."""
+    index = value[len(CUDA_DEVICE_TYPE) + 1 :]
+    if value.startswith(CUDA_DEVICE_TYPE + ":") and index.isdigit():
+        return f"{HELPER_DEVICE}({index})"
+    return _device_expression(value)
 
 
 def _backend_expression(value: str) -> str | None:
@@ -516,10 +570,15 @@ def _register_portable_kinds() -> None:
             convert=convert,
             argument_rule=rule,
             value_rule=rule,
-            keyword_rules={},
+            keyword_rules={keyword: PortableMapLocation for keyword in kind.keyword_rules},
             expression=expression,
         )
-        portable = {name: Parameter(p.positions, p.keywords) for name, p in parameters.items()}
+        portable = {
+            name: Parameter(
+                p.positions, p.keywords, None if p.rule is None else PortableMapLocation
+            )
+            for name, p in parameters.items()
+        }
         slot_kind(_ExpressionSlotKind(**fields), portable)
 
 
@@ -537,7 +596,7 @@ def insert_helper_import(
         return
     replacements = [f.edit.replacement for f in findings if f.edit is not None]
     lines = []
-    if any("torch." in text for text in replacements) and local_name_of(ctx, "torch") is None:
+    if ctx.cache.get(_NEEDS_TORCH_KEY) and any(f.rule is PortableApi for f in findings):
         lines.append("import torch")
     imported = imports_module(module, HELPER_MODULE) or any(
         line.strip() == f"import {HELPER_MODULE}"

@@ -82,7 +82,10 @@ def insert_device_id(
     portable = ctx.modes.target is Target.PORTABLE
     device_module = HELPER_MODULE if portable else "torch_npu"
     lines = [] if local_name_of(ctx, "os") else ["import os"]
-    if not imports_module(module, device_module):
+    added_by = {"torch_npu": "NPU001", HELPER_MODULE: "PRT001"}[device_module]
+    if not imports_module(module, device_module) and not any(
+        f.rule.code == added_by for f in findings
+    ):
         lines.append(f"import {device_module}")
     set_device = f"{HELPER_MODULE}.set_device" if portable else "torch_npu.npu.set_device"
     lines += [

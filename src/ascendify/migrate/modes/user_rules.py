@@ -107,6 +107,19 @@ def _moved(ctx: Context) -> dict[str, str]:
     return moved
 
 
+def _imported(ctx: Context) -> set[str]:
+    """Modules that rewritten import statements now import."""
+    imported = ctx.cache.setdefault(("user-rules-imported", 0), set())
+    assert isinstance(imported, set)
+    return imported
+
+
+def _prefixes(dotted: str) -> list[str]:
+    """``a.b.c`` -> ``a``, ``a.b``, ``a.b.c`` (what ``import a.b.c`` makes usable)."""
+    parts = dotted.split(".")
+    return [".".join(parts[:end]) for end in range(1, len(parts) + 1)]
+
+
 def _under(name: str, prefix: str) -> bool:
     return name == prefix or name.startswith(prefix + ".")
 
@@ -126,6 +139,7 @@ def check_module_import(ctx: Context, node: ast.AST, parent: ast.AST | None) -> 
             new_module = rule.new + node.module[len(rule.old) :]
             for alias in node.names:
                 _moved(ctx)[alias.asname or alias.name] = f"{new_module}.{alias.name}"
+            _imported(ctx).add(new_module)
             edit = Edit(start + at, start + at + len(rule.old), rule.new)
             yield UserRenameModule.finding(node, f"{rule.old} -> {rule.new} ({rule.origin})", edit)
             return
@@ -136,8 +150,10 @@ def check_module_import(ctx: Context, node: ast.AST, parent: ast.AST | None) -> 
             if at < 0:
                 continue
             local = alias.asname or alias.name.partition(".")[0]
+            new_name = rule.new + alias.name[len(rule.old) :]
+            _imported(ctx).update(_prefixes(new_name))
             if alias.asname:
-                _moved(ctx)[local] = rule.new + alias.name[len(rule.old) :]
+                _moved(ctx)[local] = new_name
             edit = Edit(start + at, start + at + len(rule.old), rule.new)
             yield UserRenameModule.finding(node, f"{rule.old} -> {rule.new} ({rule.origin})", edit)
 
@@ -250,7 +266,7 @@ def insert_imports(ctx: Context, module: ast.Module, findings: list[Finding]) ->
     needed = sorted(name for name in _needed_imports(ctx) if name)
     if not needed or not any(f.rule.mode == "rules" and f.edit for f in findings):
         return
-    bound = {binding.qualified for binding in ctx.names.bindings.values()}
+    bound = {binding.qualified for binding in ctx.names.bindings.values()} | _imported(ctx)
     lines = [f"import {name}" for name in needed if name not in bound]
     if lines:
         edit = insert_lines(ctx, module, lines, after_imports=True)
