@@ -55,7 +55,7 @@ def build_modes(
 def _main_file(source: Path, main: Path) -> str:
     root = source.resolve()
     path = (main if main.is_absolute() else root / main).resolve()
-    if not path.is_file() and not main.is_absolute():
+    if not path.is_file() and not main.is_absolute() and main.resolve().is_file():
         path = main.resolve()  # also accept a path given relative to the working directory
     if root not in path.parents:
         raise AscendifyError(f"distributed -m {main}: the main file must be inside {source}")
