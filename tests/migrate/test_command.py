@@ -46,6 +46,7 @@ def project(tmp_path: Path) -> Path:
     outside.write_text("not part of the project\n")
     (source / "outside_link").symlink_to(outside)
     (source / "dangling").symlink_to("does/not/exist")
+    os.mkfifo(source / "data" / "pipe")
     return source
 
 
@@ -61,6 +62,8 @@ def test_migrates_the_whole_tree_and_never_writes_to_the_input(
     result = out / "gpu_project_msft"
     after = snapshot(result)
     for rel, (kind, mode, digest) in before.items():
+        if rel == "data/pipe":
+            continue
         assert after[rel][0] == kind, rel
         if kind == "link":
             assert after[rel] == (kind, mode, digest), rel
@@ -79,6 +82,8 @@ def test_migrates_the_whole_tree_and_never_writes_to_the_input(
     assert "scripts/python2_eval.py" in stderr
     assert "scripts/broken_syntax.py" in stderr
     assert "outside_link" in stderr
+    assert "data/pipe" in stderr
+    assert not (result / "data" / "pipe").exists()
     log = (result / "msFmkTranspltlog.txt").read_text()
     assert "scripts/broken_syntax.py: copied unchanged: does not parse" in log
     assert "Operation Type: MODIFY" in log
@@ -171,3 +176,15 @@ def test_existing_result_needs_force(project: Path, tmp_path: Path, run_cli: Run
     assert run_cli(["migrate", "-i", str(project), "-o", str(out), "--force"]).returncode == 0
     assert not stale.exists()
     assert (out / "gpu_project_msft" / "train_lm.py").exists()
+
+
+def test_an_input_inside_its_own_result_directory_is_refused(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    source = tmp_path / "x_msft" / "x"
+    source.mkdir(parents=True)
+    (source / "a.py").write_text("import torch\nx = torch.ones(1).cuda()\n")
+    done = run_cli(["migrate", "-i", str(source), "-o", str(tmp_path), "--force"])
+    assert done.returncode == 2
+    assert "inside the result directory" in done.stderr
+    assert (source / "a.py").exists()

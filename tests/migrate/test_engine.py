@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import warnings
 
 import pytest
 
@@ -150,3 +151,22 @@ def test_older_torch_npu_releases_limit_what_is_emitted() -> None:
 def test_overlapping_edits_keep_the_first() -> None:
     text = "abcdef"
     assert apply_edits(text, [Edit(1, 3, "X"), Edit(4, 4, "Y")]) == "aXdYef"
+
+
+def test_match_statements_are_walked() -> None:
+    source = b'import torch\nmatch mode:\n    case "gpu":\n        x = y.cuda()\n    case _:\n        pass\n'
+    assert b"x = y.npu()" in changed(source).data
+
+
+def test_form_feeds_and_unicode_line_separators_do_not_shift_lines() -> None:
+    source = 'import torch\n\x0c\ns = "a\u2028b"\nx = y.cuda()\n'.encode()
+    result = changed(source)
+    assert result.data.decode().endswith('s = "a\u2028b"\nx = y.npu()\n')
+    assert [c.start_line for c in result.changes if c.code == "NPU201"] == [4]
+
+
+def test_parsing_warnings_of_the_user_code_are_not_emitted() -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        changed(b'import torch\npattern = "\\d+"\nx = y.cuda()\n')
+    assert caught == []

@@ -68,9 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from ascendify.errors import AscendifyError
-    from ascendify.migrate import Settings
-    from ascendify.migrate._run import run_migration
-    from ascendify.migrate._tree import Options
+    from ascendify.migrate import Options, Settings, run_migration
     from ascendify.migrate.extras import build_modes
     from ascendify.targets import resolve_version
 

@@ -1,7 +1,8 @@
 """``ascendify migrate``: rewrite a PyTorch GPU project for Ascend NPUs.
 
 The pure core is :func:`migrate_source` (bytes in, :data:`FileResult` out, never raises). Rules are
-found in :mod:`ascendify.migrate.rules`; the tree walk, reports and parallelism sit on top.
+found in :mod:`ascendify.migrate.rules`. On top: :func:`plan_tree` and :func:`migrate_tree` (mirror
+a project, parallel over files) and :func:`run_migration` (plus log, change list and summary).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from ascendify.migrate._engine import (
     Changed,
     Failed,
     FileResult,
-    Settings,
     Skipped,
     SkipReason,
     Unchanged,
@@ -29,6 +29,17 @@ from ascendify.migrate._rule import (
     iter_rules,
     load_rules,
 )
+from ascendify.migrate._run import run_migration
+from ascendify.migrate._settings import Settings
+from ascendify.migrate._tree import (
+    FileOutcome,
+    Options,
+    TreePlan,
+    TreeResult,
+    migrate_tree,
+    plan_tree,
+    prepare_output,
+)
 
 __all__ = [
     "Binding",
@@ -37,14 +48,18 @@ __all__ = [
     "Context",
     "Edit",
     "Failed",
+    "FileOutcome",
     "FileResult",
     "Finding",
     "NameResolver",
     "Operation",
+    "Options",
     "Rule",
     "Settings",
     "SkipReason",
     "Skipped",
+    "TreePlan",
+    "TreeResult",
     "Unchanged",
     "apply_edits",
     "checks",
@@ -52,4 +67,8 @@ __all__ = [
     "iter_rules",
     "load_rules",
     "migrate_source",
+    "migrate_tree",
+    "plan_tree",
+    "prepare_output",
+    "run_migration",
 ]

@@ -13,29 +13,20 @@ import ast
 import bisect
 import re
 import traceback
+import warnings
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 
-from ascendify.migrate._modes import Modes
 from ascendify.migrate._names import NameResolver
 from ascendify.migrate._rule import Change, Context, Edit, Finding, Registry, load_rules
+from ascendify.migrate._settings import DEFAULT_SETTINGS, Settings
 from ascendify.migrate._source import SourceText, UndecodableSource, decode, encode
-from ascendify.targets import DEFAULT_VERSION, load_facts
+from ascendify.targets import load_facts
 
 _IMPORTS = (ast.Import, ast.ImportFrom)
 _STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
 _SUPPRESSION = re.compile(r"#\s*ascendify:\s*ignore(?:\[([^\]]*)\])?")
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Everything that decides how a file is migrated (picklable: it crosses process boundaries)."""
-
-    torch_npu_version: str = DEFAULT_VERSION
-    max_bytes: int = 10 * 1024 * 1024  # larger files are copied unchanged and reported
-    select: frozenset[str] | None = None  # rule codes to run; None runs every rule
-    modes: Modes = field(default_factory=Modes)  # target and modes (ascendify.migrate._modes)
 
 
 class SkipReason(str, Enum):
@@ -68,7 +59,7 @@ class Failed:
 FileResult = Changed | Unchanged | Skipped | Failed
 
 
-def migrate_source(data: bytes, settings: Settings = Settings(), path: str = "") -> FileResult:
+def migrate_source(data: bytes, settings: Settings = DEFAULT_SETTINGS, path: str = "") -> FileResult:
     """Migrate one Python source file (``path``: relative to SRC). Any problem becomes :class:`Failed`."""
     if len(data) > settings.max_bytes:
         return Skipped(SkipReason.TOO_LARGE)
@@ -80,7 +71,10 @@ def migrate_source(data: bytes, settings: Settings = Settings(), path: str = "")
     except UndecodableSource as error:
         return Failed(f"cannot decode: {error}")
     try:
-        module = ast.parse(text)
+        with warnings.catch_warnings():
+            # Invalid escapes and the like are the user's business, not noise on our console.
+            warnings.simplefilter("ignore")
+            module = ast.parse(text)
     except SyntaxError as error:
         return Failed(f"does not parse: {error.msg} (line {error.lineno})")
     except (ValueError, RecursionError, MemoryError) as error:
@@ -111,10 +105,10 @@ def _migrate_module(
     path: str,
 ) -> FileResult:
     facts = load_facts(settings.torch_npu_version)
-    context = Context(SourceText(text), NameResolver(), facts, modes=settings.modes, path=path)
+    context = Context(SourceText(text), NameResolver(), facts, settings, path=path)
     findings = list(_import_pass(context, module, registry))
     lines = None
-    if not settings.modes.visit_everything:
+    if not settings.modes.visit_everything:  # mode rules look beyond CUDA idioms
         lines = _trigger_lines(data, context.names, registry)
     findings.extend(_walk(context, module, registry, lines))
     applied = _without_overlaps(_kept(findings, context.source, settings))
@@ -193,8 +187,8 @@ def _walk(
             if isinstance(value, list):
                 for child in reversed(value):
                     if isinstance(child, ast.AST) and (
-                        not isinstance(child, ast.stmt | ast.excepthandler | ast.match_case)
-                        or touches(child)
+                        # match_case has no position of its own; its body is pruned.
+                        not isinstance(child, ast.stmt | ast.excepthandler) or touches(child)
                     ):
                         stack.append((child, node))
             elif isinstance(value, ast.AST):

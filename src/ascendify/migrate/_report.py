@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ascendify.migrate._engine import SkipReason
@@ -97,8 +98,8 @@ def log_tree(log: RunLog, result: TreeResult) -> None:
             log.warning(
                 f"{link.path}: symlink to {link.target} points outside the input; kept as a link, not followed"
             )
-    for rel in result.plan.special:
-        log.warning(f"{rel}: not a regular file; not copied")
+    for rel, reason in result.plan.not_copied:
+        log.warning(f"{rel}: not copied: {reason}")
 
 
 def print_summary(result: TreeResult, console: Console) -> None:
@@ -135,14 +136,13 @@ def print_summary(result: TreeResult, console: Console) -> None:
         if o.status == "failed" or (o.status == "skipped" and o.detail != _NOT_PARSED)
     ]
     for outcome in needs_look:
-        console.print(
-            f"[yellow]copied unchanged[/yellow] {outcome.path}: {outcome.detail}", highlight=False
-        )
+        _warn(console, "copied unchanged", f"{outcome.path}: {outcome.detail}")
     for link in result.plan.links:
         if link.outside:
-            console.print(
-                f"[yellow]symlink kept, not followed[/yellow] {link.path} -> {link.target}",
-                highlight=False,
-            )
-    for rel in result.plan.special:
-        console.print(f"[yellow]not copied (not a regular file)[/yellow] {rel}", highlight=False)
+            _warn(console, "symlink kept, not followed", f"{link.path} -> {link.target}")
+    for rel, reason in result.plan.not_copied:
+        _warn(console, "not copied", f"{rel}: {reason}")
+
+
+def _warn(console: Console, label: str, text: str) -> None:
+    console.print(f"[yellow]{label}[/yellow] {escape(text)}", highlight=False)

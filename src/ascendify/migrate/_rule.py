@@ -24,6 +24,7 @@ from typing import ClassVar
 
 from ascendify.migrate._modes import Modes, Target
 from ascendify.migrate._names import NameResolver
+from ascendify.migrate._settings import Settings
 from ascendify.migrate._source import SourceText
 from ascendify.targets import Safety, TorchNpuFacts
 
@@ -121,9 +122,13 @@ class Context:
     source: SourceText
     names: NameResolver
     facts: TorchNpuFacts
-    cache: dict[tuple[str, int], object] = field(default_factory=dict)
-    modes: Modes = field(default_factory=Modes)
+    settings: Settings
     path: str = ""  # of the file, relative to SRC ("" when migrating a lone source)
+    cache: dict[tuple[str, int], object] = field(default_factory=dict)  # per-file scratch
+
+    @property
+    def modes(self) -> Modes:
+        return self.settings.modes
 
     def span(self, node: ast.AST) -> tuple[int, int]:
         """String offsets of a node (expression or statement) in the decoded source."""

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ascendify.migrate._report import (
@@ -57,7 +58,7 @@ def run_migration(options: Options, console: Console, status: Console) -> int:
     changed = result.with_status("changed")
     if options.check:
         for outcome in changed:
-            status.print(f"would change {outcome.path}", highlight=False)
+            status.print(f"would change {escape(outcome.path)}", highlight=False)
     return 1 if options.check and changed else 0
 
 

@@ -20,13 +20,13 @@ from ascendify.errors import AscendifyError
 from ascendify.migrate._engine import (
     Changed,
     Failed,
-    Settings,
     Skipped,
     SkipReason,
     Unchanged,
     migrate_source,
 )
 from ascendify.migrate._rule import Change
+from ascendify.migrate._settings import Settings
 from ascendify.migrate._source import decode
 
 RESULT_SUFFIX = "_msft"
@@ -74,7 +74,8 @@ class TreePlan:
     python_files: list[str] = field(default_factory=list)
     other_files: list[str] = field(default_factory=list)
     links: list[Link] = field(default_factory=list)
-    special: list[str] = field(default_factory=list)  # sockets, fifos, devices: not copied
+    # What cannot be mirrored, with the reason: sockets, FIFOs, devices, unreadable directories.
+    not_copied: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -111,6 +112,8 @@ def prepare_output(options: Options) -> Path | None:
     if output == source or source in output.parents:
         raise AscendifyError(f"output {options.output} is inside the input {options.source}")
     result = result_dir_for(source, output, options.settings.modes.result_suffix)
+    if result == source or result in source.parents:
+        raise AscendifyError(f"the input {options.source} is inside the result directory {result}")
     if options.preview:
         return None
     if result.is_symlink() or (result.exists() and not result.is_dir()):
@@ -127,7 +130,12 @@ def plan_tree(source: Path) -> TreePlan:
     """Everything under SRC, sorted, without following any symlink."""
     root = source.resolve()
     plan = TreePlan()
-    for directory, dirnames, filenames in os.walk(root, followlinks=False):
+
+    def unreadable(error: OSError) -> None:
+        rel = Path(error.filename or root).relative_to(root).as_posix()
+        plan.not_copied.append((rel, f"cannot list: {error.strerror or error}"))
+
+    for directory, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=False):
         here = Path(directory)
         rel_dir = here.relative_to(root)
         dirnames.sort()
@@ -143,7 +151,7 @@ def plan_tree(source: Path) -> TreePlan:
             if stat.S_ISLNK(mode):
                 plan.links.append(_link(root, path, rel_dir / name))
             elif not stat.S_ISREG(mode):
-                plan.special.append(rel)
+                plan.not_copied.append((rel, "not a regular file"))
             elif name.endswith(PYTHON_SUFFIXES):
                 plan.python_files.append(rel)
             else:
@@ -183,7 +191,10 @@ def _mirror_skeleton(source: Path, target: Path, plan: TreePlan) -> None:
     for rel in plan.directories:
         (target / rel).mkdir(exist_ok=True)
     for rel in plan.other_files:
-        shutil.copy2(source / rel, target / rel, follow_symlinks=False)
+        try:
+            shutil.copy2(source / rel, target / rel, follow_symlinks=False)
+        except OSError as error:  # one unreadable file must not stop the run
+            plan.not_copied.append((rel, f"cannot copy: {error.strerror or error}"))
     for link in plan.links:
         os.symlink(link.target, target / link.path)
 

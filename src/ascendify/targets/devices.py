@@ -92,10 +92,11 @@ DEVICE_PARAMETERS: tuple[DeviceParameter, ...] = (
 )  # fmt: skip
 
 
-# Callables whose device argument defaults to CUDA when left out (name of that parameter).
-CUDA_DEFAULT_DEVICE_CALLS: dict[str, str] = {
-    "torch.amp.GradScaler": "device",
-    "torch.GradScaler": "device",
+# Callables whose device argument defaults to CUDA when left out: (keyword, position) of it.
+CUDA_DEFAULT_DEVICE_CALLS: dict[str, tuple[str, int]] = {
+    "torch.amp.GradScaler": ("device", 0),
+    "torch.GradScaler": ("device", 0),
+    "torch.random.fork_rng": ("device_type", 3),
 }
 
 # Profiler entry points whose use_cuda flag becomes use_device (torch's privateuse1 spelling).

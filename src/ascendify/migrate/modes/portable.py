@@ -383,19 +383,37 @@ def check_amp_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Itera
         return
     assert isinstance(node, ast.Call)
     qualified = ctx.names.qualified_name(node.func)
-    if qualified in _AMP_DEVICE_FIRST:
-        if qualified.endswith("autocast") and node.args:
-            yield from _autocast_by_keyword(ctx, node, qualified)
-            return
-    elif not (qualified in CUDA_DEFAULT_DEVICE_CALLS and not node.args) or any(
-        keyword.arg in (CUDA_DEFAULT_DEVICE_CALLS[qualified], None) for keyword in node.keywords
-    ):
+    if qualified in CUDA_DEFAULT_DEVICE_CALLS:
+        yield from _default_device(ctx, node, qualified)
+        return
+    if qualified not in _AMP_DEVICE_FIRST:
+        return
+    if qualified.endswith("autocast") and node.args:
+        yield from _autocast_by_keyword(ctx, node, qualified)
         return
     _, func_end = ctx.span(node.func)
     paren = ctx.source.text.index("(", func_end) + 1
     separator = ", " if node.args or node.keywords else ""
     edit = Edit(paren, paren, HELPER_DEVICE_TYPE + separator)
     yield PortableAmpDevice.finding(node, f"{qualified}(...) gets the host's device type", edit)
+
+
+def _default_device(ctx: Context, node: ast.Call, qualified: str) -> Iterator[Finding]:
+    """``torch.amp.GradScaler()`` defaults to CUDA: name the host's device type by keyword."""
+    keyword, position = CUDA_DEFAULT_DEVICE_CALLS[qualified]
+    if len(node.args) > position or any(k.arg in (keyword, None) for k in node.keywords):
+        return
+    if any(isinstance(arg, ast.Starred) for arg in node.args):
+        return
+    text = f"{keyword}={HELPER_DEVICE_TYPE}"
+    arguments = [*node.args, *node.keywords]
+    if arguments:
+        at = max(ctx.span(argument)[1] for argument in arguments)
+        edit = Edit(at, at, ", " + text)
+    else:
+        at = ctx.source.text.index("(", ctx.span(node.func)[1]) + 1
+        edit = Edit(at, at, text)
+    yield PortableAmpDevice.finding(node, f"{qualified}(...) gets {text}", edit)
 
 
 def _autocast_by_keyword(ctx: Context, node: ast.Call, qualified: str) -> Iterator[Finding]:

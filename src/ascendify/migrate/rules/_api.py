@@ -50,12 +50,18 @@ def _rule_for(qualified: str, safety: Safety) -> type[Rule] | None:
 
 
 # Names a table entry can be reached through; a local name bound to one is a trigger token.
-_ROOTS = (*SAME_NAME_NAMESPACES, *(target.cuda for target in explicit_targets()))
+_ROOTS = frozenset((*SAME_NAME_NAMESPACES, *(target.cuda for target in explicit_targets())))
 
 
 @binding_trigger
 def _leads_to_api(qualified: str) -> bool:
-    return any(qualified == root or qualified.startswith(root + ".") for root in _ROOTS)
+    """Whether ``qualified`` is a table name or lies below one (``torch.cuda.amp.autocast``)."""
+    prefix = qualified
+    while prefix:
+        if prefix in _ROOTS:
+            return True
+        prefix = prefix.rpartition(".")[0]
+    return False
 
 
 def _finding(

@@ -33,21 +33,24 @@ class CudaAmp(Rule):
 
 
 class AmpDefaultDevice(Rule):
-    """What it does: adds the ``"npu"`` device to ``torch.amp`` calls that default to CUDA when no
-    device is given, such as ``torch.amp.GradScaler()``.
+    """What it does: names the NPU in calls whose device defaults to CUDA when none is given:
+    ``torch.amp.GradScaler()`` gets ``device="npu"``, ``torch.random.fork_rng()`` gets
+    ``device_type="npu"``.
 
-    Why: without a device argument these APIs pick CUDA, so the scaler would be disabled on NPU.
+    Why: without a device argument these APIs pick CUDA, so the scaler would be disabled and the
+    forked RNG would not be the NPU's.
 
-    Example: ``scaler = torch.amp.GradScaler()`` becomes ``scaler = torch.amp.GradScaler("npu")``.
+    Example: ``scaler = torch.amp.GradScaler(init_scale=1024)`` becomes
+    ``scaler = torch.amp.GradScaler(init_scale=1024, device="npu")``.
 
     Fix safety: safe.
     """
 
     code = "NPU502"
     name = "amp-default-device"
-    summary = "torch.amp call defaulting to CUDA -> explicit npu"
+    summary = "call whose device defaults to CUDA -> explicit npu"
     safety = Safety.SAFE
-    triggers = (b"GradScaler",)
+    triggers = (b"GradScaler", b"fork_rng")
 
 
 api_family(
@@ -60,14 +63,20 @@ api_family(
 def check_default_device(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
     qualified = ctx.names.qualified_name(node.func)
-    keyword = CUDA_DEFAULT_DEVICE_CALLS.get(qualified or "")
-    if keyword is None or node.args or any(k.arg in (keyword, None) for k in node.keywords):
+    parameter = CUDA_DEFAULT_DEVICE_CALLS.get(qualified or "")
+    if parameter is None:
         return
-    text = f'"{NPU_DEVICE_TYPE}"'
-    if node.keywords:
-        at = ctx.span(node.keywords[0])[0]
-        edit = Edit(at, at, text + ", ")
+    keyword, position = parameter
+    if len(node.args) > position or any(k.arg in (keyword, None) for k in node.keywords):
+        return  # the device is given (or may be, through **kwargs)
+    if any(isinstance(arg, ast.Starred) for arg in node.args):
+        return
+    text = f'{keyword}="{NPU_DEVICE_TYPE}"'
+    arguments = [*node.args, *node.keywords]
+    if arguments:
+        at = max(ctx.span(argument)[1] for argument in arguments)
+        edit = Edit(at, at, ", " + text)
     else:
         _, end = ctx.span(node)
         edit = Edit(end - 1, end - 1, text)  # just before the closing parenthesis
-    yield AmpDefaultDevice.finding(node, f"{qualified}() -> {qualified}({text})", edit)
+    yield AmpDefaultDevice.finding(node, f"{qualified}(...) -> {qualified}(..., {text})", edit)

@@ -15,6 +15,6 @@ import portable_device
 
 scaler = GradScaler(portable_device.device_type(), init_scale=1024)
 other = torch.amp.GradScaler(portable_device.device_type())
-plain = torch.amp.GradScaler(portable_device.device_type())
+plain = torch.amp.GradScaler(device=portable_device.device_type())
 with autocast(portable_device.device_type(), dtype=torch.float16):
     pass

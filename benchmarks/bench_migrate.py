@@ -1,0 +1,100 @@
+"""Benchmark: migrate the installed torch package's own sources against merely parsing them.
+
+The baseline is the floor any Python-aware tool pays: read every file and ``ast.parse`` it, in one
+process. The migration runs the real tree migration (plan, mirror, migrate, write) on a copy of
+torch's ``.py`` files, once with ``-j 1`` and once with every core. Figures are medians.
+
+    PYTHONPATH=src python benchmarks/bench_migrate.py [--runs 3] [--jobs N]
+
+Target: migrate with -j 1 takes at most 2x the parse-only time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import importlib.util
+import os
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from ascendify.migrate import Options, Settings, migrate_tree, plan_tree, prepare_output
+
+
+def torch_sources() -> Path:
+    """torch's package directory, found without importing torch."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or spec.origin is None:
+        raise SystemExit("torch is not installed")
+    return Path(spec.origin).parent
+
+
+def copy_python_tree(package: Path, destination: Path) -> tuple[int, int]:
+    """Copy every .py file (keeping the layout); return (files, lines)."""
+    files = lines = 0
+    for path in package.rglob("*.py"):
+        if not path.is_file():
+            continue
+        target = destination / path.relative_to(package)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+        files += 1
+        lines += path.read_bytes().count(b"\n")
+    return files, lines
+
+
+def parse_only(tree: Path) -> None:
+    for path in sorted(tree.rglob("*.py")):
+        with contextlib.suppress(SyntaxError):  # torch ships a few deliberately broken files
+            ast.parse(path.read_bytes())
+
+
+def migrate(tree: Path, jobs: int) -> Callable[[], None]:
+    def run() -> None:
+        with tempfile.TemporaryDirectory() as out:
+            options = Options(source=tree, output=Path(out), settings=Settings(), jobs=jobs)
+            result_dir = prepare_output(options)
+            migrate_tree(options, result_dir, plan_tree(tree))
+
+    return run
+
+
+def median_seconds(action: Callable[[], None], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args()
+    package = torch_sources()
+    with tempfile.TemporaryDirectory() as scratch:
+        tree = Path(scratch) / "torch"
+        files, lines = copy_python_tree(package, tree)
+        print(f"torch sources: {files} files, {lines:,} lines ({package})")
+        parse = median_seconds(lambda: parse_only(tree), args.runs)
+        rows = [("ast.parse only (1 process)", parse)]
+        for jobs in sorted({1, args.jobs}):
+            rows.append((f"migrate -j {jobs}", median_seconds(migrate(tree, jobs), args.runs)))
+    print(f"{'':32} {'seconds':>8} {'files/s':>9} {'lines/s':>11} {'vs parse':>9}")
+    for label, seconds in rows:
+        print(
+            f"{label:32} {seconds:8.2f} {files / seconds:9.0f} {lines / seconds:11,.0f} "
+            f"{seconds / parse:8.2f}x"
+        )
+    print(f"(median of {args.runs} runs; target: migrate -j 1 <= 2.00x parse)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,33 @@
+"""The tree layer as a library: planning, huge files, preview mode."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ascendify.migrate import Options, Settings, migrate_tree, plan_tree, prepare_output
+
+
+def test_huge_python_files_are_copied_unchanged_without_being_read(tmp_path: Path) -> None:
+    source = tmp_path / "proj"
+    source.mkdir()
+    big = b"x = torch.ones(1).cuda()\n" * 100
+    (source / "big.py").write_bytes(big)
+    (source / "small.py").write_bytes(b"import torch\nx = torch.ones(1).cuda()\n")
+    options = Options(source=source, output=tmp_path / "out", settings=Settings(max_bytes=1000))
+    result_dir = prepare_output(options)
+    assert result_dir == tmp_path / "out" / "proj_msft"
+    result = migrate_tree(options, result_dir, plan_tree(source))
+    statuses = {outcome.path: (outcome.status, outcome.detail) for outcome in result.files}
+    assert statuses == {"big.py": ("skipped", "file too large"), "small.py": ("changed", "")}
+    assert (result_dir / "big.py").read_bytes() == big
+
+
+def test_preview_writes_nothing(tmp_path: Path) -> None:
+    source = tmp_path / "proj"
+    source.mkdir()
+    (source / "a.py").write_bytes(b"import torch\nx = torch.ones(1).cuda()\n")
+    options = Options(source=source, output=tmp_path / "out", check=True, diff=True)
+    assert prepare_output(options) is None
+    result = migrate_tree(options, None, plan_tree(source))
+    assert not (tmp_path / "out").exists()
+    assert "+x = torch.ones(1).npu()\n" in result.files[0].diff
