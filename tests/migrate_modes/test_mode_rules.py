@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from scripts.document_mode_rules import MODES
 
 from ascendify.migrate import Changed, Failed, Rule, Settings, Unchanged, iter_rules, migrate_source
 from ascendify.migrate._modes import DistributedMode, Modes, Target
@@ -23,7 +24,6 @@ GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "migrate_modes"
 _HEADER = re.compile(
     r"# rules:(?P<codes>[ A-Z0-9]*)\n# modes:(?P<modes>[^\n]*)\n(?:# path: (?P<path>\S+)\n)?"
 )
-MODES = ("portable", "distributed", "specify-device", "modelarts", "rules")
 
 
 @dataclass(frozen=True)
