@@ -59,7 +59,9 @@ class Failed:
 FileResult = Changed | Unchanged | Skipped | Failed
 
 
-def migrate_source(data: bytes, settings: Settings = DEFAULT_SETTINGS, path: str = "") -> FileResult:
+def migrate_source(
+    data: bytes, settings: Settings = DEFAULT_SETTINGS, path: str = ""
+) -> FileResult:
     """Migrate one Python source file (``path``: relative to SRC). Any problem becomes :class:`Failed`."""
     if len(data) > settings.max_bytes:
         return Skipped(SkipReason.TOO_LARGE)
