@@ -14,9 +14,11 @@ from ascendify.migrate import (
     Settings,
     Unchanged,
     iter_rules,
+    load_rules,
     migrate_source,
 )
-from ascendify.targets import Safety, load_facts
+from ascendify.migrate.rules._api import rule_for as api_rule_for
+from ascendify.targets import Safety, explicit_targets, load_facts
 from tests.migrate._cases import Case, all_cases
 
 CASES = all_cases()
@@ -87,3 +89,10 @@ def test_rules_can_be_selected() -> None:
     result = migrate_source(source, Settings(select=frozenset({"NPU202"})))
     assert isinstance(result, Changed)
     assert result.data == b"import torch\nx = torch.ones(1).cuda()\nif x.is_npu:\n    pass\n"
+
+
+def test_every_table_entry_is_claimed_by_a_rule() -> None:
+    # A mapped API whose safety no family handles would vanish from the report.
+    load_rules()
+    for target in explicit_targets():
+        assert api_rule_for(target.cuda, target.safety) is not None, target

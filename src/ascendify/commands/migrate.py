@@ -6,6 +6,8 @@ import argparse
 import os
 from pathlib import Path
 
+from ascendify.targets.facts import DEFAULT_VERSION
+
 NAME = "migrate"
 HELP = "Rewrite a PyTorch GPU project for Ascend NPUs into OUT/<name>_msft, with a change list."
 
@@ -18,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "-v", "--version", dest="torch_npu_version", default=None,
-        help="torch_npu version whose APIs may be emitted (default: the newest known)",
+        help=f"PyTorch/torch_npu version whose NPU APIs may be emitted (default: {DEFAULT_VERSION})",
     )  # fmt: skip
     parser.add_argument("--diff", action="store_true", help="print a unified diff; write nothing")
     parser.add_argument(

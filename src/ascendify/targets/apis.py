@@ -212,6 +212,11 @@ _EXPLICIT: tuple[ApiTarget, ...] = (
         "torch_npu.distributed.is_hccl_available",
         Safety.SAFE,
     ),
+    _report(
+        "torch.distributed.ProcessGroupNCCL",
+        "NCCL process groups do not exist on NPU; torch_npu registers an HCCL process group "
+        "(init_process_group(backend='hccl'))",
+    ),
     ApiTarget("torch.get_autocast_gpu_dtype", "torch_npu.npu.get_autocast_dtype", Safety.SAFE),
     ApiTarget("torch.set_autocast_gpu_dtype", "torch_npu.npu.set_autocast_dtype", Safety.SAFE),
     # Not CUDA APIs, but unusable on NPU as they are.

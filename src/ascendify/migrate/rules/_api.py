@@ -31,20 +31,22 @@ _FAMILIES: list[ApiFamily] = []
 
 
 def api_family(prefixes: Iterable[str], rules: dict[Safety, type[Rule]]) -> None:
-    """Claim API names under ``prefixes`` for the given rules (one per safety class)."""
+    """Claim API names under ``prefixes`` for the given rules (one per safety class).
+
+    The longest matching prefix wins; the empty prefix matches every name (the catch-all family).
+    """
     _FAMILIES.append(ApiFamily(tuple(prefixes), rules))
 
 
-def _rule_for(qualified: str, safety: Safety) -> type[Rule] | None:
+def rule_for(qualified: str, safety: Safety) -> type[Rule] | None:
     best: tuple[int, type[Rule]] | None = None
     for family in _FAMILIES:
         rule = family.rules.get(safety)
         if rule is None:
             continue
         for prefix in family.prefixes:
-            if (qualified == prefix or qualified.startswith(prefix + ".")) and (
-                best is None or len(prefix) > best[0]
-            ):
+            matches = not prefix or qualified == prefix or qualified.startswith(prefix + ".")
+            if matches and (best is None or len(prefix) > best[0]):
                 best = (len(prefix), rule)
     return None if best is None else best[1]
 
@@ -67,7 +69,7 @@ def _leads_to_api(qualified: str) -> bool:
 def _finding(
     node: ast.AST, qualified: str, match: ApiMatch, edit_text: str | None, ctx: Context
 ) -> Finding | None:
-    rule = _rule_for(qualified, match.target.safety)
+    rule = rule_for(qualified, match.target.safety)
     if rule is None:
         return None
     note = match.target.note
@@ -188,7 +190,7 @@ def _move(
     if found is None:
         return  # an odd spelling (line continuations): the uses are rewritten instead
     worst = max((match for _, _, match in moves), key=lambda m: m.target.safety is Safety.UNSAFE)
-    rule = _rule_for(moves[0][1], worst.target.safety)
+    rule = rule_for(moves[0][1], worst.target.safety)
     if rule is None:
         return
     for local, _, match in moves:

@@ -80,8 +80,9 @@ class CudaApiUnsupported(Rule):
     triggers = _TRIGGERS
 
 
-api_family(("torch.cuda",), {Safety.SAFE: CudaApi, Safety.UNSAFE: CudaApiCaveat,
-                             Safety.REPORT_ONLY: CudaApiUnsupported})  # fmt: skip
+# Also the catch-all (""): any mapped API that no more specific family claims.
+api_family(("torch.cuda", ""), {Safety.SAFE: CudaApi, Safety.UNSAFE: CudaApiCaveat,
+                                 Safety.REPORT_ONLY: CudaApiUnsupported})  # fmt: skip
 
 # What torch_npu's device properties offer; anything else read from them fails on NPU.
 _NPU_DEVICE_PROPERTIES = frozenset(

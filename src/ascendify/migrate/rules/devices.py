@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import re
+from collections.abc import Iterator
 
-from ascendify.migrate._rule import Rule
-from ascendify.migrate.rules._literals import Parameter, SlotKind, slot_kind
+from ascendify.migrate._rule import Context, Finding, Rule, checks
+from ascendify.migrate.rules._literals import Parameter, SlotKind, holder_name, slot_kind
 from ascendify.targets import Safety
 from ascendify.targets.devices import CUDA_DEVICE_TYPE, DEVICE_PARAMETERS, NPU_DEVICE_TYPE
 
@@ -114,3 +116,54 @@ slot_kind(
         for parameter in DEVICE_PARAMETERS
     },
 )
+
+
+class DeviceIndex(Rule):
+    """What it does: turns a bare device index passed to ``.to(...)`` into an NPU device:
+    ``x.to(0)`` becomes ``x.to("npu:0")`` and ``model.to(local_rank)`` becomes
+    ``model.to(f"npu:{local_rank}")``, for literals and for variables named like an index
+    (``rank``, ``local_rank``, ``gpu``, ``gpu_id``, ``device_id``, ...).
+
+    Why: an integer device means a CUDA device to torch; on an Ascend host it must name the NPU.
+
+    Example: ``model = model.to(args.local_rank)`` becomes
+    ``model = model.to(f"npu:{args.local_rank}")``.
+
+    Fix safety: unsafe: a variable is taken to be an index by its name; if it holds a
+    ``torch.device`` instead, the result is wrong.
+    """
+
+    code = "NPU304"
+    name = "device-index"
+    summary = "integer device index in .to() -> npu:<index>"
+    safety = Safety.UNSAFE
+    triggers = (
+        b"rank", b"gpu", b"device_id", b"device_index", b"dev_id",
+        *(f".to({digit}".encode() for digit in range(10)),
+    )  # fmt: skip
+
+
+# Whole names only: "device_from_device_id" holds a torch.device, "local_rank" an index.
+_INDEX_NAME = re.compile(
+    r"(?:local_|global_)?rank|(?:local_)?gpu(?:_id|_idx|_index)?|device_(?:id|idx|index)|dev_id"
+)
+
+
+@checks(ast.Call)
+def check_device_index(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Call)
+    func = node.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "to" and node.args):
+        return
+    index = node.args[0]
+    if isinstance(index, ast.Constant) and type(index.value) is int:
+        replacement = f'"{NPU_DEVICE_TYPE}:{index.value}"'
+    elif (name := holder_name(index)) is not None and _INDEX_NAME.fullmatch(name):
+        if isinstance(index, ast.Subscript):
+            return  # cfg["gpu"]: an f-string would need other quotes; left alone
+        replacement = f'f"{NPU_DEVICE_TYPE}:{{{ctx.segment(index)}}}"'
+    else:
+        return
+    yield DeviceIndex.finding(
+        index, f".to({ctx.segment(index)}) -> .to({replacement})", ctx.replace(index, replacement)
+    )

@@ -77,7 +77,30 @@ class DataParallel(Rule):
     triggers = (b"DataParallel", b"data_parallel")
 
 
-api_family(("torch.distributed",), {Safety.SAFE: DistributedApi})
+class DistributedUnsupported(Rule):
+    """What it does: reports distributed APIs bound to NCCL, such as
+    ``torch.distributed.ProcessGroupNCCL``.
+
+    Why: NCCL process groups cannot be created on an Ascend host; torch_npu provides an HCCL
+    process group instead.
+
+    Example: ``opts = dist.ProcessGroupNCCL.Options()`` is reported.
+
+    Fix safety: report only.
+    """
+
+    code = "NPU404"
+    name = "distributed-unsupported"
+    summary = "NCCL-bound distributed API (left in place)"
+    safety = Safety.REPORT_ONLY
+    operation = Operation.UNSUPPORTED
+    triggers = (b"NCCL",)
+
+
+api_family(
+    ("torch.distributed",),
+    {Safety.SAFE: DistributedApi, Safety.REPORT_ONLY: DistributedUnsupported},
+)
 api_family(
     ("torch.nn.DataParallel", "torch.nn.parallel.data_parallel"),
     {Safety.REPORT_ONLY: DataParallel},
