@@ -65,7 +65,7 @@ def migrate_source(
     """Migrate one Python source file (``path``: relative to SRC). Any problem becomes :class:`Failed`."""
     if len(data) > settings.max_bytes:
         return Skipped(SkipReason.TOO_LARGE)
-    registry = load_rules()
+    registry = load_rules().for_modes(settings.modes)
     if not settings.modes.visit_everything and registry.trigger.search(data) is None:
         return Skipped(SkipReason.NO_TRIGGER)
     try:

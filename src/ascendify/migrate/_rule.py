@@ -13,6 +13,7 @@ Rule modules live in :mod:`ascendify.migrate.rules` (one per family) and are imp
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import pkgutil
 import re
@@ -20,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from ascendify.migrate._modes import Modes, Target
 from ascendify.migrate._names import NameResolver
@@ -175,6 +176,20 @@ def finishes(finisher: Finisher) -> Finisher:
     return finisher
 
 
+_CONDITIONS: dict[Callable[..., object], Callable[[Modes], bool]] = {}
+_F = TypeVar("_F", bound=Callable[..., object])
+
+
+def only_when(condition: Callable[[Modes], bool]) -> Callable[[_F], _F]:
+    """Run a checker or finisher only in runs whose modes satisfy ``condition`` (above @checks)."""
+
+    def register(function: _F) -> _F:
+        _CONDITIONS[function] = condition
+        return function
+
+    return register
+
+
 def binding_trigger(predicate: Callable[[str], bool]) -> Callable[[str], bool]:
     """Register a test on qualified names: local names bound to such a name are trigger tokens.
 
@@ -192,6 +207,32 @@ class Registry:
     finishers: tuple[Finisher, ...]
     binding_triggers: tuple[Callable[[str], bool], ...]
     trigger: re.Pattern[bytes]
+    conditions: dict[Callable[..., object], Callable[[Modes], bool]] = field(default_factory=dict)
+
+    def for_modes(self, modes: Modes) -> Registry:
+        """The registry without the checkers and finishers that these modes switch off."""
+        if not self.conditions:
+            return self
+        selected = _SELECTED.get(modes)
+        if selected is None:
+            selected = _SELECTED[modes] = _for_modes(self, modes)
+        return selected
+
+
+_SELECTED: dict[Modes, Registry] = {}  # of the one registry load_rules() returns
+
+
+def _for_modes(registry: Registry, modes: Modes) -> Registry:
+    def on(function: Callable[..., object]) -> bool:
+        condition = registry.conditions.get(function)
+        return condition is None or condition(modes)
+
+    return dataclasses.replace(
+        registry,
+        checkers={kind: [c for c in found if on(c)] for kind, found in registry.checkers.items()},
+        finishers=tuple(f for f in registry.finishers if on(f)),
+        conditions={},
+    )
 
 
 @cache
@@ -211,6 +252,7 @@ def load_rules() -> Registry:
         finishers=tuple(_FINISHERS),
         binding_triggers=tuple(_BINDING_TRIGGERS),
         trigger=re.compile(b"|".join(re.escape(token) for token in sorted(tokens))),
+        conditions=dict(_CONDITIONS),
     )
 
 

@@ -11,8 +11,17 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascendify.migrate._modes import Target
-from ascendify.migrate._rule import Context, Edit, Finding, Operation, Rule, checks, finishes
+from ascendify.migrate._modes import Modes, Target
+from ascendify.migrate._rule import (
+    Context,
+    Edit,
+    Finding,
+    Operation,
+    Rule,
+    checks,
+    finishes,
+    only_when,
+)
 from ascendify.migrate.modes._insert import imports_module, insert_lines, local_name_of
 from ascendify.targets import Safety
 from ascendify.targets.portable import HELPER_MODULE
@@ -194,6 +203,11 @@ def _prelude(ctx: Context) -> list[str]:
     ]
 
 
+def _distributed_run(modes: Modes) -> bool:
+    return modes.distributed is not None
+
+
+@only_when(_distributed_run)
 @finishes
 def insert_init(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Finding]:
     mode = ctx.modes.distributed
@@ -215,6 +229,7 @@ def insert_init(ctx: Context, module: ast.Module, findings: list[Finding]) -> It
 # --- data loaders -----------------------------------------------------------------------------
 
 
+@only_when(_distributed_run)
 @checks(ast.Call)
 def check_data_loader(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     if not _active(ctx):
@@ -270,6 +285,7 @@ def _loader_names(ctx: Context, module: ast.Module) -> set[str]:
     return names
 
 
+@only_when(_distributed_run)
 @checks(ast.Module)
 def check_epoch_loops(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     if not _active(ctx):
@@ -334,6 +350,7 @@ def _walk_same_scope(body: list[ast.stmt]) -> Iterator[ast.AST]:
 # --- the model --------------------------------------------------------------------------------
 
 
+@only_when(_distributed_run)
 @checks(ast.Module)
 def check_model(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     mode = ctx.modes.distributed
@@ -425,6 +442,7 @@ def _wrap_after(ctx: Context, stmt: ast.stmt, model: str) -> Finding:
     return WrapModel.finding(stmt, f"{model} -> DistributedDataParallel", Edit(at, at, text))
 
 
+@only_when(_distributed_run)
 @checks(ast.Call)
 def check_state_dict(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     mode = ctx.modes.distributed
@@ -470,6 +488,7 @@ def _rank_zero(ctx: Context) -> str:
     return f"not {torch}.distributed.is_initialized() or {torch}.distributed.get_rank() == 0"
 
 
+@only_when(_distributed_run)
 @checks(ast.Expr)
 def check_save(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     if not _active(ctx):

@@ -12,8 +12,8 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ascendify.migrate._modes import Target
-from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks, finishes
+from ascendify.migrate._modes import Modes, Target
+from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks, finishes, only_when
 from ascendify.migrate.modes._insert import insert_lines
 from ascendify.targets import Safety
 
@@ -136,10 +136,13 @@ def _callable_name(ctx: Context, node: ast.Call) -> str | None:
     return ctx.names.qualified_name(func)
 
 
+def _modelarts_run(modes: Modes) -> bool:
+    return modes.modelarts
+
+
+@only_when(_modelarts_run)
 @checks(ast.Call)
 def check_path(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
-    if not ctx.modes.modelarts:
-        return
     assert isinstance(node, ast.Call)
     name = _callable_name(ctx, node)
     parameter = _BY_NAME.get(name or "")
@@ -175,9 +178,10 @@ def _is_wrapped(node: ast.expr) -> bool:
     )
 
 
+@only_when(_modelarts_run)
 @finishes
 def insert_import(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Finding]:
-    if not ctx.modes.modelarts or _MANAGER in ctx.names.bindings:
+    if _MANAGER in ctx.names.bindings:
         return
     if any(f.rule is ModelArtsPath and f.edit is not None for f in findings):
         edit = insert_lines(ctx, module, [_IMPORT], after_imports=True)

@@ -12,8 +12,17 @@ import ast
 import dataclasses
 from collections.abc import Callable, Iterator
 
-from ascendify.migrate._modes import Target
-from ascendify.migrate._rule import Context, Edit, Finding, Operation, Rule, checks, finishes
+from ascendify.migrate._modes import Modes, Target
+from ascendify.migrate._rule import (
+    Context,
+    Edit,
+    Finding,
+    Operation,
+    Rule,
+    checks,
+    finishes,
+    only_when,
+)
 from ascendify.migrate.modes._insert import imports_module, insert_lines, local_name_of
 from ascendify.migrate.rules import devices as _npu_devices  # noqa: F401  (registers the slot kinds)
 from ascendify.migrate.rules import distributed as _npu_distributed  # noqa: F401
@@ -300,9 +309,14 @@ def _spell(ctx: Context, qualified: str) -> str:
 # --- torch.cuda names -------------------------------------------------------------------------
 
 
+def _portable_run(modes: Modes) -> bool:
+    return modes.target is Target.PORTABLE
+
+
+@only_when(_portable_run)
 @checks(ast.Name, ast.Attribute)
 def check_cuda_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
-    if not _active(ctx) or (isinstance(parent, ast.Attribute) and parent.value is node):
+    if isinstance(parent, ast.Attribute) and parent.value is node:
         return
     assert isinstance(node, ast.Name | ast.Attribute)
     resolved = ctx.names.resolve(node)
@@ -337,11 +351,10 @@ def _root(node: ast.expr) -> str:
     return node.id
 
 
+@only_when(_portable_run)
 @checks(ast.ImportFrom, ast.Import)
 def check_amp_import(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     """``from torch.cuda.amp import autocast`` / ``from torch.cuda import amp`` -> torch.amp."""
-    if not _active(ctx):
-        return
     if isinstance(node, ast.ImportFrom) and node.level == 0:
         if node.module == "torch.cuda.amp" and all(
             f"torch.cuda.amp.{alias.name}" in _AMP_DEVICE_FIRST for alias in node.names
@@ -377,10 +390,9 @@ def _move_import(
 # --- amp calls --------------------------------------------------------------------------------
 
 
+@only_when(_portable_run)
 @checks(ast.Call)
 def check_amp_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
-    if not _active(ctx):
-        return
     assert isinstance(node, ast.Call)
     qualified = ctx.names.qualified_name(node.func)
     if qualified in CUDA_DEFAULT_DEVICE_CALLS:
@@ -437,10 +449,9 @@ def _autocast_by_keyword(ctx: Context, node: ast.Call, qualified: str) -> Iterat
 # --- .cuda() and .is_cuda ---------------------------------------------------------------------
 
 
+@only_when(_portable_run)
 @checks(ast.Call)
 def check_cuda_method(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
-    if not _active(ctx):
-        return
     assert isinstance(node, ast.Call)
     func = node.func
     if not (
@@ -465,10 +476,9 @@ def check_cuda_method(ctx: Context, node: ast.AST, parent: ast.AST | None) -> It
     yield PortableCudaMethod.finding(node, f".cuda() -> .to({HELPER_DEVICE}(...))", edit)
 
 
+@only_when(_portable_run)
 @checks(ast.Attribute)
 def check_is_cuda(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
-    if not _active(ctx):
-        return
     assert isinstance(node, ast.Attribute)
     if node.attr == "is_cuda" and isinstance(node.ctx, ast.Load):
         text = f'({ctx.segment(node.value)}.device.type != "cpu")'
@@ -480,10 +490,9 @@ def check_is_cuda(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterat
 # --- DDP device ids ---------------------------------------------------------------------------
 
 
+@only_when(_portable_run)
 @checks(ast.Call)
 def check_ddp_device_ids(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
-    if not _active(ctx):
-        return
     assert isinstance(node, ast.Call)
     if ctx.names.qualified_name(node.func) != _DDP:
         return
@@ -606,12 +615,11 @@ _register_portable_kinds()
 # --- the helper import ------------------------------------------------------------------------
 
 
+@only_when(_portable_run)
 @finishes
 def insert_helper_import(
     ctx: Context, module: ast.Module, findings: list[Finding]
 ) -> Iterator[Finding]:
-    if not _active(ctx):
-        return
     replacements = [f.edit.replacement for f in findings if f.edit is not None]
     lines = []
     if ctx.cache.get(_NEEDS_TORCH_KEY) and any(f.rule is PortableApi for f in findings):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascendify.migrate._modes import Target
-from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks, finishes
+from ascendify.migrate._modes import Modes, Target
+from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks, finishes, only_when
 from ascendify.migrate.modes._insert import imports_module, insert_lines, local_name_of
 from ascendify.targets import Safety
 from ascendify.targets.portable import HELPER_MODULE
@@ -69,11 +69,16 @@ def _imports_torch(module: ast.Module) -> bool:
     )
 
 
+def _specify_device_run(modes: Modes) -> bool:
+    return modes.specify_device
+
+
+@only_when(_specify_device_run)
 @finishes
 def insert_device_id(
     ctx: Context, module: ast.Module, findings: list[Finding]
 ) -> Iterator[Finding]:
-    if not ctx.modes.specify_device or not _imports_torch(module):
+    if not _imports_torch(module):
         return
     if f"{_DEVICE_ID} = int(" in ctx.source.text or any(
         f"{_DEVICE_ID} = int(" in (f.edit.replacement if f.edit else "") for f in findings
@@ -96,10 +101,9 @@ def insert_device_id(
     yield DeviceFromEnvironment.finding(module, f"device from {_DEVICE_ID}", edit)
 
 
+@only_when(_specify_device_run)
 @checks(ast.Call)
 def check_set_device(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
-    if not ctx.modes.specify_device:
-        return
     assert isinstance(node, ast.Call)
     if ctx.names.qualified_name(node.func) not in _SET_DEVICE or len(node.args) != 1:
         return

@@ -9,8 +9,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascendify.migrate._modes import ChangeArgument, RenameFunction, RenameModule, Target
-from ascendify.migrate._rule import Context, Edit, Finding, Rule, checks, finishes
+from ascendify.migrate._modes import ChangeArgument, Modes, RenameFunction, RenameModule, Target
+from ascendify.migrate._rule import Context, Edit, Finding, Rule, checks, finishes, only_when
 from ascendify.migrate.modes._insert import insert_lines
 from ascendify.targets import Safety
 
@@ -124,6 +124,11 @@ def _under(name: str, prefix: str) -> bool:
     return name == prefix or name.startswith(prefix + ".")
 
 
+def _user_rules_run(modes: Modes) -> bool:
+    return bool(modes.user_rules)
+
+
+@only_when(_user_rules_run)
 @checks(ast.Import, ast.ImportFrom)
 def check_module_import(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Import | ast.ImportFrom)
@@ -158,6 +163,7 @@ def check_module_import(ctx: Context, node: ast.AST, parent: ast.AST | None) -> 
             yield UserRenameModule.finding(node, f"{rule.old} -> {rule.new} ({rule.origin})", edit)
 
 
+@only_when(_user_rules_run)
 @checks(ast.Name, ast.Attribute)
 def check_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     if not ctx.modes.user_rules or (isinstance(parent, ast.Attribute) and parent.value is node):
@@ -204,6 +210,7 @@ def _needed_imports(ctx: Context) -> set[str]:
     return needed
 
 
+@only_when(_user_rules_run)
 @checks(ast.Call)
 def check_argument(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     if not ctx.modes.user_rules:
@@ -261,6 +268,7 @@ def _change_argument(ctx: Context, node: ast.Call, rule: ChangeArgument) -> Find
     return UserChangeArgument.finding(node, message.format(f"remove {label}"), Edit(start, end, ""))
 
 
+@only_when(_user_rules_run)
 @finishes
 def insert_imports(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Finding]:
     needed = sorted(name for name in _needed_imports(ctx) if name)
