@@ -19,6 +19,7 @@ from scripts.document_mode_rules import MODES
 from ascendify.migrate import Changed, Failed, Rule, Settings, Unchanged, iter_rules, migrate_source
 from ascendify.migrate._modes import DistributedMode, Modes, Target
 from ascendify.migrate.rulefile import load_rule_file
+from ascendify.targets import load_facts
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "migrate_modes"
 _HEADER = re.compile(
@@ -134,3 +135,11 @@ def test_the_default_run_ignores_every_mode_rule() -> None:
     result = migrate_source(source, Settings(), "train.py")
     assert isinstance(result, Changed)
     assert {change.code for change in result.changes} == {"NPU001", "NPU201"}
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.source != c.expected], ids=lambda c: c.id)
+def test_only_names_that_torch_npu_exports_are_emitted(case: Case) -> None:
+    facts = load_facts()
+    emitted = set(re.findall(r"\btorch_npu(?:\.\w+)+", case.expected))
+    for name in emitted - set(re.findall(r"\btorch_npu(?:\.\w+)+", case.source)):
+        assert facts.has(name), f"{name} is not exported by torch_npu {facts.version}"
