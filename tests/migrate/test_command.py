@@ -9,6 +9,7 @@ import shutil
 import stat
 from pathlib import Path
 
+import openpyxl
 import pytest
 
 from tests.conftest import RunCli
@@ -106,6 +107,14 @@ def test_change_list_uses_original_line_numbers(
             assert "cud" in line or "nccl" in line or "NCCL" in line, (row, line)
     assert {"INSERT", "MODIFY", "UNSUPPORTED", "ADVICE"} <= {r["Operation Type"] for r in rows}
     assert {"safe", "unsafe", "report-only"} <= {r["Safety"] for r in rows}
+
+    left_in_place = [r for r in rows if r["Safety"] == "report-only"]
+    with (out / "gpu_project_msft" / "unsupported_op.csv").open(newline="") as stream:
+        assert list(csv.DictReader(stream)) == left_in_place
+    sheet = openpyxl.load_workbook(out / "gpu_project_msft" / "unsupported_op.xlsx").active
+    assert sheet is not None
+    cells = [[str(cell) for cell in row] for row in sheet.iter_rows(values_only=True)]
+    assert cells == [list(rows[0]), *([*r.values()] for r in left_in_place)]
 
 
 def test_migrating_the_result_again_changes_nothing(

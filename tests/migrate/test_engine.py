@@ -15,6 +15,7 @@ from ascendify.migrate import (
     SkipReason,
     Unchanged,
     apply_edits,
+    load_rules,
     migrate_source,
 )
 from ascendify.migrate._rule import Edit
@@ -170,3 +171,12 @@ def test_parsing_warnings_of_the_user_code_are_not_emitted() -> None:
         warnings.simplefilter("always")
         changed(b'import torch\npattern = "\\d+"\nx = y.cuda()\n')
     assert caught == []
+
+
+def test_a_failing_rule_fails_only_its_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken_checker(ctx: object, node: object, parent: object) -> list[object]:
+        raise RuntimeError("rule bug")
+
+    monkeypatch.setitem(load_rules().checkers, ast.Call, [broken_checker])
+    result = migrate_source(b"import torch\nx = y.cuda()\n", Settings())
+    assert result == Failed("internal error: RuntimeError: rule bug")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 from ascendify.migrate import Options, Settings, migrate_tree, plan_tree, prepare_output
+from ascendify.migrate._report import LOG_FILE, RunLog, write_change_list
 
 
 def test_huge_python_files_are_copied_unchanged_without_being_read(tmp_path: Path) -> None:
@@ -31,3 +33,28 @@ def test_preview_writes_nothing(tmp_path: Path) -> None:
     result = migrate_tree(options, None, plan_tree(source))
     assert not (tmp_path / "out").exists()
     assert "+x = torch.ones(1).npu()\n" in result.files[0].diff
+
+
+def test_change_list_cells_cannot_run_as_spreadsheet_formulas(tmp_path: Path) -> None:
+    source = tmp_path / "proj"
+    source.mkdir()
+    (source / "=cmd.py").write_bytes(b"import torch\nx = torch.ones(1).cuda()\n")
+    options = Options(source=source, output=tmp_path / "out")
+    result_dir = prepare_output(options)
+    assert result_dir is not None
+    result = migrate_tree(options, result_dir, plan_tree(source))
+    write_change_list(result, tmp_path / "changes.csv")
+    with (tmp_path / "changes.csv").open(newline="") as stream:
+        files = {row["File"] for row in csv.DictReader(stream)}
+    assert files == {"'=cmd.py"}
+
+
+def test_the_log_rotates_at_one_mebibyte_keeping_ten(tmp_path: Path) -> None:
+    log = RunLog(tmp_path)
+    line = "x" * 1000
+    for _ in range(12 * 1024):  # about 12 MiB
+        log.info(line)
+    log.close()
+    names = sorted(path.name for path in tmp_path.iterdir())
+    assert names == sorted([LOG_FILE, *(f"{LOG_FILE}.{i}" for i in range(1, 11))])
+    assert all(path.stat().st_size <= 1024 * 1024 for path in tmp_path.iterdir())

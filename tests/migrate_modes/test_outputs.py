@@ -1,8 +1,7 @@
-"""``unsupported_op.csv`` and ``unsupported_op.xlsx``: the same rows, next to each other."""
+"""The unsupported-API table of a portable run lists what the portable target left in place."""
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 from openpyxl import load_workbook
@@ -18,38 +17,20 @@ x = torch.ones(1).cuda()
 """
 
 
-def test_unsupported_apis_are_listed_in_csv_and_xlsx(tmp_path: Path, run_cli: RunCli) -> None:
-    source = tmp_path / "project"
-    source.mkdir()
-    (source / "train.py").write_text(SOURCE)
-    done = run_cli(["migrate", "-i", str(source), "-o", str(tmp_path / "out")])
-    assert done.returncode == 0, done.stderr
-    result = tmp_path / "out" / "project_msft"
-    with (result / "unsupported_op.csv").open(newline="") as stream:
-        rows = list(csv.reader(stream))
-    sheet = load_workbook(result / "unsupported_op.xlsx").active
-    cells = [[cell.value for cell in row] for row in sheet.iter_rows()]
-    assert rows[0] == cells[0] == ["File", "Start Line", "End Line", "Rule", "Message"]
-    assert len(rows) == len(cells) == 3  # nvtx and the device-property field; .cuda() is supported
-    assert [row[:4] for row in rows[1:]] == [
-        ["train.py", "3", "3", "NPU103"],
-        ["train.py", "4", "4", "NPU104"],
-    ]
-    assert [row[:4] for row in cells[1:]] == [
-        ["train.py", 3, 3, "NPU103"],
-        ["train.py", 4, 4, "NPU104"],
-    ]
-    assert all(isinstance(row[4], str) and row[4] for row in cells[1:])
-
-
 def test_portable_target_lists_its_own_unsupported_apis(tmp_path: Path, run_cli: RunCli) -> None:
     source = tmp_path / "project"
     source.mkdir()
     (source / "train.py").write_text(SOURCE)
-    done = run_cli(
-        ["migrate", "-i", str(source), "-o", str(tmp_path / "out"), "--target", "portable"]
-    )
+    out = tmp_path / "out"
+    done = run_cli(["migrate", "-i", str(source), "-o", str(out), "--target", "portable"])
     assert done.returncode == 0, done.stderr
-    sheet = load_workbook(tmp_path / "out" / "project_msft" / "unsupported_op.xlsx").active
-    rules = [row[3].value for row in sheet.iter_rows(min_row=2)]
-    assert rules == ["PRT102", "PRT102"]
+    sheet = load_workbook(out / "project_msft" / "unsupported_op.xlsx").active
+    rows = [[cell.value for cell in row] for row in sheet.iter_rows()]
+    rule = rows[0].index("Rule")
+    assert [(row[0], row[1], row[rule]) for row in rows[1:]] == [
+        ("train.py", "3", "PRT102"),
+        ("train.py", "4", "PRT102"),
+    ]
+    csv_text = (out / "project_msft" / "unsupported_op.csv").read_text()
+    assert csv_text.count("PRT102") == 2
+    assert "NPU10" not in csv_text  # the NPU rules do not report in a portable run

@@ -13,17 +13,19 @@ from rich.markup import escape
 from rich.table import Table
 
 from ascendify.migrate._engine import SkipReason
-from ascendify.migrate._rule import iter_rules
+from ascendify.migrate._rule import Operation, iter_rules
 from ascendify.migrate._tree import FileOutcome, TreeResult
 
 CHANGE_LIST = "change_list.csv"
 LOG_FILE = "msFmkTranspltlog.txt"
+UNSUPPORTED = "unsupported_op"  # .csv and .xlsx
 LOG_MAX_BYTES = 1024 * 1024
 LOG_BACKUPS = 10
 CHANGE_LIST_HEADER = (
     "File", "Start Line", "End Line", "Operation Type", "Message", "Rule", "Safety",
 )  # fmt: skip
 _NOT_PARSED = SkipReason.NO_TRIGGER.value
+_LEFT_IN_PLACE = frozenset({Operation.UNSUPPORTED, Operation.ADVICE})
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -32,21 +34,45 @@ def _cell(value: str) -> str:
     return "'" + value if value.startswith(_FORMULA_STARTS) else value
 
 
-def write_change_list(result: TreeResult, path: Path) -> int:
-    """One row per change, ordered by file and original line; returns the number of rows."""
-    rows = sorted(
-        (
-            (file, change.start_line, change.end_line, change.operation.value, change.message,
-             change.code, change.safety.value)
-            for file, change in result.changes
-        ),
-        key=lambda row: (row[0], row[1], row[2], row[5]),
-    )  # fmt: skip
+def _rows(
+    result: TreeResult, operations: frozenset[Operation] | None = None
+) -> list[tuple[str, ...]]:
+    """Change rows ordered by file and original line (all operations, or only those given)."""
+    rows = [
+        (file, str(change.start_line), str(change.end_line), change.operation.value,
+         change.message, change.code, change.safety.value)
+        for file, change in result.changes
+        if operations is None or change.operation in operations
+    ]  # fmt: skip
+    return sorted(rows, key=lambda row: (row[0], int(row[1]), int(row[2]), row[5]))
+
+
+def _write_csv(path: Path, rows: list[tuple[str, ...]]) -> None:
     with path.open("w", newline="", encoding="utf-8") as stream:
         writer = csv.writer(stream)
         writer.writerow(CHANGE_LIST_HEADER)
-        for row in rows:
-            writer.writerow([_cell(str(value)) for value in row])
+        writer.writerows([_cell(value) for value in row] for row in rows)
+
+
+def write_change_list(result: TreeResult, path: Path) -> int:
+    """One row per change, ordered by file and original line; returns the number of rows."""
+    rows = _rows(result)
+    _write_csv(path, rows)
+    return len(rows)
+
+
+def write_unsupported(result: TreeResult, directory: Path) -> int:
+    """``unsupported_op.csv`` and ``.xlsx``: what was left in place for a human to port."""
+    from openpyxl import Workbook
+
+    rows = _rows(result, _LEFT_IN_PLACE)
+    _write_csv(directory / f"{UNSUPPORTED}.csv", rows)
+    workbook = Workbook(write_only=True)
+    sheet = workbook.create_sheet("unsupported")
+    sheet.append(CHANGE_LIST_HEADER)
+    for row in rows:
+        sheet.append([_cell(value) for value in row])
+    workbook.save(directory / f"{UNSUPPORTED}.xlsx")
     return len(rows)
 
 

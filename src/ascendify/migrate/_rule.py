@@ -213,26 +213,18 @@ class Registry:
         """The registry without the checkers and finishers that these modes switch off."""
         if not self.conditions:
             return self
-        selected = _SELECTED.get(modes)
-        if selected is None:
-            selected = _SELECTED[modes] = _for_modes(self, modes)
-        return selected
 
+        def on(function: Callable[..., object]) -> bool:
+            condition = self.conditions.get(function)
+            return condition is None or condition(modes)
 
-_SELECTED: dict[Modes, Registry] = {}  # of the one registry load_rules() returns
-
-
-def _for_modes(registry: Registry, modes: Modes) -> Registry:
-    def on(function: Callable[..., object]) -> bool:
-        condition = registry.conditions.get(function)
-        return condition is None or condition(modes)
-
-    return dataclasses.replace(
-        registry,
-        checkers={kind: [c for c in found if on(c)] for kind, found in registry.checkers.items()},
-        finishers=tuple(f for f in registry.finishers if on(f)),
-        conditions={},
-    )
+        # Built per file (a few microseconds), so the registry stays the one source of truth.
+        return dataclasses.replace(
+            self,
+            checkers={kind: [c for c in found if on(c)] for kind, found in self.checkers.items()},
+            finishers=tuple(f for f in self.finishers if on(f)),
+            conditions={},
+        )
 
 
 @cache

@@ -1,4 +1,4 @@
-"""One ``ascendify migrate`` run: the tree migration plus its log, change list and console output."""
+"""One ``ascendify migrate`` run: the tree migration plus its log, reports and console output."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ascendify.migrate._report import (
     CHANGE_LIST,
+    UNSUPPORTED,
     RunLog,
     log_tree,
     print_summary,
     write_change_list,
+    write_unsupported,
 )
 from ascendify.migrate._tree import (
     FileOutcome,
@@ -45,6 +47,8 @@ def run_migration(options: Options, console: Console, status: Console) -> int:
         if result_dir is not None:
             rows = write_change_list(result, result_dir / CHANGE_LIST)
             log.info(f"{rows} changes written to {CHANGE_LIST}")
+            left = write_unsupported(result, result_dir)
+            log.info(f"{left} findings left in place written to {UNSUPPORTED}.csv/.xlsx")
             for name in write_extras(options.settings.modes, result):
                 log.info(f"wrote {name}")
         log.info(f"done in {time.perf_counter() - started:.2f}s")

@@ -1,11 +1,9 @@
 """What the modes add to a run: their settings from the command line, and the files they put in the result
-(the portable helper module, ``run_distributed_npu.sh``, ``ascend_modelarts_function/``, and the
-unsupported-API table as ``unsupported_op.csv`` and ``unsupported_op.xlsx``).
+(the portable helper module, ``run_distributed_npu.sh``, ``ascend_modelarts_function/``).
 """
 
 from __future__ import annotations
 
-import csv
 import re
 import shutil
 from importlib import resources
@@ -13,20 +11,15 @@ from pathlib import Path
 
 from ascendify.errors import AscendifyError
 from ascendify.migrate._modes import DistributedMode, Modes, Target
-from ascendify.migrate._rule import Operation
 from ascendify.migrate._tree import TreeResult
 from ascendify.migrate.rulefile import load_rule_file
 from ascendify.targets.portable import HELPER_MODULE
 
 DISTRIBUTED_SCRIPT = "run_distributed_npu.sh"
 MODELARTS_PACKAGE = "ascend_modelarts_function"
-UNSUPPORTED_CSV = "unsupported_op.csv"
-UNSUPPORTED_XLSX = "unsupported_op.xlsx"
-UNSUPPORTED_HEADER = ("File", "Start Line", "End Line", "Rule", "Message")
 _MODEL_VARIABLE = re.compile(r"^([A-Za-z_]\w*\.)*[A-Za-z_]\w*$")
 _TEMPLATES = "ascendify.migrate.templates"
 _MODELARTS_FILES = ("__init__.py", "modelarts_path_manager.py", "path_mapping_config.py")
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def build_modes(
@@ -78,7 +71,7 @@ def write_extras(modes: Modes, result: TreeResult) -> list[str]:
     directory = result.result_dir
     if directory is None:
         return []
-    written = [*_write_unsupported(result, directory)]
+    written = []
     if modes.target is Target.PORTABLE and result.with_status("changed"):
         _copy_template(f"{HELPER_MODULE}.py.txt", directory / f"{HELPER_MODULE}.py")
         written.append(f"{HELPER_MODULE}.py")
@@ -152,48 +145,3 @@ exit "$status"
 
 def _shell_quote(text: str) -> str:
     return "'" + text.replace("'", "'\"'\"'") + "'"
-
-
-def _cell(value: str) -> str:
-    return "'" + value if value.startswith(_FORMULA_STARTS) else value
-
-
-def _write_unsupported(result: TreeResult, directory: Path) -> list[str]:
-    """Every API left in place because the target lacks it, as csv and as an Excel sheet."""
-    rows = sorted(
-        (path, change.start_line, change.end_line, change.code, change.message)
-        for path, change in result.changes
-        if change.operation is Operation.UNSUPPORTED
-    )
-    with (directory / UNSUPPORTED_CSV).open("w", newline="", encoding="utf-8") as stream:
-        writer = csv.writer(stream)
-        writer.writerow(UNSUPPORTED_HEADER)
-        writer.writerows([_cell(str(value)) for value in row] for row in rows)
-    _write_xlsx(directory / UNSUPPORTED_XLSX, rows)
-    return [UNSUPPORTED_CSV, UNSUPPORTED_XLSX]
-
-
-def _write_xlsx(path: Path, rows: list[tuple[str, int, int, str, str]]) -> None:
-    from openpyxl import Workbook
-    from openpyxl.styles import Font
-
-    workbook = Workbook()
-    sheet = workbook.active
-    sheet.title = "unsupported_op"
-    sheet.append(UNSUPPORTED_HEADER)
-    for cell in sheet[1]:
-        cell.font = Font(bold=True)
-    for row in rows:
-        # Strings are stored as text (never formulas), numbers as numbers.
-        sheet.append(list(row))
-        for cell in sheet[sheet.max_row]:
-            if isinstance(cell.value, str):
-                cell.data_type = "s"
-    sheet.freeze_panes = "A2"
-    widths = [
-        max(len(str(value)) for value in column)
-        for column in zip(UNSUPPORTED_HEADER, *rows, strict=True)
-    ]
-    for index, width in enumerate(widths):
-        sheet.column_dimensions[chr(ord("A") + index)].width = min(width + 2, 100)
-    workbook.save(path)

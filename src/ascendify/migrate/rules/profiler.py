@@ -72,6 +72,30 @@ class ProfilerUnsupported(Rule):
     triggers = (b"nvtx",)
 
 
+class ProfilerExperimentalConfig(Rule):
+    """What it does: reports ``experimental_config=`` passed to ``torch.profiler.profile`` (which
+    the migration moves to ``torch_npu.profiler.profile``).
+
+    Why: torch's experimental config describes CUDA (CUPTI) collection; torch_npu's profiler takes
+    its own ``torch_npu.profiler._ExperimentalConfig`` (profiler level, AI Core metrics, ...).
+
+    Example: ``profile(experimental_config=torch._C._profiler._ExperimentalConfig(verbose=True))``
+    is reported; build the config with ``torch_npu.profiler._ExperimentalConfig`` instead.
+
+    Fix safety: report only.
+    """
+
+    code = "NPU604"
+    name = "profiler-experimental-config"
+    summary = "CUDA profiler experimental_config (left in place)"
+    safety = Safety.REPORT_ONLY
+    operation = Operation.UNSUPPORTED
+    triggers = (b"experimental_config",)
+
+
+_PROFILE = "torch.profiler.profile"
+
+
 api_family(
     ("torch.profiler", "torch.autograd.profiler"),
     {Safety.SAFE: ProfilerApi, Safety.REPORT_ONLY: ProfilerUnsupported},
@@ -95,3 +119,19 @@ def check_use_cuda(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Itera
         yield ProfilerUseCuda.finding(
             keyword, f"use_cuda= -> {replacement}", ctx.replace(keyword, replacement)
         )
+
+
+@checks(ast.Call)
+def check_experimental_config(
+    ctx: Context, node: ast.AST, parent: ast.AST | None
+) -> Iterator[Finding]:
+    assert isinstance(node, ast.Call)
+    if ctx.names.qualified_name(node.func) != _PROFILE:
+        return
+    for keyword in node.keywords:
+        if keyword.arg == "experimental_config":
+            yield ProfilerExperimentalConfig.finding(
+                keyword,
+                "experimental_config is torch's (CUDA) profiler config; torch_npu.profiler.profile "
+                "takes torch_npu.profiler._ExperimentalConfig",
+            )
