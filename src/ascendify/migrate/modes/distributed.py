@@ -33,6 +33,7 @@ _SAMPLER = "utils.data.distributed.DistributedSampler"  # after the torch name
 _MOVES = frozenset({"to", "cuda", "npu"})
 _STATE_METHODS = frozenset({"state_dict", "load_state_dict"})
 _LOADER_HINT = "loader"
+_NEEDS_TORCH_KEY = ("distributed-needs-torch", 0)
 
 
 class InitProcessGroup(Rule):
@@ -171,7 +172,11 @@ def _active(ctx: Context) -> bool:
 
 
 def _torch(ctx: Context) -> str:
-    return local_name_of(ctx, "torch") or "torch"
+    """How this file names torch; "torch" (imported by :func:`insert_torch_import`) if it does not."""
+    local = local_name_of(ctx, "torch")
+    if local is None:
+        ctx.cache[_NEEDS_TORCH_KEY] = True
+    return local or "torch"
 
 
 def _is_portable(ctx: Context) -> bool:
@@ -508,3 +513,76 @@ def check_save(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[
     at = ctx.source.offset(node.lineno, node.col_offset)
     text = f"if {condition}:{ctx.source.newline()}{indent}{unit}"
     yield SaveOnRankZero.finding(node, "torch.save on rank 0 only", Edit(at, at, text))
+
+
+class DataParallelRemoved(Rule):
+    """What it does: unwraps ``torch.nn.DataParallel(model, ...)`` of the model variable to
+    ``model``; DistributedDataParallel takes its place (DST201).
+
+    Why: one process per card replaces single-process data parallelism, and DDP cannot wrap a
+    DataParallel module (nor does NPU support DataParallel).
+
+    Example: ``model = nn.DataParallel(model, device_ids=[0, 1])`` becomes ``model = model``,
+    followed by the DDP wrap.
+
+    Fix safety: safe.
+    """
+
+    code = "DST204"
+    name = "data-parallel-removed"
+    summary = "DataParallel(model) -> model (DDP wraps it instead)"
+    safety = Safety.SAFE
+    targets = _EVERY_TARGET
+    mode = "distributed"
+
+
+_DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel"})
+
+
+@only_when(_distributed_run)
+@checks(ast.Call)
+def check_data_parallel(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    mode = ctx.modes.distributed
+    assert isinstance(node, ast.Call)
+    if (
+        mode is not None
+        and node.args
+        and ctx.names.qualified_name(node.func) in _DATA_PARALLEL
+        and ctx.segment(node.args[0]) == mode.model
+    ):
+        yield DataParallelRemoved.finding(
+            node, f"DataParallel({mode.model}) -> {mode.model}", ctx.replace(node, mode.model)
+        )
+
+
+class ImportTorch(Rule):
+    """What it does: inserts ``import torch`` in a file that the distributed rules made name
+    ``torch`` (``torch.nn.parallel.DistributedDataParallel``, ...) but that binds no such name
+    (``import torch.nn as nn`` alone).
+
+    Why: the inserted code must run.
+
+    Example: a file with only ``import torch.nn as nn`` gains ``import torch``.
+
+    Fix safety: safe.
+    """
+
+    code = "DST002"
+    name = "import-torch"
+    summary = "insert import torch for the distributed code"
+    safety = Safety.SAFE
+    operation = Operation.INSERT
+    targets = _EVERY_TARGET
+    mode = "distributed"
+
+
+@only_when(_distributed_run)
+@finishes
+def insert_torch_import(
+    ctx: Context, module: ast.Module, findings: list[Finding]
+) -> Iterator[Finding]:
+    used = any(f.rule.mode == "distributed" and f.edit is not None for f in findings)
+    prelude = any(f.rule is InitProcessGroup for f in findings)  # imports torch.distributed
+    if used and ctx.cache.get(_NEEDS_TORCH_KEY) and not prelude:
+        edit = insert_lines(ctx, module, ["import torch"], after_imports=True)
+        yield ImportTorch.finding(module, "import torch", edit)

@@ -525,6 +525,11 @@ class _ExpressionSlotKind(SlotKind):
         from ascendify.migrate.rules._literals import slot_literals
 
         for literal in slot_literals(slot):
+            indexed = _indexed_fstring(ctx, literal) if rule is PortableMapLocation else None
+            if indexed is not None:
+                text = f"{HELPER_DEVICE}({indexed})"
+                yield rule.finding(literal, f"{self.label} -> {text}", ctx.replace(literal, text))
+                continue
             if isinstance(literal, ast.JoinedStr):
                 edited = literal_edit(ctx, literal, self.convert)
                 if edited is not None:
@@ -541,12 +546,31 @@ class _ExpressionSlotKind(SlotKind):
             ):
                 continue
             expression = _map_location if rule is PortableMapLocation else self.expression
-            text = expression(value)
-            if text is not None:
-                text = text.replace('"', segment[0]) if segment[0] == "'" else text
+            replacement = expression(value)
+            if replacement is not None:
+                if segment[0] == "'":
+                    replacement = replacement.replace('"', "'")
                 yield rule.finding(
-                    literal, f"{self.label} {value!r} -> {text}", ctx.replace(literal, text)
+                    literal,
+                    f"{self.label} {value!r} -> {replacement}",
+                    ctx.replace(literal, replacement),
                 )
+
+
+def _indexed_fstring(ctx: Context, literal: ast.expr) -> str | None:
+    """The index expression of ``f"cuda:{index}"`` (torch.load needs a device object there)."""
+    if not isinstance(literal, ast.JoinedStr) or len(literal.values) != 2:
+        return None
+    head, value = literal.values
+    if (
+        isinstance(head, ast.Constant)
+        and head.value == CUDA_DEVICE_TYPE + ":"
+        and isinstance(value, ast.FormattedValue)
+        and value.conversion == -1
+        and value.format_spec is None
+    ):
+        return ctx.segment(value.value)
+    return None
 
 
 def _device_in_fstring(value: str) -> str | None:

@@ -133,6 +133,8 @@ def _user_rules_run(modes: Modes) -> bool:
 def check_module_import(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Import | ast.ImportFrom)
     for rule in ctx.modes.user_rules:
+        if isinstance(rule, RenameFunction) and isinstance(node, ast.ImportFrom):
+            yield from _function_import(ctx, node, rule)
         if not isinstance(rule, RenameModule):
             continue
         start, end = ctx.span(node)
@@ -161,6 +163,32 @@ def check_module_import(ctx: Context, node: ast.AST, parent: ast.AST | None) -> 
                 _moved(ctx)[local] = new_name
             edit = Edit(start + at, start + at + len(rule.old), rule.new)
             yield UserRenameModule.finding(node, f"{rule.old} -> {rule.new} ({rule.origin})", edit)
+
+
+def _function_import(ctx: Context, node: ast.ImportFrom, rule: RenameFunction) -> Iterator[Finding]:
+    """``from ops import cuda_sync`` -> ``from ops import npu_sync as cuda_sync``: uses stay as written."""
+    new_module, _, new_name = rule.new.rpartition(".")
+    if node.level or not node.module or not new_module:
+        return
+    for alias in node.names:
+        if f"{node.module}.{alias.name}" != rule.old:
+            continue
+        local = alias.asname or alias.name
+        named = new_name if local == new_name else f"{new_name} as {local}"
+        if new_module == node.module:
+            start, _ = ctx.span(alias)
+            end = (
+                start
+                + len(alias.name)
+                + (0 if alias.asname is None else len(ctx.segment(alias)) - len(alias.name))
+            )
+            edit = Edit(start, end, named)
+        elif len(node.names) == 1:
+            edit = ctx.replace(node, f"from {new_module} import {named}")
+        else:
+            return  # names from several modules: each use is rewritten instead
+        _moved(ctx)[local] = rule.new
+        yield UserRenameFunction.finding(node, f"{rule.old} -> {rule.new} ({rule.origin})", edit)
 
 
 @only_when(_user_rules_run)

@@ -1,10 +1,11 @@
-# rules: USR001 USR004
+# rules: NPU001 USR001 USR004
 # modes: rules=rules.json
-from ops import cuda_sync
+import torch as th
 
-cuda_sync()
+th.cuda.synchronize()
 # output
-from ops import cuda_sync
-import ops
+import torch as th
+import torch_npu
+import mylib
 
-ops.npu_sync()
+mylib.sync()
