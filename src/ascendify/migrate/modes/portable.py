@@ -469,6 +469,8 @@ def check_cuda_method(ctx: Context, node: ast.AST, parent: ast.AST | None) -> It
             others.append(ctx.segment(keyword))
     if len(node.args) > 1:
         others.insert(0, f"non_blocking={ctx.segment(node.args[1])}")
+    if ctx.modes.specify_device:
+        device_args = []  # the device set from DEVICE_ID, not the index written here
     arguments = ", ".join([f"{HELPER_DEVICE}({', '.join(device_args)})", *others])
     _, end = ctx.span(node)
     _, func_end = ctx.span(func)

@@ -6,7 +6,16 @@ import ast
 from collections.abc import Iterator
 
 from ascendify.migrate._modes import Modes, Target
-from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks, finishes, only_when
+from ascendify.migrate._rule import (
+    Context,
+    Edit,
+    Finding,
+    Operation,
+    Rule,
+    checks,
+    finishes,
+    only_when,
+)
 from ascendify.migrate.modes._insert import imports_module, insert_lines, local_name_of
 from ascendify.targets import Safety
 from ascendify.targets.portable import HELPER_MODULE
@@ -16,6 +25,7 @@ _SET_DEVICE = frozenset(
     {"torch.cuda.set_device", "torch.npu.set_device", "torch_npu.npu.set_device"}
 )
 _DEVICE_ID = "DEVICE_ID"
+_MOVES = frozenset({"cuda", "npu"})
 
 
 class DeviceFromEnvironment(Rule):
@@ -114,3 +124,53 @@ def check_set_device(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Ite
         node, f"set_device({ctx.segment(argument)}) -> set_device({_DEVICE_ID})",
         ctx.replace(argument, _DEVICE_ID),
     )  # fmt: skip
+
+
+class MoveWithoutIndex(Rule):
+    """What it does: drops the device index of ``x.cuda(i)`` (``x.npu(i)``), keeping the other
+    arguments (portable: ``x.to(portable_device.device())``, by PRT201).
+
+    Why: with the device set from ``DEVICE_ID``, an index (often ``args.gpu``, 0 by default)
+    would send the data to another card.
+
+    Example: ``images = images.cuda(args.gpu, non_blocking=True)`` becomes
+    ``images = images.npu(non_blocking=True)``.
+
+    Fix safety: safe.
+    """
+
+    code = "SDV003"
+    name = "move-without-index"
+    summary = ".cuda(i) -> .cuda() (the DEVICE_ID device)"
+    safety = Safety.SAFE
+    targets = frozenset({Target.NPU})
+    mode = "specify-device"
+
+
+@only_when(_specify_device_run)
+@checks(ast.Call)
+def check_move_index(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Call)
+    func = node.func
+    if not (
+        isinstance(func, ast.Attribute)
+        and func.attr in _MOVES
+        and ctx.names.qualified_name(func.value) is None
+        and not any(isinstance(arg, ast.Starred) for arg in node.args)
+    ):
+        return
+    arguments: list[ast.expr | ast.keyword] = [*node.args, *node.keywords]
+    index: ast.expr | ast.keyword | None = (
+        node.args[0] if node.args else next((k for k in node.keywords if k.arg == "device"), None)
+    )
+    if index is None:
+        return
+    position = arguments.index(index)
+    start, end = ctx.span(index)
+    if position + 1 < len(arguments):
+        end = ctx.span(arguments[position + 1])[0]
+    elif position > 0:
+        start = ctx.span(arguments[position - 1])[1]
+    yield MoveWithoutIndex.finding(
+        node, f"{ctx.segment(index)} dropped from .{func.attr}()", Edit(start, end, "")
+    )
