@@ -90,15 +90,17 @@ def test_user_rules_run_before_the_built_ins(tmp_path: Path, run_cli: RunCli) ->
     (source / "train.py").write_text(
         "import torch\n\ntorch.cuda.synchronize()\nx = torch.ones(1).cuda()\n"
     )
+    (source / "eval.py").write_text("import torch\n\ntorch.cuda.synchronize()\n")
     rules = write(
         tmp_path, "rules.json",
         '{"rename_function": [{"old": "torch.cuda.synchronize", "new": "mylib.barrier"}]}',
     )  # fmt: skip
-    done = run_cli(
-        ["migrate", "-i", str(source), "-o", str(tmp_path / "out"), "--rules", str(rules)]
-    )
+    out = tmp_path / "out"
+    # -j 2: the rules travel to the worker processes with the settings.
+    done = run_cli(["migrate", "-i", str(source), "-o", str(out), "--rules", str(rules), "-j", "2"])
     assert done.returncode == 0, done.stderr
-    text = (tmp_path / "out" / "project_msft" / "train.py").read_text()
+    assert "mylib.barrier()" in (out / "project_msft" / "eval.py").read_text()
+    text = (out / "project_msft" / "train.py").read_text()
     assert "mylib.barrier()" in text  # the user's rename, not torch_npu.npu.synchronize
     assert "import mylib" in text
     assert ".npu()" in text  # the built-ins still ran
