@@ -63,11 +63,6 @@ class Modes:
     user_rules: tuple[UserRule, ...] = ()
 
     @property
-    def result_suffix(self) -> str:
-        """``_msft``, or ``_msft_multi`` for a single -> multi card run."""
-        return "_msft_multi" if self.distributed else "_msft"
-
-    @property
     def visit_everything(self) -> bool:
         """Modes whose rules look at code without CUDA idioms (data loaders, file APIs, user names)."""
         return bool(self.modelarts or self.distributed or self.user_rules)

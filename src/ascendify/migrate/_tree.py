@@ -111,7 +111,10 @@ def prepare_output(options: Options) -> Path | None:
     output = options.output.resolve()
     if output == source or source in output.parents:
         raise AscendifyError(f"output {options.output} is inside the input {options.source}")
-    result = result_dir_for(source, output, options.settings.modes.result_suffix)
+    multi = (
+        options.settings.modes.distributed is not None
+    )  # single -> multi card: <name>_msft_multi
+    result = result_dir_for(source, output, RESULT_SUFFIX + ("_multi" if multi else ""))
     if result == source or result in source.parents:
         raise AscendifyError(f"the input {options.source} is inside the result directory {result}")
     if options.preview:
