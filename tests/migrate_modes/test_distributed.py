@@ -105,3 +105,33 @@ def test_bad_distributed_options_are_usage_errors(
     assert done.returncode == 2
     assert message in done.stderr
     assert not any(tmp_path.iterdir())
+
+
+def test_one_failing_rank_stops_the_job_quickly_and_leaves_no_process(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    import time
+
+    import psutil
+
+    result = migrate_distributed(run_cli, tmp_path, "--target", "portable")
+    main = result / "train.py"
+    main.write_text(
+        main.read_text().replace(
+            "def main():\n",
+            'def main():\n    if RANK_ID == 1:\n        raise RuntimeError("rank 1 breaks")\n',
+        )
+    )
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    env.update(NPUS="2", PYTHON=sys.executable, PATH="/usr/bin:/bin", MASTER_PORT="29977")
+    started = time.monotonic()
+    done = subprocess.run(
+        [str(result / "run_distributed_npu.sh")],
+        env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert time.monotonic() - started < 60  # the failed rank did not wait for the others
+    assert "rank 1 breaks" in (result / "output_npu_1.log").read_text()
+    # The ranks run "python train.py" in the result directory: none may be left there.
+    left = [p.pid for p in psutil.process_iter(["cwd"]) if p.info["cwd"] == str(result)]
+    assert left == []

@@ -61,6 +61,7 @@ def main():
     if not distributed or dist.get_rank() == 0:
         print(json.dumps({"loss": total.item(), "timed": elapsed >= 0}))
     if distributed:
+        dist.barrier()
         dist.destroy_process_group()
 
 

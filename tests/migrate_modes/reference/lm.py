@@ -70,6 +70,7 @@ def main():
     if rank == 0:
         print(json.dumps({"loss": final.item(), "peak_is_int": True}))
     if distributed:
+        torch.distributed.barrier()
         torch.distributed.destroy_process_group()
 
 

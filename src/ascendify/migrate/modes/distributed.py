@@ -40,7 +40,8 @@ class InitProcessGroup(Rule):
     """What it does: inserts, after the main file's imports, the process-group start: rank, world
     size and local rank from the launcher's environment (RANK/WORLD_SIZE/LOCAL_RANK, else
     RANK_ID/RANK_SIZE/DEVICE_ID), the device of this process, and
-    ``init_process_group("hccl")`` (portable: the backend of the host's device).
+    ``init_process_group("hccl")`` (portable: the backend of the host's device), plus an exit
+    hook that leaves the group together with the other ranks.
 
     Why: each card runs its own process; they must find each other before DDP can start.
 
@@ -205,6 +206,15 @@ def _prelude(ctx: Context) -> list[str]:
         set_device,
         f"if not {torch}.distributed.is_initialized():",
         f"    {torch}.distributed.init_process_group({backend}, rank=RANK_ID, world_size=RANK_SIZE)",
+        "",
+        "    def _leave_process_group():",
+        "        # Together, at exit: a rank that leaves while others still talk to it may abort.",
+        "        # After an uncaught exception it leaves at once (the launcher stops the others).",
+        f'        if {torch}.distributed.is_initialized() and not hasattr(sys, "last_value"):',
+        f"            {torch}.distributed.barrier(async_op=True).wait(datetime.timedelta(seconds=60))",
+        f"            {torch}.distributed.destroy_process_group()",
+        "",
+        "    atexit.register(_leave_process_group)",
     ]
 
 
@@ -218,7 +228,11 @@ def insert_init(ctx: Context, module: ast.Module, findings: list[Finding]) -> It
     mode = ctx.modes.distributed
     if mode is None or ctx.path != mode.main or "RANK_SIZE = int(" in ctx.source.text:
         return
-    lines = [] if local_name_of(ctx, "os") else ["import os"]
+    lines = [
+        f"import {name}"
+        for name in ("atexit", "datetime", "os", "sys")
+        if local_name_of(ctx, name) is None
+    ]
     # NPU001 (which runs first, so its line comes first) may have imported torch_npu already; the
     # portable import is added here, as PRT001 runs later and sees it.
     device_module = HELPER_MODULE if _is_portable(ctx) else "torch_npu"

@@ -74,6 +74,7 @@ def main():
     if rank == 0:
         print(json.dumps({"loss": final.item(), "peak_is_int": isinstance(peak, int)}))
     if distributed:
+        torch.distributed.barrier()
         torch.distributed.destroy_process_group()
 
 
