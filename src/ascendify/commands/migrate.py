@@ -33,6 +33,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--force", action="store_true", help="replace an existing non-empty result directory"
     )
+    _add_mode_arguments(parser)
+
+
+def _add_mode_arguments(parser: argparse.ArgumentParser) -> None:
+    """The modes of docs/migrate-modes.md."""
+    parser.add_argument(
+        "--target", choices=("npu", "portable"), default="npu",
+        help="npu: torch_npu code; portable: device-agnostic code for NPU, CUDA and CPU",
+    )  # fmt: skip
+    parser.add_argument(
+        "-s", "--specify-device", action="store_true",
+        help="take the device index from the DEVICE_ID environment variable",
+    )  # fmt: skip
+    parser.add_argument(
+        "-m", "--modelarts", action="store_true",
+        help="route file paths through ascend_modelarts_function (object-storage mapping)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--rules", type=Path, metavar="FILE", help="user rules (.json, or .toml on Python 3.11+)"
+    )
+    modes = parser.add_subparsers(dest="mode", metavar="{distributed}")
+    distributed = modes.add_parser(
+        "distributed", help="turn a single-card script into a multi-card one (<name>_msft_multi)"
+    )
+    distributed.add_argument(
+        "-m", "--main", required=True, type=Path, help="the entry script, inside SRC"
+    )
+    distributed.add_argument(
+        "-t", "--target-model", "--target_model", dest="target_model", default="model",
+        help="the model variable to wrap in DDP (default: model; e.g. self.model)",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,11 +71,21 @@ def run(args: argparse.Namespace) -> int:
 
     from ascendify.errors import AscendifyError
     from ascendify.migrate import Options, Settings, run_migration
+    from ascendify.migrate.extras import build_modes
     from ascendify.targets import resolve_version
 
     if args.jobs < 1:
         raise AscendifyError(f"-j must be at least 1, not {args.jobs}")
-    settings = Settings(torch_npu_version=resolve_version(args.torch_npu_version))
+    modes = build_modes(
+        args.input,
+        target=args.target,
+        specify_device=args.specify_device,
+        modelarts=args.modelarts,
+        main=args.main if args.mode == "distributed" else None,
+        model=args.target_model if args.mode == "distributed" else "model",
+        rules_file=args.rules,
+    )
+    settings = Settings(torch_npu_version=resolve_version(args.torch_npu_version), modes=modes)
     options = Options(
         source=args.input,
         output=args.output,

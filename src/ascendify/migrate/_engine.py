@@ -59,12 +59,14 @@ class Failed:
 FileResult = Changed | Unchanged | Skipped | Failed
 
 
-def migrate_source(data: bytes, settings: Settings = DEFAULT_SETTINGS) -> FileResult:
-    """Migrate one Python source file. Any problem becomes a :class:`Failed` result."""
+def migrate_source(
+    data: bytes, settings: Settings = DEFAULT_SETTINGS, path: str = ""
+) -> FileResult:
+    """Migrate one Python source file (``path``: relative to SRC). Any problem becomes :class:`Failed`."""
     if len(data) > settings.max_bytes:
         return Skipped(SkipReason.TOO_LARGE)
-    registry = load_rules()
-    if registry.trigger.search(data) is None:
+    registry = load_rules().for_modes(settings.modes)
+    if not settings.modes.visit_everything and registry.trigger.search(data) is None:
         return Skipped(SkipReason.NO_TRIGGER)
     try:
         text, encoding = decode(data)
@@ -81,7 +83,13 @@ def migrate_source(data: bytes, settings: Settings = DEFAULT_SETTINGS) -> FileRe
         return Failed(f"does not parse: {type(error).__name__}: {error}")
     try:
         return _migrate_module(
-            data, text=text, encoding=encoding, module=module, registry=registry, settings=settings
+            data,
+            text=text,
+            encoding=encoding,
+            module=module,
+            registry=registry,
+            settings=settings,
+            path=path,
         )
     except Exception as error:  # a rule bug must not stop the run; the file is copied unchanged
         detail = traceback.format_exception_only(type(error), error)[-1].strip()
@@ -96,11 +104,14 @@ def _migrate_module(
     module: ast.Module,
     registry: Registry,
     settings: Settings,
+    path: str,
 ) -> FileResult:
     facts = load_facts(settings.torch_npu_version)
-    context = Context(SourceText(text), NameResolver(), facts, settings)
+    context = Context(SourceText(text), NameResolver(), facts, settings, path=path)
     findings = list(_import_pass(context, module, registry))
-    lines = _trigger_lines(data, context.names, registry)
+    lines = None
+    if not settings.modes.visit_everything:  # mode rules look beyond CUDA idioms
+        lines = _trigger_lines(data, context.names, registry)
     findings.extend(_walk(context, module, registry, lines))
     applied = _without_overlaps(_kept(findings, context.source, settings))
     for finisher in registry.finishers:
@@ -192,6 +203,7 @@ def _kept(findings: Iterable[Finding], source: SourceText, settings: Settings) -
         finding
         for finding in findings
         if (settings.select is None or finding.rule.code in settings.select)
+        and settings.modes.target in finding.rule.targets
         and not _suppressed(finding, source)
     ]
 
@@ -208,28 +220,43 @@ def _suppressed(finding: Finding, source: SourceText) -> bool:
 
 
 def _without_overlaps(findings: list[Finding]) -> list[Finding]:
-    """Drop edits that overlap an earlier one (the first, outermost edit wins); keep reports."""
+    """Drop edits that overlap an earlier one (the first, outermost edit wins); keep reports.
+
+    Rules of a lower ``priority`` (user rules) go first: their edits win over the built-ins'.
+    """
     kept: list[Finding] = []
-    last_end = -1
+    reserved: list[Edit] = []  # edits of lower-priority groups, already kept
+    group, last_end = None, -1
     ordered = sorted(
         findings,
-        key=lambda f: (f.edit.start, -f.edit.end) if f.edit else (-1, 0),
+        key=lambda f: (f.rule.priority, *((f.edit.start, -f.edit.end) if f.edit else (-1, 0))),
     )
     for finding in ordered:
-        if finding.edit is not None:
-            if finding.edit.start < last_end:
+        if finding.rule.priority != group:
+            group, last_end = finding.rule.priority, -1
+            reserved.extend(f.edit for f in kept if f.edit is not None)
+        edit = finding.edit
+        if edit is not None:
+            if edit.start < last_end or any(
+                edit.start < other.end and other.start < max(edit.end, edit.start + 1)
+                for other in reserved
+            ):
                 continue
-            last_end = max(last_end, finding.edit.end)
+            last_end = max(last_end, edit.end)
         kept.append(finding)
     kept.sort(key=lambda f: (f.start_line, f.end_line, f.rule.code))
     return kept
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:
-    """Apply non-overlapping edits, back to front so earlier offsets stay valid."""
+    """Apply non-overlapping edits, back to front so earlier offsets stay valid.
+
+    Insertions at one offset keep their order: the edit listed first comes first in the text.
+    """
     pieces: list[str] = []
     end = len(text)
-    for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
+    ordered = sorted(enumerate(edits), key=lambda item: (item[1].start, item[1].end, item[0]))
+    for _, edit in reversed(ordered):
         pieces.append(text[edit.end : end])
         pieces.append(edit.replacement)
         end = edit.start

@@ -152,7 +152,7 @@ def print_summary(result: TreeResult, console: Console) -> None:
         rules = Table(show_header=True)
         for column in ("rule", "safety", "count", "what"):
             rules.add_column(column, justify="right" if column == "count" else "left")
-        for rule in iter_rules():
+        for rule in iter_rules(mode=None):
             if counts[rule.code]:
                 rules.add_row(rule.code, rule.safety.value, str(counts[rule.code]), rule.summary)
         console.print(rules)

@@ -13,15 +13,17 @@ Rule modules live in :mod:`ascendify.migrate.rules` (one per family) and are imp
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import pkgutil
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
+from ascendify.migrate._modes import Modes, Target
 from ascendify.migrate._names import NameResolver
 from ascendify.migrate._settings import Settings
 from ascendify.migrate._source import SourceText
@@ -69,6 +71,9 @@ class Rule:
     operation: ClassVar[Operation] = Operation.MODIFY  # of an edit; report-only rules set theirs
     # Byte strings, one of which occurs in every file this rule can fire on (the cheap pre-scan).
     triggers: ClassVar[tuple[bytes, ...]] = ()
+    targets: ClassVar[frozenset[Target]] = frozenset({Target.NPU})  # targets whose runs apply it
+    priority: ClassVar[int] = 0  # lower wins overlapping edits (user rules: -1)
+    mode: ClassVar[str] = ""  # the option enabling it ("portable", "distributed", ...) or ""
 
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()
@@ -119,6 +124,12 @@ class Context:
     names: NameResolver
     facts: TorchNpuFacts
     settings: Settings
+    path: str = ""  # of the file, relative to SRC ("" when migrating a lone source)
+    cache: dict[tuple[str, int], object] = field(default_factory=dict)  # per-file scratch
+
+    @property
+    def modes(self) -> Modes:
+        return self.settings.modes
 
     def span(self, node: ast.AST) -> tuple[int, int]:
         """String offsets of a node (expression or statement) in the decoded source."""
@@ -165,6 +176,20 @@ def finishes(finisher: Finisher) -> Finisher:
     return finisher
 
 
+_CONDITIONS: dict[Callable[..., object], Callable[[Modes], bool]] = {}
+_F = TypeVar("_F", bound=Callable[..., object])
+
+
+def only_when(condition: Callable[[Modes], bool]) -> Callable[[_F], _F]:
+    """Run a checker or finisher only in runs whose modes satisfy ``condition`` (above @checks)."""
+
+    def register(function: _F) -> _F:
+        _CONDITIONS[function] = condition
+        return function
+
+    return register
+
+
 def binding_trigger(predicate: Callable[[str], bool]) -> Callable[[str], bool]:
     """Register a test on qualified names: local names bound to such a name are trigger tokens.
 
@@ -182,15 +207,34 @@ class Registry:
     finishers: tuple[Finisher, ...]
     binding_triggers: tuple[Callable[[str], bool], ...]
     trigger: re.Pattern[bytes]
+    conditions: dict[Callable[..., object], Callable[[Modes], bool]] = field(default_factory=dict)
+
+    def for_modes(self, modes: Modes) -> Registry:
+        """The registry without the checkers and finishers that these modes switch off."""
+        if not self.conditions:
+            return self
+
+        def on(function: Callable[..., object]) -> bool:
+            condition = self.conditions.get(function)
+            return condition is None or condition(modes)
+
+        # Built per file (a few microseconds), so the registry stays the one source of truth.
+        return dataclasses.replace(
+            self,
+            checkers={kind: [c for c in found if on(c)] for kind, found in self.checkers.items()},
+            finishers=tuple(f for f in self.finishers if on(f)),
+            conditions={},
+        )
 
 
 @cache
 def load_rules() -> Registry:
     """Import every rule module once and return what they registered."""
-    from ascendify.migrate import rules
+    from ascendify.migrate import modes, rules
 
-    for info in pkgutil.iter_modules(rules.__path__):
-        importlib.import_module(f"{rules.__name__}.{info.name}")
+    for package in (rules, modes):
+        for info in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{package.__name__}.{info.name}")
     tokens = {token for rule in _RULES.values() for token in rule.triggers}
     # A token containing another is redundant ("CUDA" finds "CUDA_VISIBLE_DEVICES").
     tokens = {token for token in tokens if not any(o != token and o in token for o in tokens)}
@@ -200,8 +244,12 @@ def load_rules() -> Registry:
         finishers=tuple(_FINISHERS),
         binding_triggers=tuple(_BINDING_TRIGGERS),
         trigger=re.compile(b"|".join(re.escape(token) for token in sorted(tokens))),
+        conditions=dict(_CONDITIONS),
     )
 
 
-def iter_rules() -> Iterator[type[Rule]]:
-    yield from load_rules().rules.values()
+def iter_rules(mode: str | None = "") -> Iterator[type[Rule]]:
+    """Rules of the default run, of one mode (``"portable"``, ...), or of every mode (None)."""
+    for rule in load_rules().rules.values():
+        if mode is None or rule.mode == mode:
+            yield rule

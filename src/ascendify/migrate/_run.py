@@ -28,6 +28,7 @@ from ascendify.migrate._tree import (
     plan_tree,
     prepare_output,
 )
+from ascendify.migrate.extras import write_extras
 
 
 def run_migration(options: Options, console: Console, status: Console) -> int:
@@ -48,6 +49,8 @@ def run_migration(options: Options, console: Console, status: Console) -> int:
             log.info(f"{rows} changes written to {CHANGE_LIST}")
             left = write_unsupported(result, result_dir)
             log.info(f"{left} findings left in place written to {UNSUPPORTED}.csv/.xlsx")
+            for name in write_extras(options.settings.modes, result):
+                log.info(f"wrote {name}")
         log.info(f"done in {time.perf_counter() - started:.2f}s")
     finally:
         log.close()

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from ascendify.migrate._modes import Modes
 from ascendify.targets import DEFAULT_VERSION
 
 
@@ -14,6 +15,7 @@ class Settings:
     torch_npu_version: str = DEFAULT_VERSION
     max_bytes: int = 10 * 1024 * 1024  # larger files are copied unchanged and reported
     select: frozenset[str] | None = None  # rule codes to run; None runs every rule
+    modes: Modes = field(default_factory=Modes)  # target and modes (ascendify.migrate._modes)
 
 
 DEFAULT_SETTINGS = Settings()

@@ -95,8 +95,8 @@ class TreeResult:
                 yield outcome.path, change
 
 
-def result_dir_for(source: Path, output: Path) -> Path:
-    return output / f"{source.resolve().name}{RESULT_SUFFIX}"
+def result_dir_for(source: Path, output: Path, suffix: str = RESULT_SUFFIX) -> Path:
+    return output / f"{source.resolve().name}{suffix}"
 
 
 def prepare_output(options: Options) -> Path | None:
@@ -111,7 +111,10 @@ def prepare_output(options: Options) -> Path | None:
     output = options.output.resolve()
     if output == source or source in output.parents:
         raise AscendifyError(f"output {options.output} is inside the input {options.source}")
-    result = result_dir_for(source, output)
+    multi = (
+        options.settings.modes.distributed is not None
+    )  # single -> multi card: <name>_msft_multi
+    result = result_dir_for(source, output, RESULT_SUFFIX + ("_multi" if multi else ""))
     if result == source or result in source.parents:
         raise AscendifyError(f"the input {options.source} is inside the result directory {result}")
     if options.preview:
@@ -234,7 +237,7 @@ def migrate_file(job: Job) -> FileOutcome:
             data = b""
         else:
             data = path.read_bytes()
-            result = migrate_source(data, settings)
+            result = migrate_source(data, settings, rel)
     except OSError as error:
         return FileOutcome(rel, "failed", f"cannot read: {error.strerror or error}")
     if destination is not None:

@@ -1,0 +1,602 @@
+"""``distributed -m MAIN.py -t MODEL``: a single-card script becomes one process per card.
+
+The main file joins the process group from the launcher's environment (torch's RANK/WORLD_SIZE/
+LOCAL_RANK, else Ascend's RANK_ID/RANK_SIZE/DEVICE_ID); data loaders get a DistributedSampler and
+``set_epoch`` in epoch loops; the model is wrapped in DistributedDataParallel once it is on its device;
+state-dict calls go through the unwrapped module so checkpoint keys stay those of one card.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from ascendify.migrate._modes import Modes, Target
+from ascendify.migrate._rule import (
+    Context,
+    Edit,
+    Finding,
+    Operation,
+    Rule,
+    checks,
+    finishes,
+    only_when,
+)
+from ascendify.migrate.modes._insert import imports_module, insert_lines, local_name_of
+from ascendify.targets import Safety
+from ascendify.targets.portable import HELPER_MODULE
+
+_EVERY_TARGET = frozenset(Target)
+_DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+_DDP = "torch.nn.parallel.DistributedDataParallel"
+_SAMPLER = "utils.data.distributed.DistributedSampler"  # after the torch name
+_MOVES = frozenset({"to", "cuda", "npu"})
+_STATE_METHODS = frozenset({"state_dict", "load_state_dict"})
+_LOADER_HINT = "loader"
+_NEEDS_TORCH_KEY = ("distributed-needs-torch", 0)
+
+
+class InitProcessGroup(Rule):
+    """What it does: inserts, after the main file's imports, the process-group start: rank, world
+    size and local rank from the launcher's environment (RANK/WORLD_SIZE/LOCAL_RANK, else
+    RANK_ID/RANK_SIZE/DEVICE_ID), the device of this process, and
+    ``init_process_group("hccl")`` (portable: the backend of the host's device), plus an exit
+    hook that leaves the group together with the other ranks.
+
+    Why: each card runs its own process; they must find each other before DDP can start.
+
+    Example: ``import torch`` is followed by ``RANK_ID = int(os.environ.get("RANK", ...))`` ...
+    ``torch.distributed.init_process_group("hccl", rank=RANK_ID, world_size=RANK_SIZE)``.
+
+    Fix safety: safe.
+    """
+
+    code = "DST001"
+    name = "init-process-group"
+    summary = "start the process group from the launcher's environment (main file)"
+    safety = Safety.SAFE
+    operation = Operation.INSERT
+    targets = _EVERY_TARGET
+    mode = "distributed"
+
+
+class DistributedSampler(Rule):
+    """What it does: gives every ``DataLoader`` a ``DistributedSampler`` over its dataset, moving
+    ``shuffle=`` into the sampler.
+
+    Why: without it every card trains on the whole dataset.
+
+    Example: ``DataLoader(train_set, batch_size=32, shuffle=True)`` becomes
+    ``DataLoader(train_set, batch_size=32, sampler=torch.utils.data.distributed.DistributedSampler(train_set, shuffle=True))``.
+
+    Fix safety: unsafe: every loader is sharded, validation loaders too (metrics then cover one
+    shard per card). Loaders with their own sampler, or whose dataset is an expression, are reported.
+    """
+
+    code = "DST101"
+    name = "distributed-sampler"
+    summary = "DataLoader -> DistributedSampler"
+    safety = Safety.UNSAFE
+    targets = _EVERY_TARGET
+    mode = "distributed"
+
+
+class SamplerNotAdded(Rule):
+    """What it does: reports a DataLoader left as it is: it has its own sampler, its dataset is not a
+    plain name, or ``shuffle`` is positional.
+
+    Why: such loaders need a human decision about sharding.
+
+    Example: ``DataLoader(make_set(), sampler=weighted)`` is reported.
+
+    Fix safety: report only.
+    """
+
+    code = "DST102"
+    name = "sampler-not-added"
+    summary = "DataLoader not sharded (left in place)"
+    safety = Safety.REPORT_ONLY
+    operation = Operation.ADVICE
+    targets = _EVERY_TARGET
+    mode = "distributed"
+
+
+class SetEpoch(Rule):
+    """What it does: inserts ``loader.sampler.set_epoch(epoch)`` (guarded by an isinstance test) at
+    the top of ``for epoch in ...`` loops, for every loader the loop uses (names containing
+    ``loader``, or assigned from a DataLoader in the file).
+
+    Why: a DistributedSampler shuffles the same way every epoch unless told the epoch.
+
+    Example: ``for epoch in range(10):`` gains
+    ``if isinstance(train_loader.sampler, torch.utils.data.distributed.DistributedSampler):``
+    ``train_loader.sampler.set_epoch(epoch)``.
+
+    Fix safety: safe.
+    """
+
+    code = "DST103"
+    name = "set-epoch"
+    summary = "sampler.set_epoch(epoch) in epoch loops"
+    safety = Safety.SAFE
+    operation = Operation.INSERT
+    targets = _EVERY_TARGET
+    mode = "distributed"
+
+
+class WrapModel(Rule):
+    """What it does: wraps the model variable (``-t``, default ``model``) in
+    ``DistributedDataParallel`` right after the last statement that creates it or moves it to its
+    device, unless the file already wraps it.
+
+    Why: DDP averages the gradients of all cards, so every process keeps the same weights.
+
+    Example: after ``model = Net().cuda()`` comes
+    ``model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[...])``.
+
+    Fix safety: safe.
+    """
+
+    code = "DST201"
+    name = "wrap-model"
+    summary = "model -> DistributedDataParallel after it is on its device"
+    safety = Safety.SAFE
+    operation = Operation.INSERT
+    targets = _EVERY_TARGET
+    mode = "distributed"
+
+
+class UnwrappedStateDict(Rule):
+    """What it does: reads and loads state dicts through the unwrapped module:
+    ``model.state_dict()`` becomes ``getattr(model, "module", model).state_dict()`` (same for
+    ``load_state_dict``).
+
+    Why: DDP prefixes every key with ``module.``; checkpoints would no longer load into a
+    single-card model, and single-card checkpoints would not load into the wrapped one.
+
+    Example: ``torch.save(model.state_dict(), path)`` becomes
+    ``torch.save(getattr(model, "module", model).state_dict(), path)``.
+
+    Fix safety: safe (the expression is the model itself before wrapping).
+    """
+
+    code = "DST202"
+    name = "unwrapped-state-dict"
+    summary = "state_dict through the unwrapped module"
+    safety = Safety.SAFE
+    targets = _EVERY_TARGET
+    mode = "distributed"
+
+
+def _active(ctx: Context) -> bool:
+    return ctx.modes.distributed is not None
+
+
+def _torch(ctx: Context) -> str:
+    """How this file names torch; "torch" (imported by :func:`insert_torch_import`) if it does not."""
+    local = local_name_of(ctx, "torch")
+    if local is None:
+        ctx.cache[_NEEDS_TORCH_KEY] = True
+    return local or "torch"
+
+
+def _is_portable(ctx: Context) -> bool:
+    return ctx.modes.target is Target.PORTABLE
+
+
+# --- the process group ------------------------------------------------------------------------
+
+
+def _prelude(ctx: Context) -> list[str]:
+    torch = _torch(ctx)
+    if _is_portable(ctx):
+        set_device = f"{HELPER_MODULE}.set_device(DEVICE_ID)"
+        backend = f"{HELPER_MODULE}.backend()"
+    else:
+        set_device = "torch_npu.npu.set_device(DEVICE_ID)"
+        backend = '"hccl"'
+    return [
+        "",
+        "# One process per device: rank and device from the launcher (torch's or Ascend's names).",
+        'RANK_ID = int(os.environ.get("RANK", os.environ.get("RANK_ID", "0")))',
+        'RANK_SIZE = int(os.environ.get("WORLD_SIZE", os.environ.get("RANK_SIZE", "1")))',
+        'DEVICE_ID = int(os.environ.get("LOCAL_RANK", os.environ.get("DEVICE_ID", "0")))',
+        'os.environ.setdefault("MASTER_ADDR", "127.0.0.1")',
+        'os.environ.setdefault("MASTER_PORT", "29688")',
+        set_device,
+        f"if not {torch}.distributed.is_initialized():",
+        f"    {torch}.distributed.init_process_group({backend}, rank=RANK_ID, world_size=RANK_SIZE)",
+        "",
+        "    def _leave_process_group():",
+        "        # Together, at exit: a rank that leaves while others still talk to it may abort.",
+        "        # After an uncaught exception it leaves at once (the launcher stops the others).",
+        f'        if {torch}.distributed.is_initialized() and not hasattr(sys, "last_value"):',
+        f"            {torch}.distributed.barrier(async_op=True).wait(datetime.timedelta(seconds=60))",
+        f"            {torch}.distributed.destroy_process_group()",
+        "",
+        "    atexit.register(_leave_process_group)",
+    ]
+
+
+def _distributed_run(modes: Modes) -> bool:
+    return modes.distributed is not None
+
+
+@only_when(_distributed_run)
+@finishes
+def insert_init(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Finding]:
+    mode = ctx.modes.distributed
+    if mode is None or ctx.path != mode.main or "RANK_SIZE = int(" in ctx.source.text:
+        return
+    lines = [
+        f"import {name}"
+        for name in ("atexit", "datetime", "os", "sys")
+        if local_name_of(ctx, name) is None
+    ]
+    # NPU001 (which runs first, so its line comes first) may have imported torch_npu already; the
+    # portable import is added here, as PRT001 runs later and sees it.
+    device_module = HELPER_MODULE if _is_portable(ctx) else "torch_npu"
+    if not imports_module(module, device_module) and not any(
+        f.rule.code == "NPU001" for f in findings
+    ):
+        lines.append(f"import {device_module}")
+    lines.append("import torch.distributed")
+    edit = insert_lines(ctx, module, [*lines, *_prelude(ctx)], after_imports=True)
+    yield InitProcessGroup.finding(module, "process group from the launcher environment", edit)
+
+
+# --- data loaders -----------------------------------------------------------------------------
+
+
+@only_when(_distributed_run)
+@checks(ast.Call)
+def check_data_loader(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    if not _active(ctx):
+        return
+    assert isinstance(node, ast.Call)
+    if ctx.names.qualified_name(node.func) not in _DATA_LOADERS:
+        return
+    keywords = {keyword.arg: keyword for keyword in node.keywords}
+    if "sampler" in keywords or "batch_sampler" in keywords:
+        if not _is_distributed_sampler(ctx, keywords.get("sampler")):
+            yield SamplerNotAdded.finding(node, "DataLoader has its own sampler: shard it yourself")
+        return
+    dataset = node.args[0] if node.args else getattr(keywords.get("dataset"), "value", None)
+    if not isinstance(dataset, ast.Name | ast.Attribute | ast.Subscript) or len(node.args) > 2:
+        yield SamplerNotAdded.finding(
+            node, "DataLoader dataset is not a plain name (or shuffle is positional): not sharded"
+        )
+        return
+    shuffle = keywords.get("shuffle")
+    shuffle_text = "False" if shuffle is None else ctx.segment(shuffle.value)
+    sampler = f"sampler={_torch(ctx)}.{_SAMPLER}({ctx.segment(dataset)}, shuffle={shuffle_text})"
+    if shuffle is not None:
+        edit = ctx.replace(shuffle, sampler)
+    else:
+        last = [*node.args, *node.keywords][-1]
+        at = ctx.span(last)[1]
+        edit = Edit(at, at, ", " + sampler)
+    yield DistributedSampler.finding(node, "DataLoader -> DistributedSampler", edit)
+
+
+def _is_distributed_sampler(ctx: Context, keyword: ast.keyword | None) -> bool:
+    return (
+        keyword is not None
+        and isinstance(keyword.value, ast.Call)
+        and (ctx.names.qualified_name(keyword.value.func) or "").endswith("DistributedSampler")
+    )
+
+
+def _loader_names(ctx: Context, module: ast.Module) -> set[str]:
+    """Source text of targets assigned from a DataLoader call anywhere in the file."""
+    cached = ctx.cache.get(("distributed-loaders", 0))
+    if isinstance(cached, set):
+        return cached
+    names: set[str] = set()
+    for node in ast.walk(module):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and ctx.names.qualified_name(node.value.func) in _DATA_LOADERS
+        ):
+            names.update(ctx.segment(target) for target in node.targets)
+    ctx.cache[("distributed-loaders", 0)] = names
+    return names
+
+
+@only_when(_distributed_run)
+@checks(ast.Module)
+def check_epoch_loops(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    if not _active(ctx):
+        return
+    assert isinstance(node, ast.Module)
+    known = _loader_names(ctx, node)
+    for loop in ast.walk(node):
+        if (
+            isinstance(loop, ast.For | ast.AsyncFor)
+            and isinstance(loop.target, ast.Name)
+            and "epoch" in loop.target.id.lower()
+        ):
+            yield from _set_epoch(ctx, loop, loop.target.id, known)
+
+
+def _set_epoch(
+    ctx: Context, loop: ast.For | ast.AsyncFor, epoch: str, known: set[str]
+) -> Iterator[Finding]:
+    used: list[str] = []
+    already: set[str] = set()
+    for inner in _walk_same_scope(loop.body):
+        if isinstance(inner, ast.Name | ast.Attribute) and isinstance(inner.ctx, ast.Load):
+            text = ctx.segment(inner)
+            last = text.rpartition(".")[2]
+            if (text in known or _LOADER_HINT in last.lower()) and text not in used:
+                used.append(text)
+        if (
+            isinstance(inner, ast.Call)
+            and isinstance(inner.func, ast.Attribute)
+            and inner.func.attr == "set_epoch"
+        ):
+            already.add(ctx.segment(inner.func.value).removesuffix(".sampler"))
+    first = loop.body[0]
+    if first.lineno == loop.lineno:
+        return  # "for epoch in r: step()" on one line: no room for a statement
+    indent = ctx.source.line(first.lineno)[: first.col_offset]
+    unit = "\t" if "\t" in indent else "    "
+    newline = ctx.source.newline()
+    sampler_class = f"{_torch(ctx)}.{_SAMPLER}"
+    for loader in used:
+        if loader in already or any(loader.startswith(other + ".") for other in used):
+            continue
+        text = (
+            f'{indent}if isinstance(getattr({loader}, "sampler", None), {sampler_class}):{newline}'
+            f"{indent}{unit}{loader}.sampler.set_epoch({epoch}){newline}"
+        )
+        at = ctx.source.offset(first.lineno, 0)
+        yield SetEpoch.finding(first, f"{loader}.sampler.set_epoch({epoch})", Edit(at, at, text))
+
+
+def _walk_same_scope(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Every node under ``body`` except inside nested functions and classes."""
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+# --- the model --------------------------------------------------------------------------------
+
+
+@only_when(_distributed_run)
+@checks(ast.Module)
+def check_model(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    mode = ctx.modes.distributed
+    if mode is None:
+        return
+    assert isinstance(node, ast.Module)
+    if _already_wrapped(ctx, node, mode.model):
+        return
+    for body in _statement_lists(node):
+        last = None
+        for stmt in body:
+            if _places_model(ctx, stmt, mode.model):
+                last = stmt
+        if last is not None:
+            yield _wrap_after(ctx, last, mode.model)
+            return
+
+
+def _statement_lists(module: ast.Module) -> Iterator[list[ast.stmt]]:
+    stack: list[ast.AST] = [module]
+    while stack:
+        node = stack.pop()
+        for name in ("body", "orelse", "finalbody"):
+            children = getattr(node, name, None)
+            if children and isinstance(children[0], ast.stmt):
+                yield children
+                stack.extend(reversed(children))
+        if isinstance(node, ast.Try):
+            stack.extend(node.handlers)
+
+
+def _places_model(ctx: Context, stmt: ast.stmt, model: str) -> bool:
+    """``model = Net(...)``/``model = model.cuda()`` or ``model.to(device)`` (not ``model = None``)."""
+    if isinstance(stmt, ast.Assign) and any(ctx.segment(t) == model for t in stmt.targets):
+        value = stmt.value
+        if isinstance(value, ast.Constant):
+            return False
+        return isinstance(value, ast.Call)
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        func = stmt.value.func
+        return (
+            isinstance(func, ast.Attribute)
+            and func.attr in _MOVES
+            and ctx.segment(func.value) == model
+        )
+    return False
+
+
+def _moves(stmt: ast.stmt) -> bool:
+    """Whether the statement ends by putting the model on a device (``x = Net().cuda()``)."""
+    value = stmt.value if isinstance(stmt, ast.Assign | ast.Expr) else None
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in _MOVES
+    )
+
+
+def _already_wrapped(ctx: Context, module: ast.Module, model: str) -> bool:
+    for node in ast.walk(module):
+        if isinstance(node, ast.Call) and node.args:
+            name = ctx.names.qualified_name(node.func) or ""
+            if name.endswith("DistributedDataParallel") and ctx.segment(node.args[0]) == model:
+                return True
+    return False
+
+
+def _wrap_after(ctx: Context, stmt: ast.stmt, model: str) -> Finding:
+    torch = _torch(ctx)
+    if _is_portable(ctx):
+        device_ids = f"{HELPER_MODULE}.device_ids([{HELPER_MODULE}.current_device()])"
+        move = f"{model}.to({HELPER_MODULE}.device())"
+    else:
+        device_ids = "[torch_npu.npu.current_device()]"
+        move = f"{model}.npu()"
+    indent = ctx.source.line(stmt.lineno)[: stmt.col_offset]
+    unit = "\t" if "\t" in indent else "    "
+    newline = ctx.source.newline()
+    lines = [] if _moves(stmt) else [f"{model} = {move}"]
+    lines += [
+        f"if not isinstance({model}, {torch}.nn.parallel.DistributedDataParallel):",
+        f"{unit}{model} = {torch}.nn.parallel.DistributedDataParallel({model}, device_ids={device_ids})",
+    ]
+    end_line = stmt.end_lineno or stmt.lineno
+    at = ctx.source.offset(end_line, 0) + len(ctx.source.line(end_line))
+    text = "".join(indent + line + newline for line in lines)
+    if not ctx.source.line(end_line).endswith(("\n", "\r")):
+        text = newline + text.removesuffix(newline)
+    return WrapModel.finding(stmt, f"{model} -> DistributedDataParallel", Edit(at, at, text))
+
+
+@only_when(_distributed_run)
+@checks(ast.Call)
+def check_state_dict(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    mode = ctx.modes.distributed
+    if mode is None:
+        return
+    assert isinstance(node, ast.Call)
+    func = node.func
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr in _STATE_METHODS
+        and ctx.segment(func.value) == mode.model
+    ):
+        text = f'getattr({mode.model}, "module", {mode.model})'
+        yield UnwrappedStateDict.finding(
+            node, f"{mode.model}.{func.attr} -> unwrapped module", ctx.replace(func.value, text)
+        )
+
+
+class SaveOnRankZero(Rule):
+    """What it does: runs ``torch.save(...)`` statements on rank 0 only.
+
+    Why: every rank holds the same weights after DDP; several processes writing one file at once
+    can leave it corrupt.
+
+    Example: ``torch.save(model.state_dict(), path)`` becomes
+    ``if not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0:`` followed by
+    the indented save.
+
+    Fix safety: safe.
+    """
+
+    code = "DST203"
+    name = "save-on-rank-zero"
+    summary = "torch.save on rank 0 only"
+    safety = Safety.SAFE
+    operation = Operation.INSERT
+    targets = _EVERY_TARGET
+    mode = "distributed"
+
+
+def _rank_zero(ctx: Context) -> str:
+    torch = _torch(ctx)
+    return f"not {torch}.distributed.is_initialized() or {torch}.distributed.get_rank() == 0"
+
+
+@only_when(_distributed_run)
+@checks(ast.Expr)
+def check_save(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    if not _active(ctx):
+        return
+    assert isinstance(node, ast.Expr)
+    call = node.value
+    if not isinstance(call, ast.Call) or ctx.names.qualified_name(call.func) != "torch.save":
+        return
+    condition = _rank_zero(ctx)
+    if isinstance(parent, ast.If) and ctx.segment(parent.test) == condition:
+        return
+    line = ctx.source.line(node.lineno)
+    indent = line[: node.col_offset]
+    if indent.strip():
+        return  # not alone on its line ("x = 1; torch.save(...)")
+    unit = "\t" if "\t" in indent else "    "
+    at = ctx.source.offset(node.lineno, node.col_offset)
+    text = f"if {condition}:{ctx.source.newline()}{indent}{unit}"
+    yield SaveOnRankZero.finding(node, "torch.save on rank 0 only", Edit(at, at, text))
+
+
+class DataParallelRemoved(Rule):
+    """What it does: unwraps ``torch.nn.DataParallel(model, ...)`` of the model variable to
+    ``model``; DistributedDataParallel takes its place (DST201).
+
+    Why: one process per card replaces single-process data parallelism, and DDP cannot wrap a
+    DataParallel module (nor does NPU support DataParallel).
+
+    Example: ``model = nn.DataParallel(model, device_ids=[0, 1])`` becomes ``model = model``,
+    followed by the DDP wrap.
+
+    Fix safety: safe.
+    """
+
+    code = "DST204"
+    name = "data-parallel-removed"
+    summary = "DataParallel(model) -> model (DDP wraps it instead)"
+    safety = Safety.SAFE
+    targets = _EVERY_TARGET
+    mode = "distributed"
+
+
+_DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel"})
+
+
+@only_when(_distributed_run)
+@checks(ast.Call)
+def check_data_parallel(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    mode = ctx.modes.distributed
+    assert isinstance(node, ast.Call)
+    if (
+        mode is not None
+        and node.args
+        and ctx.names.qualified_name(node.func) in _DATA_PARALLEL
+        and ctx.segment(node.args[0]) == mode.model
+    ):
+        yield DataParallelRemoved.finding(
+            node, f"DataParallel({mode.model}) -> {mode.model}", ctx.replace(node, mode.model)
+        )
+
+
+class ImportTorch(Rule):
+    """What it does: inserts ``import torch`` in a file that the distributed rules made name
+    ``torch`` (``torch.nn.parallel.DistributedDataParallel``, ...) but that binds no such name
+    (``import torch.nn as nn`` alone).
+
+    Why: the inserted code must run.
+
+    Example: a file with only ``import torch.nn as nn`` gains ``import torch``.
+
+    Fix safety: safe.
+    """
+
+    code = "DST002"
+    name = "import-torch"
+    summary = "insert import torch for the distributed code"
+    safety = Safety.SAFE
+    operation = Operation.INSERT
+    targets = _EVERY_TARGET
+    mode = "distributed"
+
+
+@only_when(_distributed_run)
+@finishes
+def insert_torch_import(
+    ctx: Context, module: ast.Module, findings: list[Finding]
+) -> Iterator[Finding]:
+    used = any(f.rule.mode == "distributed" and f.edit is not None for f in findings)
+    prelude = any(f.rule is InitProcessGroup for f in findings)  # imports torch.distributed
+    if used and ctx.cache.get(_NEEDS_TORCH_KEY) and not prelude:
+        edit = insert_lines(ctx, module, ["import torch"], after_imports=True)
+        yield ImportTorch.finding(module, "import torch", edit)

@@ -1,0 +1,188 @@
+"""``-m/--modelarts``: file paths go through the generated ModelArts path manager.
+
+``open(path)`` becomes ``open(ModelArtsPathManager().get_path(path))``: the manager (copied into the
+result as ``ascend_modelarts_function/``) downloads mapped inputs from object storage before their
+first use and uploads mapped outputs when the process exits. Without a mapping it returns the path
+unchanged.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ascendify.migrate._modes import Modes, Target
+from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks, finishes, only_when
+from ascendify.migrate.modes._insert import insert_lines
+from ascendify.targets import Safety
+
+_EVERY_TARGET = frozenset(Target)
+_MANAGER = "ModelArtsPathManager"
+_IMPORT = f"from ascend_modelarts_function import {_MANAGER}"
+_WRAP = f"{_MANAGER}().get_path"
+
+
+@dataclass(frozen=True)
+class PathParameter:
+    callable: str  # qualified name ("builtins.open" for the builtin)
+    position: int | None
+    keyword: str | None
+
+
+def _p(callable_: str, position: int | None = 0, keyword: str | None = None) -> PathParameter:
+    return PathParameter(callable_, position, keyword)
+
+
+# File APIs and where they take a path (the CANN converter's list, with keywords where they exist).
+PATH_PARAMETERS: tuple[PathParameter, ...] = (
+    _p("builtins.open", 0, "file"),
+    _p("io.open", 0, "file"),
+    _p("codecs.open", 0, "filename"),
+    _p("os.listdir", 0, "path"),
+    _p("os.mkdir", 0, "path"),
+    _p("os.makedirs", 0, "name"),
+    _p("os.remove", 0, "path"),
+    _p("os.walk", 0, "top"),
+    _p("os.path.exists", 0, "path"),
+    _p("os.path.isfile", 0, "path"),
+    _p("os.path.isdir", 0, "path"),
+    _p("os.path.getsize", 0, "filename"),
+    _p("shutil.copy", 0, "src"),
+    _p("shutil.copyfile", 0, "src"),
+    _p("shutil.copytree", 0, "src"),
+    _p("shutil.rmtree", 0, "path"),
+    _p("glob.glob", 0, "pathname"),
+    _p("tarfile.open", 0, "name"),
+    _p("zipfile.ZipFile", 0, "file"),
+    _p("logging.FileHandler", 0, "filename"),
+    _p("pathlib.Path", 0, None),
+    _p("torch.load", 0, "f"),
+    _p("torch.save", 1, "f"),
+    _p("torch.jit.load", 0, "f"),
+    _p("torch.jit.save", 1, "f"),
+    _p("torch.utils.tensorboard.SummaryWriter", 0, "log_dir"),
+    _p("tensorboardX.SummaryWriter", 0, "logdir"),
+    _p("numpy.load", 0, "file"),
+    _p("numpy.save", 0, "file"),
+    _p("numpy.loadtxt", 0, "fname"),
+    _p("numpy.savetxt", 0, "fname"),
+    _p("numpy.savez", 0, "file"),
+    _p("PIL.Image.open", 0, "fp"),
+    _p("cv2.imread", 0, "filename"),
+    _p("cv2.imwrite", 0, "filename"),
+    _p("matplotlib.pyplot.savefig", 0, "fname"),
+    _p("matplotlib.pyplot.imsave", 0, "fname"),
+    _p("pandas.read_csv", 0, "filepath_or_buffer"),
+    _p("pandas.read_json", 0, "path_or_buf"),
+    _p("pandas.read_pickle", 0, "filepath_or_buffer"),
+    _p("scipy.io.loadmat", 0, "file_name"),
+    _p("torchvision.datasets.ImageFolder", 0, "root"),
+    _p("torchvision.datasets.MNIST", 0, "root"),
+    _p("torchvision.datasets.CIFAR10", 0, "root"),
+    _p("torchvision.datasets.CIFAR100", 0, "root"),
+)
+_BY_NAME = {parameter.callable: parameter for parameter in PATH_PARAMETERS}
+
+
+class ModelArtsPath(Rule):
+    """What it does: wraps the path argument of file APIs (``open``, ``os.makedirs``,
+    ``os.path.exists``, ``torch.load``/``torch.save``, ``numpy.load``, ``PIL.Image.open``,
+    ``pandas.read_csv``, ``SummaryWriter``, torchvision datasets, ...) in
+    ``ModelArtsPathManager().get_path(...)``.
+
+    Why: on ModelArts the data lives in object storage; the manager copies mapped inputs to the
+    local path before they are read and uploads mapped outputs at exit
+    (``ascend_modelarts_function/path_mapping_config.py`` holds the mapping).
+
+    Example: ``torch.save(state, "out/model.pt")`` becomes
+    ``torch.save(state, ModelArtsPathManager().get_path("out/model.pt"))``.
+
+    Fix safety: safe: without a mapping ``get_path`` returns its argument unchanged.
+    """
+
+    code = "MDA001"
+    name = "modelarts-path"
+    summary = "file path -> ModelArtsPathManager().get_path(path)"
+    safety = Safety.SAFE
+    targets = _EVERY_TARGET
+    mode = "modelarts"
+
+
+class ImportPathManager(Rule):
+    """What it does: inserts ``from ascend_modelarts_function import ModelArtsPathManager`` in
+    files whose paths were wrapped.
+
+    Why: the wrapped calls need the name.
+
+    Example: the import appears after the file's imports.
+
+    Fix safety: safe.
+    """
+
+    code = "MDA002"
+    name = "import-path-manager"
+    summary = "insert the ModelArtsPathManager import"
+    safety = Safety.SAFE
+    operation = Operation.INSERT
+    targets = _EVERY_TARGET
+    mode = "modelarts"
+
+
+def _callable_name(ctx: Context, node: ast.Call) -> str | None:
+    func = node.func
+    if isinstance(func, ast.Name) and func.id == "open" and "open" not in ctx.names.bindings:
+        return "builtins.open"
+    return ctx.names.qualified_name(func)
+
+
+def _modelarts_run(modes: Modes) -> bool:
+    return modes.modelarts
+
+
+@only_when(_modelarts_run)
+@checks(ast.Call)
+def check_path(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Call)
+    name = _callable_name(ctx, node)
+    parameter = _BY_NAME.get(name or "")
+    if parameter is None:
+        return
+    argument = next(
+        (k.value for k in node.keywords if parameter.keyword and k.arg == parameter.keyword), None
+    )
+    position = parameter.position
+    if (
+        argument is None
+        and position is not None
+        and position < len(node.args)
+        and not any(isinstance(arg, ast.Starred) for arg in node.args[: position + 1])
+    ):
+        argument = node.args[position]
+    if argument is None or _is_wrapped(argument):
+        return
+    text = f"{_WRAP}({ctx.segment(argument)})"
+    yield ModelArtsPath.finding(
+        argument, f"{name} path -> {_WRAP}(...)", ctx.replace(argument, text)
+    )
+
+
+def _is_wrapped(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get_path"
+        and isinstance(node.func.value, ast.Call)
+        and isinstance(node.func.value.func, ast.Name)
+        and node.func.value.func.id == _MANAGER
+    )
+
+
+@only_when(_modelarts_run)
+@finishes
+def insert_import(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Finding]:
+    if _MANAGER in ctx.names.bindings:
+        return
+    if any(f.rule is ModelArtsPath and f.edit is not None for f in findings):
+        edit = insert_lines(ctx, module, [_IMPORT], after_imports=True)
+        yield ImportPathManager.finding(module, _IMPORT, edit)

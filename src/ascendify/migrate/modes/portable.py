@@ -1,0 +1,662 @@
+"""``--target portable``: device-agnostic code for NPU, CUDA and CPU hosts, public torch APIs only.
+
+Where torch cannot say something on every device, the code calls the generated ``portable_device``
+module that the run copies into the result (never ascendify). Device and backend literals are found by
+the same slot machinery as the NPU rules (:mod:`ascendify.migrate.rules._literals`); only the
+replacement differs: an expression asking the host, not another literal.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from collections.abc import Callable, Iterator
+
+from ascendify.migrate._modes import Modes, Target
+from ascendify.migrate._rule import (
+    Context,
+    Edit,
+    Finding,
+    Operation,
+    Rule,
+    checks,
+    finishes,
+    only_when,
+)
+from ascendify.migrate.modes._insert import imports_module, insert_lines, local_name_of
+from ascendify.migrate.rules import devices as _npu_devices  # noqa: F401  (registers the slot kinds)
+from ascendify.migrate.rules import distributed as _npu_distributed  # noqa: F401
+from ascendify.migrate.rules._literals import _KINDS, Parameter, SlotKind, literal_edit, slot_kind
+from ascendify.targets import Safety
+from ascendify.targets.devices import CUDA_DEFAULT_DEVICE_CALLS, CUDA_DEVICE_TYPE
+from ascendify.targets.portable import (
+    HELPER_BACKEND,
+    HELPER_DEVICE,
+    HELPER_DEVICE_IDS,
+    HELPER_DEVICE_TYPE,
+    HELPER_MODULE,
+    portable_target,
+)
+
+_PORTABLE = frozenset({Target.PORTABLE})
+_CUDA_TRIGGERS = (b"cuda", b"CUDA")
+_IMPORTS_KEY = ("portable-imports", 0)  # ctx.cache: local name -> what a rewritten import binds
+_NEEDS_TORCH_KEY = ("portable-needs-torch", 0)  # ctx.cache: a rewrite spelled "torch." unbound
+_AUTOCAST_POSITIONS = ("enabled", "dtype", "cache_enabled")  # torch.cuda.amp.autocast's order
+_AMP_DEVICE_FIRST = frozenset({"torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler"})
+_DDP = "torch.nn.parallel.DistributedDataParallel"
+
+
+class ImportPortableDevice(Rule):
+    """What it does: inserts ``import portable_device`` (and ``import torch`` if the file lacks it)
+    after the file's imports when a rewrite calls the generated helper module.
+
+    Why: the helper answers what public torch APIs cannot on every device; it is copied into the
+    result root, so scripts run from there (or with it on ``PYTHONPATH``) import it.
+
+    Example: a file whose ``torch.cuda.synchronize()`` became ``portable_device.synchronize()``
+    gains ``import portable_device``.
+
+    Fix safety: safe.
+    """
+
+    code = "PRT001"
+    name = "import-portable-device"
+    summary = "insert import portable_device"
+    safety = Safety.SAFE
+    targets = _PORTABLE
+    mode = "portable"
+    operation = Operation.INSERT
+
+
+class PortableApi(Rule):
+    """What it does: rewrites ``torch.cuda`` APIs to device-agnostic spellings:
+    ``torch.cuda.is_available`` -> ``torch.accelerator.is_available``, ``torch.cuda.amp`` ->
+    ``torch.amp``, and ``synchronize``, ``set_device``, ``device_count``, ``manual_seed``,
+    ``Event``, memory statistics, legacy ``FloatTensor`` constructors ... -> ``portable_device.*``.
+
+    Why: ``torch.accelerator`` raises on a CPU-only host and CPU events cannot time; the helper
+    does the right thing on NPU, CUDA and CPU.
+
+    Example: ``torch.cuda.synchronize()`` becomes ``portable_device.synchronize()``.
+
+    Fix safety: safe.
+    """
+
+    code = "PRT101"
+    name = "portable-api"
+    summary = "torch.cuda API -> torch.accelerator / torch.amp / portable_device"
+    safety = Safety.SAFE
+    targets = _PORTABLE
+    mode = "portable"
+    triggers = _CUDA_TRIGGERS
+
+
+class PortableApiUnsupported(Rule):
+    """What it does: reports ``torch.cuda`` APIs without a device-agnostic counterpart
+    (device properties, NVTX, CUDA graphs, ``torch.cuda.comm``, ...).
+
+    Why: they mean something only on CUDA; the user keeps them behind a device check.
+
+    Example: ``torch.cuda.get_device_properties(0)`` is left in place and reported.
+
+    Fix safety: report only.
+    """
+
+    code = "PRT102"
+    name = "portable-api-unsupported"
+    summary = "torch.cuda API without a device-agnostic counterpart (left in place)"
+    safety = Safety.REPORT_ONLY
+    targets = _PORTABLE
+    mode = "portable"
+    operation = Operation.UNSUPPORTED
+    triggers = _CUDA_TRIGGERS
+
+
+class PortableAmpDevice(Rule):
+    """What it does: passes the host's device type to amp APIs that took CUDA for granted:
+    ``torch.cuda.amp.autocast(...)`` (now ``torch.amp.autocast``), ``GradScaler(...)`` and
+    ``torch.amp.GradScaler()`` without a device.
+
+    Why: ``torch.amp`` takes the device type first; without it the scaler is bound to CUDA.
+
+    Example: ``scaler = GradScaler()`` (imported from ``torch.cuda.amp``, now ``torch.amp``) becomes
+    ``scaler = GradScaler(portable_device.device_type())``.
+
+    Fix safety: safe. Positional arguments of ``autocast`` get their names
+    (``autocast(True)`` becomes ``autocast(portable_device.device_type(), enabled=True)``).
+    """
+
+    code = "PRT103"
+    name = "portable-amp-device"
+    summary = "amp call -> explicit device type of the host"
+    safety = Safety.SAFE
+    targets = _PORTABLE
+    mode = "portable"
+    triggers = (b"autocast", b"GradScaler")
+
+
+class PortableAmpPositional(Rule):
+    """What it does: reports ``torch.cuda.amp.autocast`` called with ``*args``.
+
+    Why: ``torch.amp.autocast`` takes ``device_type`` first and ``dtype`` second, so unpacked
+    positional arguments cannot be given their names (plain positional ones are, by PRT103).
+
+    Example: ``with autocast(*options):`` is reported; pass the options by keyword.
+
+    Fix safety: report only.
+    """
+
+    code = "PRT104"
+    name = "portable-amp-positional"
+    summary = "torch.cuda.amp.autocast with *args (left in place)"
+    safety = Safety.REPORT_ONLY
+    targets = _PORTABLE
+    mode = "portable"
+    operation = Operation.UNSUPPORTED
+    triggers = (b"autocast",)
+
+
+class PortableCudaMethod(Rule):
+    """What it does: rewrites ``x.cuda(...)`` to ``x.to(portable_device.device(...))``, keeping
+    ``non_blocking=`` and the other keywords.
+
+    Why: the device is the host's accelerator, or the CPU where there is none.
+
+    Example: ``images = images.cuda(non_blocking=True)`` becomes
+    ``images = images.to(portable_device.device(), non_blocking=True)``.
+
+    Fix safety: safe. A user method named ``cuda`` cannot be told apart (as for NPU201).
+    """
+
+    code = "PRT201"
+    name = "portable-cuda-method"
+    summary = ".cuda() -> .to(portable_device.device())"
+    safety = Safety.SAFE
+    targets = _PORTABLE
+    mode = "portable"
+    triggers = (b".cuda",)
+
+
+class PortableIsCuda(Rule):
+    """What it does: rewrites ``x.is_cuda`` to ``(x.device.type != "cpu")``.
+
+    Why: code that asks whether data is on the accelerator must say yes on NPU too.
+
+    Example: ``if x.is_cuda:`` becomes ``if (x.device.type != "cpu"):``.
+
+    Fix safety: safe.
+    """
+
+    code = "PRT202"
+    name = "portable-is-cuda"
+    summary = ".is_cuda -> on-accelerator test"
+    safety = Safety.SAFE
+    targets = _PORTABLE
+    mode = "portable"
+    triggers = (b"is_cuda",)
+
+
+class PortableDevice(Rule):
+    """What it does: replaces CUDA device literals where a device is expected (the places NPU301,
+    NPU302 and NPU303 edit) by the host's device type: ``"cuda"`` becomes
+    ``portable_device.device_type()``, ``"cuda:0"`` becomes
+    ``f"{portable_device.device_type()}:0"``, ``f"cuda:{rank}"`` becomes
+    ``f"{portable_device.device_type()}:{rank}"``.
+
+    Why: the same code then runs on ``npu``, ``cuda`` or ``cpu``.
+
+    Example: ``torch.autocast("cuda")`` becomes ``torch.autocast(portable_device.device_type())``.
+
+    Fix safety: safe.
+    """
+
+    code = "PRT301"
+    name = "portable-device"
+    summary = "CUDA device literal -> the host's device type"
+    safety = Safety.SAFE
+    targets = _PORTABLE
+    mode = "portable"
+    triggers = (b"cuda",)
+
+
+class PortableMapLocation(Rule):
+    """What it does: replaces the CUDA target of ``torch.load(map_location=...)`` by the host's
+    device: ``"cuda"`` becomes ``portable_device.device_type()``, ``"cuda:0"`` becomes
+    ``portable_device.device(0)`` (dict values too; dict keys name where tensors were saved).
+
+    Why: ``torch.load`` cannot restore to ``"cpu:0"``, so an indexed target must be a device
+    object, which is ``cpu`` on a CPU-only host.
+
+    Example: ``torch.load(path, map_location="cuda:0")`` becomes
+    ``torch.load(path, map_location=portable_device.device(0))``.
+
+    Fix safety: safe.
+    """
+
+    code = "PRT302"
+    name = "portable-map-location"
+    summary = "torch.load map_location CUDA target -> the host's device"
+    safety = Safety.SAFE
+    targets = _PORTABLE
+    mode = "portable"
+    triggers = (b"map_location",)
+
+
+class PortableBackend(Rule):
+    """What it does: replaces the ``"nccl"`` backend (where NPU401 would edit) by
+    ``portable_device.backend()``, which is ``torch.distributed.get_default_backend_for_device``
+    of the host's device (hccl on NPU, nccl on CUDA, gloo on CPU).
+
+    Why: NCCL exists only on NVIDIA GPUs.
+
+    Example: ``dist.init_process_group("nccl")`` becomes
+    ``dist.init_process_group(portable_device.backend())``.
+
+    Fix safety: safe.
+    """
+
+    code = "PRT401"
+    name = "portable-backend"
+    summary = "NCCL backend -> backend of the host's device"
+    safety = Safety.SAFE
+    targets = _PORTABLE
+    mode = "portable"
+    triggers = (b"nccl", b"NCCL")
+
+
+class PortableDeviceIds(Rule):
+    """What it does: wraps ``device_ids``/``output_device`` of ``DistributedDataParallel`` in
+    ``portable_device.device_ids(...)``, which is None on a CPU-only host.
+
+    Why: DDP refuses device ids for a module on the CPU.
+
+    Example: ``DDP(model, device_ids=[rank])`` becomes
+    ``DDP(model, device_ids=portable_device.device_ids([rank]))``.
+
+    Fix safety: safe.
+    """
+
+    code = "PRT402"
+    name = "portable-device-ids"
+    summary = "DDP device_ids -> None on CPU hosts"
+    safety = Safety.SAFE
+    targets = _PORTABLE
+    mode = "portable"
+    triggers = (b"DistributedDataParallel", b"DDP")
+
+
+def _active(ctx: Context) -> bool:
+    return ctx.modes.target is Target.PORTABLE
+
+
+def _moved(ctx: Context) -> dict[str, str]:
+    moved = ctx.cache.setdefault(_IMPORTS_KEY, {})
+    assert isinstance(moved, dict)
+    return moved
+
+
+def _spell(ctx: Context, qualified: str) -> str:
+    """Source text naming ``qualified`` in this file (``th.accelerator...`` after ``import torch as th``)."""
+    if qualified.startswith("torch."):
+        local = local_name_of(ctx, "torch")
+        if local is None:
+            ctx.cache[_NEEDS_TORCH_KEY] = True
+        return (local or "torch") + qualified[len("torch") :]
+    return qualified
+
+
+# --- torch.cuda names -------------------------------------------------------------------------
+
+
+def _portable_run(modes: Modes) -> bool:
+    return modes.target is Target.PORTABLE
+
+
+@only_when(_portable_run)
+@checks(ast.Name, ast.Attribute)
+def check_cuda_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    if isinstance(parent, ast.Attribute) and parent.value is node:
+        return
+    assert isinstance(node, ast.Name | ast.Attribute)
+    resolved = ctx.names.resolve(node)
+    if resolved is None:
+        return
+    binding, rest = resolved
+    qualified = ".".join([binding.qualified, *rest])
+    found = portable_target(qualified)
+    if found is None:
+        return
+    target, tail = found
+    if target.portable is None:
+        note = f": {target.note}" if target.note else ""
+        yield PortableApiUnsupported.finding(node, f"{qualified} is not portable{note}")
+        return
+    if not isinstance(node.ctx, ast.Load):
+        return
+    local = node.id if isinstance(node, ast.Name) else _root(node)
+    new = target.portable + tail
+    current = _moved(ctx).get(local, binding.qualified)
+    spelled_now = ".".join([current, *rest])
+    if spelled_now == new:
+        return
+    text = local + new[len(current) :] if new.startswith(current + ".") else _spell(ctx, new)
+    yield PortableApi.finding(node, f"{qualified} -> {new}", ctx.replace(node, text))
+
+
+def _root(node: ast.expr) -> str:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    assert isinstance(node, ast.Name)
+    return node.id
+
+
+@only_when(_portable_run)
+@checks(ast.ImportFrom, ast.Import)
+def check_amp_import(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    """``from torch.cuda.amp import autocast`` / ``from torch.cuda import amp`` -> torch.amp."""
+    if isinstance(node, ast.ImportFrom) and node.level == 0:
+        if node.module == "torch.cuda.amp" and all(
+            f"torch.cuda.amp.{alias.name}" in _AMP_DEVICE_FIRST for alias in node.names
+        ):
+            yield from _move_import(ctx, node, "torch.cuda.amp", "torch.amp")
+        elif node.module == "torch.cuda" and [a.name for a in node.names] == ["amp"]:
+            yield from _move_import(ctx, node, "torch.cuda", "torch")
+    elif (
+        isinstance(node, ast.Import)
+        and len(node.names) == 1
+        and node.names[0].name == "torch.cuda.amp"
+        and node.names[0].asname
+    ):
+        yield from _move_import(ctx, node, "torch.cuda.amp", "torch.amp")
+
+
+def _move_import(
+    ctx: Context, node: ast.Import | ast.ImportFrom, old: str, new: str
+) -> Iterator[Finding]:
+    start, end = ctx.span(node)
+    text = ctx.source.text[start:end]
+    at = text.find(old)
+    if at < 0:
+        return  # spelled with spaces or continuations: the uses are rewritten one by one
+    for alias in node.names:
+        local = alias.asname or alias.name
+        bound = f"{old}.{alias.name}" if isinstance(node, ast.ImportFrom) else old
+        _moved(ctx)[local] = new + bound[len(old) :]
+    edit = Edit(start + at, start + at + len(old), new)
+    yield PortableApi.finding(node, f"import from {old} -> {new}", edit)
+
+
+# --- amp calls --------------------------------------------------------------------------------
+
+
+@only_when(_portable_run)
+@checks(ast.Call)
+def check_amp_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Call)
+    qualified = ctx.names.qualified_name(node.func)
+    if qualified in CUDA_DEFAULT_DEVICE_CALLS:
+        yield from _default_device(ctx, node, qualified)
+        return
+    if qualified not in _AMP_DEVICE_FIRST:
+        return
+    if qualified.endswith("autocast") and node.args:
+        yield from _autocast_by_keyword(ctx, node, qualified)
+        return
+    _, func_end = ctx.span(node.func)
+    paren = ctx.source.text.index("(", func_end) + 1
+    separator = ", " if node.args or node.keywords else ""
+    edit = Edit(paren, paren, HELPER_DEVICE_TYPE + separator)
+    yield PortableAmpDevice.finding(node, f"{qualified}(...) gets the host's device type", edit)
+
+
+def _default_device(ctx: Context, node: ast.Call, qualified: str) -> Iterator[Finding]:
+    """``torch.amp.GradScaler()`` defaults to CUDA: name the host's device type by keyword."""
+    keyword, position = CUDA_DEFAULT_DEVICE_CALLS[qualified]
+    if len(node.args) > position or any(k.arg in (keyword, None) for k in node.keywords):
+        return
+    if any(isinstance(arg, ast.Starred) for arg in node.args):
+        return
+    text = f"{keyword}={HELPER_DEVICE_TYPE}"
+    arguments = [*node.args, *node.keywords]
+    if arguments:
+        at = max(ctx.span(argument)[1] for argument in arguments)
+        edit = Edit(at, at, ", " + text)
+    else:
+        at = ctx.source.text.index("(", ctx.span(node.func)[1]) + 1
+        edit = Edit(at, at, text)
+    yield PortableAmpDevice.finding(node, f"{qualified}(...) gets {text}", edit)
+
+
+def _autocast_by_keyword(ctx: Context, node: ast.Call, qualified: str) -> Iterator[Finding]:
+    """``autocast(True)`` -> ``autocast(<device type>, enabled=True)``: torch.amp's order differs."""
+    starred = any(isinstance(arg, ast.Starred) for arg in node.args)
+    if starred or len(node.args) > len(_AUTOCAST_POSITIONS):
+        yield PortableAmpPositional.finding(node, "autocast with *args: pass them by keyword")
+        return
+    named = [
+        f"{name}={ctx.segment(arg)}"
+        for name, arg in zip(_AUTOCAST_POSITIONS, node.args, strict=False)
+    ]
+    arguments = [HELPER_DEVICE_TYPE, *named, *(ctx.segment(k) for k in node.keywords)]
+    _, func_end = ctx.span(node.func)
+    start = ctx.source.text.index("(", func_end)
+    _, end = ctx.span(node)
+    edit = Edit(start, end, "(" + ", ".join(arguments) + ")")
+    yield PortableAmpDevice.finding(node, f"{qualified}(...) gets the host's device type", edit)
+
+
+# --- .cuda() and .is_cuda ---------------------------------------------------------------------
+
+
+@only_when(_portable_run)
+@checks(ast.Call)
+def check_cuda_method(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Call)
+    func = node.func
+    if not (
+        isinstance(func, ast.Attribute)
+        and func.attr == "cuda"
+        and ctx.names.qualified_name(func.value) is None
+    ) or any(isinstance(arg, ast.Starred) for arg in node.args):
+        return
+    device_args = [ctx.segment(arg) for arg in node.args[:1]]
+    others: list[str] = []
+    for keyword in node.keywords:
+        if keyword.arg == "device":
+            device_args = [ctx.segment(keyword.value)]
+        else:
+            others.append(ctx.segment(keyword))
+    if len(node.args) > 1:
+        others.insert(0, f"non_blocking={ctx.segment(node.args[1])}")
+    if ctx.modes.specify_device:
+        device_args = []  # the device set from DEVICE_ID, not the index written here
+    arguments = ", ".join([f"{HELPER_DEVICE}({', '.join(device_args)})", *others])
+    _, end = ctx.span(node)
+    _, func_end = ctx.span(func)
+    edit = Edit(func_end - len("cuda"), end, f"to({arguments})")
+    yield PortableCudaMethod.finding(node, f".cuda() -> .to({HELPER_DEVICE}(...))", edit)
+
+
+@only_when(_portable_run)
+@checks(ast.Attribute)
+def check_is_cuda(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Attribute)
+    if node.attr == "is_cuda" and isinstance(node.ctx, ast.Load):
+        text = f'({ctx.segment(node.value)}.device.type != "cpu")'
+        yield PortableIsCuda.finding(
+            node, ".is_cuda -> on-accelerator test", ctx.replace(node, text)
+        )
+
+
+# --- DDP device ids ---------------------------------------------------------------------------
+
+
+@only_when(_portable_run)
+@checks(ast.Call)
+def check_ddp_device_ids(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Call)
+    if ctx.names.qualified_name(node.func) != _DDP:
+        return
+    values = [arg for index, arg in enumerate(node.args) if index in (1, 2)]
+    values += [k.value for k in node.keywords if k.arg in ("device_ids", "output_device")]
+    for value in values:
+        if (isinstance(value, ast.Constant) and value.value is None) or (
+            isinstance(value, ast.Call)
+            and ctx.names.qualified_name(value.func) == HELPER_DEVICE_IDS
+        ):
+            continue
+        text = f"{HELPER_DEVICE_IDS}({ctx.segment(value)})"
+        yield PortableDeviceIds.finding(
+            value, "DDP device ids -> None on CPU hosts", ctx.replace(value, text)
+        )
+
+
+# --- device and backend literals --------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _ExpressionSlotKind(SlotKind):
+    """A slot kind whose literals are replaced by an expression (``expression`` of the value)."""
+
+    expression: Callable[[str], str | None] = lambda value: None
+
+    def rewrite(self, ctx: Context, slot: ast.expr, rule: type[Rule]) -> Iterator[Finding]:
+        if not _active(ctx):
+            return
+        from ascendify.migrate.rules._literals import slot_literals
+
+        for literal in slot_literals(slot):
+            indexed = _indexed_fstring(ctx, literal) if rule is PortableMapLocation else None
+            if indexed is not None:
+                text = f"{HELPER_DEVICE}({indexed})"
+                yield rule.finding(literal, f"{self.label} -> {text}", ctx.replace(literal, text))
+                continue
+            if isinstance(literal, ast.JoinedStr):
+                edited = literal_edit(ctx, literal, self.convert)
+                if edited is not None:
+                    old, new, edit = edited
+                    yield rule.finding(literal, f"{self.label} {old!r} -> {new!r}", edit)
+                continue
+            segment = ctx.segment(literal)
+            value = literal.value
+            if not (
+                isinstance(value, str)
+                and len(segment) >= 2
+                and segment[0] in "'\""
+                and segment[1:-1] == value
+            ):
+                continue
+            expression = _map_location if rule is PortableMapLocation else self.expression
+            replacement = expression(value)
+            if replacement is not None:
+                if segment[0] == "'":
+                    replacement = replacement.replace('"', "'")
+                yield rule.finding(
+                    literal,
+                    f"{self.label} {value!r} -> {replacement}",
+                    ctx.replace(literal, replacement),
+                )
+
+
+def _indexed_fstring(ctx: Context, literal: ast.expr) -> str | None:
+    """The index expression of ``f"cuda:{index}"`` (torch.load needs a device object there)."""
+    if not isinstance(literal, ast.JoinedStr) or len(literal.values) != 2:
+        return None
+    head, value = literal.values
+    if (
+        isinstance(head, ast.Constant)
+        and head.value == CUDA_DEVICE_TYPE + ":"
+        and isinstance(value, ast.FormattedValue)
+        and value.conversion == -1
+        and value.format_spec is None
+    ):
+        return ctx.segment(value.value)
+    return None
+
+
+def _device_in_fstring(value: str) -> str | None:
+    """Leading f-string text: ``cuda:`` -> ``{portable_device.device_type()}:``."""
+    if value == CUDA_DEVICE_TYPE or value.startswith(CUDA_DEVICE_TYPE + ":"):
+        return "{" + HELPER_DEVICE_TYPE + "}" + value[len(CUDA_DEVICE_TYPE) :]
+    return None
+
+
+def _device_expression(value: str) -> str | None:
+    if value == CUDA_DEVICE_TYPE:
+        return HELPER_DEVICE_TYPE
+    if value.startswith(CUDA_DEVICE_TYPE + ":"):
+        rest = value[len(CUDA_DEVICE_TYPE) :].replace("{", "{{").replace("}", "}}")
+        return 'f"{' + HELPER_DEVICE_TYPE + "}" + rest + '"'
+    return None
+
+
+def _map_location(value: str) -> str | None:
+    """``torch.load`` cannot restore to ``"cpu:0"``: indexed targets become ``portable_device.device(N)``."""
+    index = value[len(CUDA_DEVICE_TYPE) + 1 :]
+    if value.startswith(CUDA_DEVICE_TYPE + ":") and index.isdigit():
+        return f"{HELPER_DEVICE}({index})"
+    return _device_expression(value)
+
+
+def _backend_expression(value: str) -> str | None:
+    return HELPER_BACKEND if value.lower() == "nccl" else None
+
+
+_EXPRESSIONS: dict[
+    str, tuple[Callable[[str], str | None], Callable[[str], str | None], type[Rule]]
+] = {
+    "device": (_device_expression, _device_in_fstring, PortableDevice),
+    "backend": (_backend_expression, lambda value: None, PortableBackend),
+}
+
+
+def _register_portable_kinds() -> None:
+    """One portable slot kind per NPU kind: same slots, expression replacements, portable rules."""
+    for kind, parameters in list(_KINDS):
+        spec = _EXPRESSIONS.get(kind.label)
+        if spec is None or isinstance(kind, _ExpressionSlotKind):
+            continue
+        expression, convert, rule = spec
+        fields = {field.name: getattr(kind, field.name) for field in dataclasses.fields(kind)}
+        fields.update(
+            convert=convert,
+            argument_rule=rule,
+            value_rule=rule,
+            keyword_rules={keyword: PortableMapLocation for keyword in kind.keyword_rules},
+            expression=expression,
+        )
+        portable = {
+            name: Parameter(
+                p.positions, p.keywords, None if p.rule is None else PortableMapLocation
+            )
+            for name, p in parameters.items()
+        }
+        slot_kind(_ExpressionSlotKind(**fields), portable)
+
+
+_register_portable_kinds()
+
+
+# --- the helper import ------------------------------------------------------------------------
+
+
+@only_when(_portable_run)
+@finishes
+def insert_helper_import(
+    ctx: Context, module: ast.Module, findings: list[Finding]
+) -> Iterator[Finding]:
+    replacements = [f.edit.replacement for f in findings if f.edit is not None]
+    lines = []
+    if ctx.cache.get(_NEEDS_TORCH_KEY) and any(f.rule is PortableApi for f in findings):
+        lines.append("import torch")
+    imported = imports_module(module, HELPER_MODULE) or any(
+        line.strip() == f"import {HELPER_MODULE}"
+        for text in replacements
+        for line in text.splitlines()
+    )
+    if any(f"{HELPER_MODULE}." in text for text in replacements) and not imported:
+        lines.append(f"import {HELPER_MODULE}")
+    if lines:
+        edit = insert_lines(ctx, module, lines, after_imports=True)
+        yield ImportPortableDevice.finding(module, "; ".join(lines), edit)

@@ -1,0 +1,176 @@
+"""``-s/--specify-device``: the process runs on the device named by the ``DEVICE_ID`` variable."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from ascendify.migrate._modes import Modes, Target
+from ascendify.migrate._rule import (
+    Context,
+    Edit,
+    Finding,
+    Operation,
+    Rule,
+    checks,
+    finishes,
+    only_when,
+)
+from ascendify.migrate.modes._insert import imports_module, insert_lines, local_name_of
+from ascendify.targets import Safety
+from ascendify.targets.portable import HELPER_MODULE
+
+_EVERY_TARGET = frozenset(Target)
+_SET_DEVICE = frozenset(
+    {"torch.cuda.set_device", "torch.npu.set_device", "torch_npu.npu.set_device"}
+)
+_DEVICE_ID = "DEVICE_ID"
+_MOVES = frozenset({"cuda", "npu"})
+
+
+class DeviceFromEnvironment(Rule):
+    """What it does: inserts, after the imports of every file that imports torch,
+    ``DEVICE_ID = int(os.environ.get("DEVICE_ID", "0"))`` and a ``set_device(DEVICE_ID)`` call
+    (``torch_npu.npu.set_device``; portable: ``portable_device.set_device``).
+
+    Why: Ascend jobs name the card of a process in ``DEVICE_ID``; devices without an index
+    (``"npu"``, ``.npu()``) then resolve to it.
+
+    Example: ``import torch`` is followed by the two lines above.
+
+    Fix safety: safe. Explicit indices in device strings (``"cuda:1"``) are kept.
+    """
+
+    code = "SDV001"
+    name = "device-from-environment"
+    summary = "device index from DEVICE_ID"
+    safety = Safety.SAFE
+    operation = Operation.INSERT
+    targets = _EVERY_TARGET
+    mode = "specify-device"
+
+
+class SetDeviceFromEnvironment(Rule):
+    """What it does: passes ``DEVICE_ID`` to the script's own ``set_device`` calls.
+
+    Why: a hard-coded or rank-derived index would override the device the job assigned.
+
+    Example: ``torch.cuda.set_device(args.gpu)`` becomes ``torch_npu.npu.set_device(DEVICE_ID)``.
+
+    Fix safety: safe.
+    """
+
+    code = "SDV002"
+    name = "set-device-from-environment"
+    summary = "set_device(...) -> set_device(DEVICE_ID)"
+    safety = Safety.SAFE
+    targets = _EVERY_TARGET
+    mode = "specify-device"
+
+
+def _imports_torch(module: ast.Module) -> bool:
+    return any(
+        (
+            isinstance(stmt, ast.Import)
+            and any(a.name.partition(".")[0] == "torch" for a in stmt.names)
+        )
+        or (isinstance(stmt, ast.ImportFrom) and (stmt.module or "").partition(".")[0] == "torch")
+        for stmt in module.body
+    )
+
+
+def _specify_device_run(modes: Modes) -> bool:
+    return modes.specify_device
+
+
+@only_when(_specify_device_run)
+@finishes
+def insert_device_id(
+    ctx: Context, module: ast.Module, findings: list[Finding]
+) -> Iterator[Finding]:
+    if not _imports_torch(module):
+        return
+    if f"{_DEVICE_ID} = int(" in ctx.source.text or any(
+        f"{_DEVICE_ID} = int(" in (f.edit.replacement if f.edit else "") for f in findings
+    ):
+        return  # already there (a second run, or the distributed prelude)
+    portable = ctx.modes.target is Target.PORTABLE
+    device_module = HELPER_MODULE if portable else "torch_npu"
+    lines = [] if local_name_of(ctx, "os") else ["import os"]
+    added_by = {"torch_npu": "NPU001", HELPER_MODULE: "PRT001"}[device_module]
+    if not imports_module(module, device_module) and not any(
+        f.rule.code == added_by for f in findings
+    ):
+        lines.append(f"import {device_module}")
+    set_device = f"{HELPER_MODULE}.set_device" if portable else "torch_npu.npu.set_device"
+    lines += [
+        f'{_DEVICE_ID} = int(os.environ.get("{_DEVICE_ID}", "0"))  # the device of this process',
+        f"{set_device}({_DEVICE_ID})",
+    ]
+    edit = insert_lines(ctx, module, lines, after_imports=True)
+    yield DeviceFromEnvironment.finding(module, f"device from {_DEVICE_ID}", edit)
+
+
+@only_when(_specify_device_run)
+@checks(ast.Call)
+def check_set_device(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Call)
+    if ctx.names.qualified_name(node.func) not in _SET_DEVICE or len(node.args) != 1:
+        return
+    argument = node.args[0]
+    if isinstance(argument, ast.Name) and argument.id == _DEVICE_ID:
+        return
+    yield SetDeviceFromEnvironment.finding(
+        node, f"set_device({ctx.segment(argument)}) -> set_device({_DEVICE_ID})",
+        ctx.replace(argument, _DEVICE_ID),
+    )  # fmt: skip
+
+
+class MoveWithoutIndex(Rule):
+    """What it does: drops the device index of ``x.cuda(i)`` (``x.npu(i)``), keeping the other
+    arguments (portable: ``x.to(portable_device.device())``, by PRT201).
+
+    Why: with the device set from ``DEVICE_ID``, an index (often ``args.gpu``, 0 by default)
+    would send the data to another card.
+
+    Example: ``images = images.cuda(args.gpu, non_blocking=True)`` becomes
+    ``images = images.npu(non_blocking=True)``.
+
+    Fix safety: safe.
+    """
+
+    code = "SDV003"
+    name = "move-without-index"
+    summary = ".cuda(i) -> .cuda() (the DEVICE_ID device)"
+    safety = Safety.SAFE
+    targets = frozenset({Target.NPU})
+    mode = "specify-device"
+
+
+@only_when(_specify_device_run)
+@checks(ast.Call)
+def check_move_index(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Call)
+    func = node.func
+    if not (
+        isinstance(func, ast.Attribute)
+        and func.attr in _MOVES
+        and ctx.names.qualified_name(func.value) is None
+        and not any(isinstance(arg, ast.Starred) for arg in node.args)
+    ):
+        return
+    arguments: list[ast.expr | ast.keyword] = [*node.args, *node.keywords]
+    index: ast.expr | ast.keyword | None = (
+        node.args[0] if node.args else next((k for k in node.keywords if k.arg == "device"), None)
+    )
+    if index is None:
+        return
+    position = arguments.index(index)
+    start, end = ctx.span(index)
+    if position + 1 < len(arguments):
+        end = ctx.span(arguments[position + 1])[0]
+    elif position > 0:
+        start = ctx.span(arguments[position - 1])[1]
+    yield MoveWithoutIndex.finding(
+        node, f"{ctx.segment(index)} dropped from .{func.attr}()", Edit(start, end, "")
+    )

@@ -1,0 +1,309 @@
+"""``--rules FILE``: the user's renames and argument changes (parsed by :mod:`ascendify.migrate.rulefile`).
+
+They run before the built-in rules: where a user edit and a built-in edit touch the same text, the user
+edit wins (``priority = -1``).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from ascendify.migrate._modes import ChangeArgument, Modes, RenameFunction, RenameModule, Target
+from ascendify.migrate._rule import Context, Edit, Finding, Rule, checks, finishes, only_when
+from ascendify.migrate.modes._insert import insert_lines
+from ascendify.targets import Safety
+
+_EVERY_TARGET = frozenset(Target)
+_MOVED_KEY = ("user-rules-imports", 0)  # ctx.cache: local name -> what a rewritten import binds
+
+
+class UserRenameFunction(Rule):
+    """What it does: renames a function (or class) given by ``[[rename_function]]`` in the rules file
+    wherever the code refers to it, through any import alias.
+
+    Why: projects have their own CUDA helpers with NPU counterparts that no built-in rule knows.
+
+    Example: with ``old = "ops.cuda_sync"``, ``new = "ops.npu_sync"``, ``ops.cuda_sync()`` becomes
+    ``ops.npu_sync()``.
+
+    Fix safety: safe (it does what the rules file says; each change names its rule's line).
+    """
+
+    code = "USR001"
+    name = "user-rename-function"
+    summary = "user rule: rename a function"
+    safety = Safety.SAFE
+    targets = _EVERY_TARGET
+    priority = -1
+    mode = "rules"
+
+
+class UserRenameModule(Rule):
+    """What it does: renames a module given by ``[[rename_module]]`` in imports (``import old``,
+    ``import old.sub as x``, ``from old import y``) and in qualified uses (``old.f()``).
+
+    Why: a CUDA-only package often has an NPU twin with the same API.
+
+    Example: with ``old = "cuda_kernels"``, ``new = "npu_kernels"``,
+    ``from cuda_kernels import fused`` becomes ``from npu_kernels import fused``.
+
+    Fix safety: safe (as the rules file says).
+    """
+
+    code = "USR002"
+    name = "user-rename-module"
+    summary = "user rule: rename a module"
+    safety = Safety.SAFE
+    targets = _EVERY_TARGET
+    priority = -1
+    mode = "rules"
+
+
+class UserChangeArgument(Rule):
+    """What it does: sets, adds or removes one argument of the calls named by ``[[change_argument]]``
+    (found by keyword, or by position).
+
+    Why: APIs that differ between devices by an argument (a ``map_location``, a flag).
+
+    Example: with ``function = "torch.load"``, ``keyword = "map_location"``, ``value = '"cpu"'``,
+    ``torch.load(path)`` becomes ``torch.load(path, map_location="cpu")``.
+
+    Fix safety: safe (as the rules file says).
+    """
+
+    code = "USR003"
+    name = "user-change-argument"
+    summary = "user rule: change an argument"
+    safety = Safety.SAFE
+    targets = _EVERY_TARGET
+    priority = -1
+    mode = "rules"
+
+
+class UserImport(Rule):
+    """What it does: inserts ``import M`` for the module of a renamed function or module that the
+    file does not import yet.
+
+    Why: the new name must be bound where it is used.
+
+    Example: ``ops.cuda_sync()`` renamed to ``npu_ops.sync()`` adds ``import npu_ops``.
+
+    Fix safety: safe.
+    """
+
+    code = "USR004"
+    name = "user-import"
+    summary = "user rule: import the module of a new name"
+    safety = Safety.SAFE
+    targets = _EVERY_TARGET
+    priority = -1
+    mode = "rules"
+
+
+def _moved(ctx: Context) -> dict[str, str]:
+    moved = ctx.cache.setdefault(_MOVED_KEY, {})
+    assert isinstance(moved, dict)
+    return moved
+
+
+def _imported(ctx: Context) -> set[str]:
+    """Modules that rewritten import statements now import."""
+    imported = ctx.cache.setdefault(("user-rules-imported", 0), set())
+    assert isinstance(imported, set)
+    return imported
+
+
+def _prefixes(dotted: str) -> list[str]:
+    """``a.b.c`` -> ``a``, ``a.b``, ``a.b.c`` (what ``import a.b.c`` makes usable)."""
+    parts = dotted.split(".")
+    return [".".join(parts[:end]) for end in range(1, len(parts) + 1)]
+
+
+def _under(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def _user_rules_run(modes: Modes) -> bool:
+    return bool(modes.user_rules)
+
+
+@only_when(_user_rules_run)
+@checks(ast.Import, ast.ImportFrom)
+def check_module_import(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Import | ast.ImportFrom)
+    for rule in ctx.modes.user_rules:
+        if isinstance(rule, RenameFunction) and isinstance(node, ast.ImportFrom):
+            yield from _function_import(ctx, node, rule)
+        if not isinstance(rule, RenameModule):
+            continue
+        start, end = ctx.span(node)
+        text = ctx.source.text[start:end]
+        if isinstance(node, ast.ImportFrom):
+            if node.level or not node.module or not _under(node.module, rule.old):
+                continue
+            at = text.find(node.module)
+            new_module = rule.new + node.module[len(rule.old) :]
+            for alias in node.names:
+                _moved(ctx)[alias.asname or alias.name] = f"{new_module}.{alias.name}"
+            _imported(ctx).add(new_module)
+            edit = Edit(start + at, start + at + len(rule.old), rule.new)
+            yield UserRenameModule.finding(node, f"{rule.old} -> {rule.new} ({rule.origin})", edit)
+            return
+        for alias in node.names:
+            if not _under(alias.name, rule.old):
+                continue
+            at = text.find(alias.name)
+            if at < 0:
+                continue
+            local = alias.asname or alias.name.partition(".")[0]
+            new_name = rule.new + alias.name[len(rule.old) :]
+            _imported(ctx).update(_prefixes(new_name))
+            if alias.asname:
+                _moved(ctx)[local] = new_name
+            edit = Edit(start + at, start + at + len(rule.old), rule.new)
+            yield UserRenameModule.finding(node, f"{rule.old} -> {rule.new} ({rule.origin})", edit)
+
+
+def _function_import(ctx: Context, node: ast.ImportFrom, rule: RenameFunction) -> Iterator[Finding]:
+    """``from ops import cuda_sync`` -> ``from ops import npu_sync as cuda_sync``: uses stay as written."""
+    new_module, _, new_name = rule.new.rpartition(".")
+    if node.level or not node.module or not new_module:
+        return
+    for alias in node.names:
+        if f"{node.module}.{alias.name}" != rule.old:
+            continue
+        local = alias.asname or alias.name
+        named = new_name if local == new_name else f"{new_name} as {local}"
+        if new_module == node.module:
+            start, _ = ctx.span(alias)
+            end = (
+                start
+                + len(alias.name)
+                + (0 if alias.asname is None else len(ctx.segment(alias)) - len(alias.name))
+            )
+            edit = Edit(start, end, named)
+        elif len(node.names) == 1:
+            edit = ctx.replace(node, f"from {new_module} import {named}")
+        else:
+            return  # names from several modules: each use is rewritten instead
+        _moved(ctx)[local] = rule.new
+        yield UserRenameFunction.finding(node, f"{rule.old} -> {rule.new} ({rule.origin})", edit)
+
+
+@only_when(_user_rules_run)
+@checks(ast.Name, ast.Attribute)
+def check_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    if not ctx.modes.user_rules or (isinstance(parent, ast.Attribute) and parent.value is node):
+        return
+    assert isinstance(node, ast.Name | ast.Attribute)
+    if not isinstance(node.ctx, ast.Load):
+        return
+    resolved = ctx.names.resolve(node)
+    if resolved is None:
+        return
+    binding, rest = resolved
+    qualified = ".".join([binding.qualified, *rest])
+    for rule in ctx.modes.user_rules:
+        kind: type[Rule]
+        if isinstance(rule, RenameFunction) and qualified == rule.old:
+            new, kind = rule.new, UserRenameFunction
+        elif isinstance(rule, RenameModule) and _under(qualified, rule.old):
+            new, kind = rule.new + qualified[len(rule.old) :], UserRenameModule
+        else:
+            continue
+        local = node.id if isinstance(node, ast.Name) else ctx.segment(node).partition(".")[0]
+        current = _moved(ctx).get(local, binding.qualified)
+        if ".".join([current, *rest]) == new:
+            return
+        if _under(new, current) and local == _root_text(node):
+            text = local + new[len(current) :]
+        else:
+            text = new
+            _needed_imports(ctx).add(new.rpartition(".")[0])
+        message = f"{qualified} -> {new} ({rule.origin})"
+        yield kind.finding(node, message, ctx.replace(node, text))
+        return
+
+
+def _root_text(node: ast.expr) -> str:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _needed_imports(ctx: Context) -> set[str]:
+    needed = ctx.cache.setdefault(("user-rules-needed", 0), set())
+    assert isinstance(needed, set)
+    return needed
+
+
+@only_when(_user_rules_run)
+@checks(ast.Call)
+def check_argument(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    if not ctx.modes.user_rules:
+        return
+    assert isinstance(node, ast.Call)
+    qualified = ctx.names.qualified_name(node.func)
+    if qualified is None:
+        return
+    for rule in ctx.modes.user_rules:
+        if isinstance(rule, ChangeArgument) and rule.function == qualified:
+            found = _change_argument(ctx, node, rule)
+            if found is not None:
+                yield found
+
+
+def _change_argument(ctx: Context, node: ast.Call, rule: ChangeArgument) -> Finding | None:
+    arguments: list[ast.expr | ast.keyword] = [*node.args, *node.keywords]
+    arguments.sort(key=lambda a: (a.lineno, a.col_offset))
+    target: ast.expr | ast.keyword | None = next(
+        (k for k in node.keywords if rule.keyword is not None and k.arg == rule.keyword), None
+    )
+    if (
+        target is None
+        and rule.position is not None
+        and rule.position < len(node.args)
+        and not any(isinstance(a, ast.Starred) for a in node.args[: rule.position + 1])
+    ):
+        target = node.args[rule.position]
+    message = f"{rule.function}: {{}} ({rule.origin})"
+    if target is None:
+        if rule.value is None or rule.keyword is None:
+            return None
+        text = f"{rule.keyword}={rule.value}"
+        if arguments:
+            at = ctx.span(arguments[-1])[1]
+            edit = Edit(at, at, ", " + text)
+        else:
+            at = ctx.source.text.index("(", ctx.span(node.func)[1]) + 1
+            edit = Edit(at, at, text)
+        return UserChangeArgument.finding(node, message.format(f"add {text}"), edit)
+    value_node = target.value if isinstance(target, ast.keyword) else target
+    if rule.value is not None:
+        if ctx.segment(value_node) == rule.value:
+            return None
+        edit = ctx.replace(value_node, rule.value)
+        return UserChangeArgument.finding(node, message.format(f"set to {rule.value}"), edit)
+    index = arguments.index(target)
+    if index > 0:
+        start, end = ctx.span(arguments[index - 1])[1], ctx.span(target)[1]
+    elif len(arguments) > 1:
+        start, end = ctx.span(target)[0], ctx.span(arguments[1])[0]
+    else:
+        start, end = ctx.span(target)
+    label = rule.keyword if isinstance(target, ast.keyword) else f"argument {rule.position}"
+    return UserChangeArgument.finding(node, message.format(f"remove {label}"), Edit(start, end, ""))
+
+
+@only_when(_user_rules_run)
+@finishes
+def insert_imports(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Finding]:
+    needed = sorted(name for name in _needed_imports(ctx) if name)
+    if not needed or not any(f.rule.mode == "rules" and f.edit for f in findings):
+        return
+    bound = {binding.qualified for binding in ctx.names.bindings.values()} | _imported(ctx)
+    lines = [f"import {name}" for name in needed if name not in bound]
+    if lines:
+        edit = insert_lines(ctx, module, lines, after_imports=True)
+        yield UserImport.finding(module, "; ".join(lines), edit)

@@ -1,0 +1,194 @@
+"""``--rules FILE``: user rules in JSON (always) or TOML (Python 3.11+, via tomllib).
+
+The format (docs/migrate-modes.md)::
+
+    [[rename_function]]            # calls of old call new
+    old = "mylib.cuda_ops.fused_adam"
+    new = "mylib.npu_ops.fused_adam"
+
+    [[rename_module]]              # the module and everything under it, in imports and uses
+    old = "mylib.cuda_ops"
+    new = "mylib.npu_ops"
+
+    [[change_argument]]            # set (value) or drop (remove = true) one argument
+    function = "torch.load"
+    keyword = "map_location"       # and/or position = 1
+    value = '"cpu"'                # Python source of the new value
+
+JSON holds the same tables as lists: ``{"rename_function": [{"old": ..., "new": ...}], ...}``.
+Every problem is reported with the file, the entry and, where the text shows it, the line.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ascendify.errors import AscendifyError
+from ascendify.migrate._modes import ChangeArgument, RenameFunction, RenameModule, UserRule
+
+_DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
+_KEYS = {
+    "rename_function": ({"old", "new"}, set()),
+    "rename_module": ({"old", "new"}, set()),
+    "change_argument": ({"function"}, {"keyword", "position", "value", "remove"}),
+}
+
+
+class _Problem(Exception):
+    def __init__(self, message: str, needle: str | None = None) -> None:
+        super().__init__(message)
+        self.needle = needle  # text whose line locates the problem
+
+
+def load_rule_file(path: Path) -> tuple[UserRule, ...]:
+    """Parse and validate a rule file; any problem is an :class:`AscendifyError` naming its place."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise AscendifyError(f"--rules {path}: cannot read: {error}") from error
+    data = _parse(path, text)
+    rules: list[UserRule] = []
+    for table, entries in data.items():
+        if table not in _KEYS:
+            raise AscendifyError(
+                f"{_where(path, text, table)}: unknown rule kind {table!r} "
+                f"(expected one of: {', '.join(_KEYS)})"
+            )
+        if not isinstance(entries, list):
+            raise AscendifyError(f"{_where(path, text, table)}: {table} must be a list of tables")
+        for index, entry in enumerate(entries, start=1):
+            label = f"{table}[{index}]"
+            try:
+                origin = _where(path, text, _first_value(entry))
+                rules.append(_BUILDERS[table](entry, origin))
+            except _Problem as problem:
+                raise AscendifyError(
+                    f"{_where(path, text, problem.needle)}: {label}: {problem}"
+                ) from None
+    return tuple(rules)
+
+
+def _parse(path: Path, text: str) -> Mapping[str, Any]:
+    data: Any
+    if path.suffix == ".toml":
+        data = _parse_toml(path, text)
+    elif path.suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise AscendifyError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from error
+    else:
+        raise AscendifyError(f"--rules {path}: the file must end in .json or .toml")
+    if not isinstance(data, dict):
+        raise AscendifyError(f"{path}: the top level must be a table of rule lists")
+    return data
+
+
+def _parse_toml(path: Path, text: str) -> Any:
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            raise AscendifyError(f"{path}: not valid TOML: {error}") from error
+    raise AscendifyError(f"--rules {path}: TOML needs Python 3.11 or newer; use JSON")
+
+
+def _first_value(entry: object) -> str | None:
+    if isinstance(entry, dict):
+        for value in entry.values():
+            if isinstance(value, str):
+                return value
+    return None
+
+
+def _where(path: Path, text: str, needle: str | None) -> str:
+    """``file:line`` when ``needle`` occurs in the text, else ``file``."""
+    if needle:
+        at = text.find(needle)
+        if at >= 0:
+            return f"{path}:{text.count(chr(10), 0, at) + 1}"
+    return str(path)
+
+
+def _checked(entry: object, table: str) -> dict[str, Any]:
+    if not isinstance(entry, dict):
+        raise _Problem("each rule must be a table of keys")
+    required, optional = _KEYS[table]
+    missing = required - entry.keys()
+    if missing:
+        raise _Problem(f"missing key(s): {', '.join(sorted(missing))}", _first_value(entry))
+    unknown = entry.keys() - required - optional
+    if unknown:
+        raise _Problem(
+            f"unknown key(s): {', '.join(sorted(unknown))} "
+            f"(allowed: {', '.join(sorted(required | optional))})",
+            sorted(unknown)[0],
+        )
+    return entry
+
+
+def _dotted(entry: dict[str, Any], key: str) -> str:
+    value = entry[key]
+    if not isinstance(value, str) or not _DOTTED.match(value):
+        raise _Problem(
+            f"{key} must be a dotted Python name such as 'torch.cuda.synchronize', not {value!r}",
+            value if isinstance(value, str) else None,
+        )
+    return value
+
+
+def _rename_function(entry: object, origin: str) -> UserRule:
+    checked = _checked(entry, "rename_function")
+    return RenameFunction(_dotted(checked, "old"), _dotted(checked, "new"), origin)
+
+
+def _rename_module(entry: object, origin: str) -> UserRule:
+    checked = _checked(entry, "rename_module")
+    return RenameModule(_dotted(checked, "old"), _dotted(checked, "new"), origin)
+
+
+def _change_argument(entry: object, origin: str) -> UserRule:
+    checked = _checked(entry, "change_argument")
+    function = _dotted(checked, "function")
+    keyword = checked.get("keyword")
+    position = checked.get("position")
+    if keyword is not None and (not isinstance(keyword, str) or not _IDENTIFIER.match(keyword)):
+        raise _Problem(f"keyword must be an argument name, not {keyword!r}", function)
+    if position is not None and (
+        isinstance(position, bool) or not isinstance(position, int) or position < 0
+    ):
+        raise _Problem(f"position must be a number >= 0, not {position!r}", function)
+    if keyword is None and position is None:
+        raise _Problem("give the argument's keyword, its position, or both", function)
+    remove = checked.get("remove", False)
+    value = checked.get("value")
+    if not isinstance(remove, bool):
+        raise _Problem(f"remove must be true or false, not {remove!r}", function)
+    if remove == (value is not None):
+        raise _Problem("give either value (the new argument) or remove = true", function)
+    if value is not None:
+        if not isinstance(value, str):
+            raise _Problem(f"value must be Python source text in a string, not {value!r}", function)
+        try:
+            ast.parse(value, mode="eval")
+        except SyntaxError as error:
+            raise _Problem(
+                f"value {value!r} is not a Python expression: {error.msg}", value
+            ) from None
+    return ChangeArgument(function, keyword, position, value, origin)
+
+
+_BUILDERS: dict[str, Callable[[object, str], UserRule]] = {
+    "rename_function": _rename_function,
+    "rename_module": _rename_module,
+    "change_argument": _change_argument,
+}

@@ -1,0 +1,94 @@
+"""The CUDA -> portable API facts: device-agnostic spellings that run on NPU, CUDA and CPU alike.
+
+Spellings use public torch APIs where they work on every device (``torch.accelerator.is_available``,
+``torch.amp``), and the generated ``portable_device`` helper module where they do not
+(``torch.accelerator.synchronize`` raises on a CPU-only host; CPU events have no timing).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ascendify.targets.apis import Safety
+
+HELPER_MODULE = "portable_device"  # generated into the result; never an import of ascendify
+HELPER_DEVICE_TYPE = f"{HELPER_MODULE}.device_type()"
+HELPER_DEVICE = f"{HELPER_MODULE}.device"
+HELPER_BACKEND = f"{HELPER_MODULE}.backend()"
+HELPER_DEVICE_IDS = f"{HELPER_MODULE}.device_ids"
+
+
+@dataclass(frozen=True)
+class PortableTarget:
+    cuda: str  # fully qualified CUDA-side name
+    portable: str | None  # qualified portable name ("torch." or "portable_device."); None: report
+    safety: Safety
+    note: str = ""
+
+
+_HELPER_FUNCTIONS = (
+    "device_count", "current_device", "set_device", "synchronize", "manual_seed",
+    "manual_seed_all", "seed", "seed_all", "empty_cache", "memory_allocated",
+    "max_memory_allocated", "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
+    "get_device_name", "Event",
+    "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
+    "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor",
+)  # fmt: skip
+
+# Members that torch.cpu has too, so ``portable_device.module().X`` works on every device.
+_DEVICE_MODULE_MEMBERS = ("Stream", "StreamContext", "current_stream", "stream", "is_initialized")
+
+_NOT_PORTABLE = "has no device-agnostic counterpart; keep it behind a device check"
+
+PORTABLE_TARGETS: tuple[PortableTarget, ...] = (
+    PortableTarget("torch.cuda.is_available", "torch.accelerator.is_available", Safety.SAFE),
+    *(
+        PortableTarget(f"torch.cuda.{name}", f"{HELPER_MODULE}.{name}", Safety.SAFE)
+        for name in _HELPER_FUNCTIONS
+    ),
+    *(
+        PortableTarget(f"torch.cuda.{name}", f"{HELPER_MODULE}.module().{name}", Safety.SAFE)
+        for name in _DEVICE_MODULE_MEMBERS
+    ),
+    # torch.cuda.amp: torch.amp takes the device type as its first argument (added by the rule).
+    PortableTarget("torch.cuda.amp", "torch.amp", Safety.SAFE),
+    PortableTarget("torch.cuda.amp.autocast", "torch.amp.autocast", Safety.SAFE),
+    PortableTarget("torch.cuda.amp.GradScaler", "torch.amp.GradScaler", Safety.SAFE),
+    PortableTarget("torch.cuda.amp.custom_fwd", None, Safety.REPORT_ONLY,
+                   "use torch.amp.custom_fwd(device_type=...)"),
+    PortableTarget("torch.cuda.amp.custom_bwd", None, Safety.REPORT_ONLY,
+                   "use torch.amp.custom_bwd(device_type=...)"),
+    PortableTarget("torch.cuda.get_device_properties", None, Safety.REPORT_ONLY,
+                   "device properties differ per device type and do not exist on CPU"),
+    PortableTarget("torch.cuda.get_device_capability", None, Safety.REPORT_ONLY,
+                   "a CUDA compute capability has no meaning on other devices"),
+    PortableTarget("torch.cuda.nvtx", None, Safety.REPORT_ONLY,
+                   "NVTX markers are read by NVIDIA tools only"),
+    PortableTarget("torch.cuda.CUDAGraph", None, Safety.REPORT_ONLY,
+                   "graph capture is device specific (torch.accelerator.Graph needs an accelerator)"),
+    PortableTarget("torch.cuda.graph", None, Safety.REPORT_ONLY, "graph capture is device specific"),
+    PortableTarget("torch.cuda.make_graphed_callables", None, Safety.REPORT_ONLY,
+                   "graph capture is device specific"),
+    PortableTarget("torch.cuda.comm", None, Safety.REPORT_ONLY, "use torch.distributed collectives"),
+    PortableTarget("torch.cuda.nccl", None, Safety.REPORT_ONLY, "use torch.distributed collectives"),
+)  # fmt: skip
+
+_BY_NAME = {target.cuda: target for target in PORTABLE_TARGETS}
+
+
+def portable_target(qualified: str) -> tuple[PortableTarget, str] | None:
+    """The entry for the longest known prefix of a ``torch.cuda`` chain, and the rest of the chain.
+
+    Any other ``torch.cuda`` member is reported: it may not exist on every device.
+    """
+    if not (qualified == "torch.cuda" or qualified.startswith("torch.cuda.")):
+        return None
+    name = qualified
+    while name != "torch.cuda":
+        target = _BY_NAME.get(name)
+        if target is not None:
+            return target, qualified[len(name) :]
+        name = name.rpartition(".")[0]
+    if qualified == "torch.cuda":
+        return None  # the bare module (as in ``import torch.cuda``) is not an API use
+    return PortableTarget(qualified, None, Safety.REPORT_ONLY, _NOT_PORTABLE), ""

@@ -1,0 +1,4 @@
+# rules: 
+# modes: distributed=main.py
+# path: ckpt.py
+state = optimizer.state_dict()

@@ -1,0 +1,6 @@
+# rules: 
+# modes: modelarts
+import os
+
+name = os.path.basename(path)
+value = json.loads(text)

@@ -1,0 +1,5 @@
+# rules: 
+# modes: modelarts
+import torch
+
+x = torch.ones(1)

@@ -1,0 +1,5 @@
+# rules: 
+# modes:
+import torch
+
+x = torch.ones(1)

@@ -1,0 +1,7 @@
+# rules: 
+# modes: portable
+import torch
+
+cuda = "a name"
+x = torch.accelerator.is_available()
+my.cuda.synchronize()

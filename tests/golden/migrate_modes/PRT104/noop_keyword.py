@@ -1,0 +1,6 @@
+# rules: 
+# modes: portable
+import torch
+
+with torch.autocast("cpu", enabled=True):
+    pass

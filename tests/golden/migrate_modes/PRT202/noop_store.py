@@ -1,0 +1,5 @@
+# rules: 
+# modes: portable
+import torch
+
+flags.is_cuda_build = True

@@ -1,0 +1,5 @@
+# rules: 
+# modes: portable
+import torch.distributed as dist
+
+dist.init_process_group("gloo")

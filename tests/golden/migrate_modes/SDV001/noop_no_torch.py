@@ -1,0 +1,5 @@
+# rules: 
+# modes: specify_device
+import os
+
+print(os.getcwd())

@@ -1,0 +1,5 @@
+# rules: 
+# modes:
+import torch
+
+torch.npu.set_device(args.gpu)

@@ -1,0 +1,10 @@
+# rules: NPU001 USR001
+# modes: rules=rules.json
+from torch.cuda import synchronize
+
+synchronize()
+# output
+from mylib import sync as synchronize
+import torch_npu
+
+synchronize()

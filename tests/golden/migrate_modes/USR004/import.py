@@ -1,0 +1,11 @@
+# rules: NPU001 USR001 USR004
+# modes: rules=rules.json
+import torch as th
+
+th.cuda.synchronize()
+# output
+import torch as th
+import torch_npu
+import mylib
+
+mylib.sync()

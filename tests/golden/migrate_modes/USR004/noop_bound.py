@@ -1,0 +1,5 @@
+# rules: 
+# modes: rules=rules.json
+import ops
+
+ops.npu_sync()

@@ -1,0 +1,115 @@
+"""``--rules FILE``: the format, its validation messages, and a run through the command line."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from ascendify.errors import AscendifyError
+from ascendify.migrate._modes import ChangeArgument, RenameFunction, RenameModule
+from ascendify.migrate.rulefile import load_rule_file
+from tests.conftest import RunCli
+
+TOML = """\
+[[rename_function]]
+old = "ops.cuda_sync"
+new = "ops.npu_sync"
+
+[[rename_module]]
+old = "cuda_kernels"
+new = "npu_kernels"
+
+[[change_argument]]
+function = "torch.load"
+keyword = "map_location"
+value = '"cpu"'
+"""
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib is standard from Python 3.11")
+def test_toml_rules_load_with_their_lines(tmp_path: Path) -> None:
+    path = write(tmp_path, "rules.toml", TOML)
+    rules = load_rule_file(path)
+    assert rules == (
+        RenameFunction("ops.cuda_sync", "ops.npu_sync", f"{path}:2"),
+        RenameModule("cuda_kernels", "npu_kernels", f"{path}:6"),
+        ChangeArgument("torch.load", "map_location", None, '"cpu"', f"{path}:10"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"rename_function": [{"old": "a.b"}]}', "rename_function[1]: missing key(s): new"),
+        (
+            '{"rename_function": [{"old": "a.b", "new": "c d"}]}',
+            ":1: rename_function[1]: new must be a dotted",
+        ),
+        ('{"rename_class": []}', "unknown rule kind 'rename_class'"),
+        ('{"change_argument": [{"function": "f", "keyword": "k"}]}', "either value"),
+        (
+            '{"change_argument": [{"function": "f", "keyword": "k", "value": "1 +"}]}',
+            "not a Python expression",
+        ),
+        ('{"change_argument": [{"function": "f", "value": "1"}]}', "keyword, its position"),
+        (
+            '{"change_argument": [{"function": "f", "position": -1, "remove": true}]}',
+            "position must be",
+        ),
+        ('{"rename_module": [{"old": "a", "new": "b", "extra": 1}]}', "unknown key(s): extra"),
+        ('{\n  "rename_module": [\n    {"old": "a",}\n  ]\n}', ":3: not valid JSON"),
+        ("[1, 2]", "top level must be a table"),
+    ],
+)
+def test_bad_rule_files_are_explained(tmp_path: Path, text: str, message: str) -> None:
+    path = write(tmp_path, "rules.json", text)
+    with pytest.raises(AscendifyError) as raised:
+        load_rule_file(path)
+    assert message in str(raised.value)
+    assert str(path) in str(raised.value)
+
+
+def test_unknown_suffix_and_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(AscendifyError, match=r"\.json or \.toml"):
+        load_rule_file(write(tmp_path, "rules.yaml", "{}"))
+    with pytest.raises(AscendifyError, match="cannot read"):
+        load_rule_file(tmp_path / "absent.json")
+
+
+def test_user_rules_run_before_the_built_ins(tmp_path: Path, run_cli: RunCli) -> None:
+    source = tmp_path / "project"
+    source.mkdir()
+    (source / "train.py").write_text(
+        "import torch\n\ntorch.cuda.synchronize()\nx = torch.ones(1).cuda()\n"
+    )
+    (source / "eval.py").write_text("import torch\n\ntorch.cuda.synchronize()\n")
+    rules = write(
+        tmp_path, "rules.json",
+        '{"rename_function": [{"old": "torch.cuda.synchronize", "new": "mylib.barrier"}]}',
+    )  # fmt: skip
+    out = tmp_path / "out"
+    # -j 2: the rules travel to the worker processes with the settings.
+    done = run_cli(["migrate", "-i", str(source), "-o", str(out), "--rules", str(rules), "-j", "2"])
+    assert done.returncode == 0, done.stderr
+    assert "mylib.barrier()" in (out / "project_msft" / "eval.py").read_text()
+    text = (out / "project_msft" / "train.py").read_text()
+    assert "mylib.barrier()" in text  # the user's rename, not torch_npu.npu.synchronize
+    assert "import mylib" in text
+    assert ".npu()" in text  # the built-ins still ran
+
+
+def test_a_bad_rule_file_is_a_usage_error(tmp_path: Path, run_cli: RunCli) -> None:
+    rules = write(tmp_path, "rules.json", '{"rename_function": [{"old": "x"}]}')
+    done = run_cli(
+        ["migrate", "-i", str(tmp_path), "-o", str(tmp_path / "out"), "--rules", str(rules)]
+    )
+    assert done.returncode == 2
+    assert "missing key(s): new" in done.stderr
