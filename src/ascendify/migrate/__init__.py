@@ -17,6 +17,7 @@ from ascendify.migrate._engine import (
     apply_edits,
     migrate_source,
 )
+from ascendify.migrate._modes import DistributedMode, Modes, Target
 from ascendify.migrate._names import Binding, NameResolver, import_bindings
 from ascendify.migrate._rule import (
     Change,
@@ -46,11 +47,13 @@ __all__ = [
     "Change",
     "Changed",
     "Context",
+    "DistributedMode",
     "Edit",
     "Failed",
     "FileOutcome",
     "FileResult",
     "Finding",
+    "Modes",
     "NameResolver",
     "Operation",
     "Options",
@@ -58,6 +61,7 @@ __all__ = [
     "Settings",
     "SkipReason",
     "Skipped",
+    "Target",
     "TreePlan",
     "TreeResult",
     "Unchanged",

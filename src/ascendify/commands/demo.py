@@ -1,0 +1,27 @@
+"""``ascendify demo``: migrate the bundled GPU project and train it with the launcher."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+NAME = "demo"
+HELP = "Migrate a bundled GPU training project and run it on this machine's cards (or CPU)."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=Path("ascendify-demo"),
+        help="where the copy, the migrations, logs and checkpoint go (default: ./ascendify-demo)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from ascendify.demo import plan_demo, run_demo
+
+    return run_demo(plan_demo(args.workdir.absolute(), os.environ), Console(stderr=True))

@@ -1,0 +1,53 @@
+"""``ascendify demo``: the README's main job, run for real, and its choice of what to run."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+from importlib import resources
+from pathlib import Path
+
+from ascendify.demo import CPU_RANKS, plan_demo
+from ascendify.migrate import Target
+from tests.conftest import RunCli
+
+
+def _example_digest() -> str:
+    digest = hashlib.sha256()
+    root = resources.files("ascendify") / "examples" / "gpu_classifier"
+    for entry in sorted(root.iterdir(), key=lambda item: item.name):
+        if entry.is_file():
+            digest.update(entry.name.encode() + entry.read_bytes())
+    return digest.hexdigest()
+
+
+def test_demo_migrates_and_trains_with_two_cpu_ranks(run_cli: RunCli, tmp_path: Path) -> None:
+    before = _example_digest()
+    result = run_cli(["demo", "--workdir", str(tmp_path / "demo")], cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    workdir = tmp_path / "demo"
+    with (workdir / "npu" / "gpu_classifier_msft" / "change_list.csv").open(newline="") as handle:
+        rules = {row["Rule"] for row in csv.DictReader(handle)}
+    assert {"NPU001", "NPU101", "NPU201", "NPU401"} <= rules
+    npu_code = (workdir / "npu" / "gpu_classifier_msft" / "train.py").read_text()
+    assert "import torch_npu" in npu_code
+    assert 'backend="hccl"' in npu_code
+    assert "no Ascend NPU or NVIDIA GPU here" in result.stderr
+    assert "[rank 0]: epoch 1 loss" in result.stderr + result.stdout
+    assert f"all {CPU_RANKS} ranks finished" in result.stderr
+    assert (workdir / "output" / "model.pt").stat().st_size > 0
+    assert _example_digest() == before  # the bundled project is only read
+
+
+def test_an_ascend_host_runs_the_npu_migration_on_every_card(tmp_path: Path) -> None:
+    (tmp_path / "dev").mkdir()
+    for index in range(4):
+        (tmp_path / "dev" / f"davinci{index}").touch()
+    plan = plan_demo(tmp_path / "work", env={}, root=tmp_path)
+    assert (plan.target, plan.nproc_per_node) == (Target.NPU, "auto")
+
+
+def test_a_host_without_accelerators_runs_the_portable_migration_on_the_cpu(tmp_path: Path) -> None:
+    plan = plan_demo(tmp_path / "work", env={"PATH": ""}, root=tmp_path)
+    assert (plan.target, plan.nproc_per_node) == (Target.PORTABLE, str(CPU_RANKS))
+    assert plan.result(Target.PORTABLE) == tmp_path / "work" / "portable" / "gpu_classifier_msft"
