@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import os
 import shutil
 import stat
@@ -115,6 +116,27 @@ def test_change_list_uses_original_line_numbers(
     assert sheet is not None
     cells = [[str(cell) for cell in row] for row in sheet.iter_rows(values_only=True)]
     assert cells == [list(rows[0]), *([*r.values()] for r in left_in_place)]
+
+
+def test_the_result_carries_the_analysis_reports_unless_asked_not_to(
+    project: Path, tmp_path: Path, run_cli: RunCli
+) -> None:
+    out = tmp_path / "out"
+    assert run_cli(["migrate", "-i", str(project), "-o", str(out)]).returncode == 0
+    analysis = out / "gpu_project_msft" / "ascendify_analysis"
+    report = json.loads((analysis / "report.json").read_text())
+    assert report["torch_npu_version"] == "2.13.0"
+    assert any(finding["file"] == "train_classifier.py" for finding in report["findings"])
+    with (analysis / "unsupported_api.csv").open(newline="") as stream:
+        assert next(csv.reader(stream))[:5] == ["File", "Start Line", "End Line", "OP", "Tips"]
+    assert (analysis / "cuda_op_list.csv").exists()
+    # The mirrored project holds nothing of the analysis but this directory.
+    assert not (out / "gpu_project_msft" / "report.json").exists()
+
+    bare = tmp_path / "bare"
+    done = run_cli(["migrate", "--no-analysis", "-i", str(project), "-o", str(bare)])
+    assert done.returncode == 0, done.stderr
+    assert not (bare / "gpu_project_msft" / "ascendify_analysis").exists()
 
 
 def test_migrating_the_result_again_changes_nothing(

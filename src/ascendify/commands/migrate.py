@@ -33,6 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--force", action="store_true", help="replace an existing non-empty result directory"
     )
+    parser.add_argument(
+        "--no-analysis", action="store_true",
+        help="skip the analyze reports (ascendify_analysis/ in the result)",
+    )  # fmt: skip
     _add_mode_arguments(parser)
 
 
@@ -94,5 +98,6 @@ def run(args: argparse.Namespace) -> int:
         force=args.force,
         diff=args.diff,
         check=args.check,
+        analysis=not args.no_analysis,
     )
     return run_migration(options, Console(), Console(stderr=True))

@@ -30,6 +30,8 @@ from ascendify.migrate._tree import (
 )
 from ascendify.migrate.extras import write_extras
 
+ANALYSIS_DIR = "ascendify_analysis"
+
 
 def run_migration(options: Options, console: Console, status: Console) -> int:
     """Migrate, report, and return the exit code (1 under --check when something would change).
@@ -51,6 +53,8 @@ def run_migration(options: Options, console: Console, status: Console) -> int:
             log.info(f"{left} findings left in place written to {UNSUPPORTED}.csv/.xlsx")
             for name in write_extras(options.settings.modes, result):
                 log.info(f"wrote {name}")
+            if options.analysis:
+                _write_analysis(options, result_dir, log)
         log.info(f"done in {time.perf_counter() - started:.2f}s")
     finally:
         log.close()
@@ -64,6 +68,16 @@ def run_migration(options: Options, console: Console, status: Console) -> int:
         for outcome in changed:
             status.print(f"would change {escape(outcome.path)}", highlight=False)
     return 1 if options.check and changed else 0
+
+
+def _write_analysis(options: Options, result_dir: Path, log: RunLog) -> None:
+    """The ``ascendify analyze`` reports of the original project, kept beside the migration."""
+    from ascendify.analyze.static import write_analysis_reports
+
+    analysis = write_analysis_reports(
+        options.source, result_dir / ANALYSIS_DIR, options.settings.torch_npu_version
+    )
+    log.info(f"{len(analysis.findings)} analysis findings written to {ANALYSIS_DIR}/")
 
 
 def _migrate_with_progress(

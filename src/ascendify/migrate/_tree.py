@@ -44,6 +44,7 @@ class Options:
     force: bool = False
     diff: bool = False  # print a unified diff; write nothing
     check: bool = False  # exit 1 if anything would change; write nothing
+    analysis: bool = True  # also write the analyze reports into the result
 
     @property
     def preview(self) -> bool:
