@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ascendify.analyze.findings import Finding
-from ascendify.analyze.report import CsvTable, Row
+from ascendify.analyze.report import CsvTable
+from ascendify.tabular import Row
 from ascendify.targets.facts import TorchNpuFacts
 
 DOUBLE_DTYPES = frozenset({"float64", "complex128"})

@@ -1,29 +1,27 @@
 """Report files and the console table, shared by static analysis, the trace and ``migrate``.
 
 CSV columns follow the names users of the CANN tools expect (``File, Start Line, End Line, OP, Tips``), with our rule
-code as an extra last column. Cells that a spreadsheet would run as a formula get a leading space.
+code as an extra last column. Cells are made spreadsheet-safe by :mod:`ascendify.tabular`.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ascendify import __version__
 from ascendify.analyze.findings import RULES, Finding
+from ascendify.tabular import Row, write_csv, write_xlsx
 
 FINDING_HEADER = ("File", "Start Line", "End Line", "OP", "Tips", "Code")
 CUDA_OP_HEADER = ("File", "Api")
 CONSOLE_ROWS = 40
-_FORMULA_STARTS = ("=", "+", "-", "@", "%", "\t", "\r", "＝", "＋", "－", "＠", "％")
 
 
-Row = Sequence[str | int]
 CsvTable = tuple[Sequence[str], list[Row]]
 
 
@@ -56,16 +54,16 @@ def write_reports(result: AnalysisResult, out_dir: Path) -> list[Path]:
     findings = sorted(result.findings, key=Finding.sort_key)
     rows = [_finding_row(finding) for finding in findings]
     written = [
-        _write_csv(out_dir / "unsupported_op.csv", FINDING_HEADER, rows),
-        _write_xlsx(out_dir / "unsupported_op.xlsx", FINDING_HEADER, rows),
+        write_csv(out_dir / "unsupported_op.csv", FINDING_HEADER, rows),
+        write_xlsx(out_dir / "unsupported_op.xlsx", FINDING_HEADER, rows, sheet="unsupported"),
         _write_json(out_dir / "report.json", _report_document(result, findings)),
     ]
     if result.mode == "static":
-        written.append(_write_csv(out_dir / "unsupported_api.csv", FINDING_HEADER, rows))
+        written.append(write_csv(out_dir / "unsupported_api.csv", FINDING_HEADER, rows))
         ops = list(dict.fromkeys((op.file, op.name) for op in result.custom_ops))
-        written.append(_write_csv(out_dir / "cuda_op_list.csv", CUDA_OP_HEADER, ops))
+        written.append(write_csv(out_dir / "cuda_op_list.csv", CUDA_OP_HEADER, ops))
     for name, (header, table_rows) in result.tables.items():
-        written.append(_write_csv(out_dir / name, header, table_rows))
+        written.append(write_csv(out_dir / name, header, table_rows))
     return written
 
 
@@ -103,37 +101,6 @@ def _report_document(result: AnalysisResult, findings: Sequence[Finding]) -> dic
         "custom_ops": [{"file": op.file, "name": op.name} for op in result.custom_ops],
         **result.details,
     }
-
-
-def _safe_cell(value: str | int) -> str | int:
-    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
-        return " " + value
-    return value
-
-
-def _write_csv(path: Path, header: Sequence[str], rows: Iterable[Row]) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        writer.writerows([_safe_cell(value) for value in row] for row in rows)
-    return path
-
-
-def _write_xlsx(path: Path, header: Sequence[str], rows: Iterable[Row]) -> Path:
-    from openpyxl import Workbook
-    from openpyxl.styles import Font
-
-    workbook = Workbook()
-    sheet = workbook.active
-    sheet.title = "unsupported"
-    sheet.append(list(header))
-    for cell in sheet[1]:
-        cell.font = Font(bold=True)
-    for row in rows:
-        sheet.append([_safe_cell(value) for value in row])
-    sheet.freeze_panes = "A2"
-    workbook.save(path)
-    return path
 
 
 def _write_json(path: Path, document: dict[str, Any]) -> Path:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import logging
 import logging.handlers
 from collections import Counter
@@ -15,6 +14,7 @@ from rich.table import Table
 from ascendify.migrate._engine import SkipReason
 from ascendify.migrate._rule import Operation, iter_rules
 from ascendify.migrate._tree import FileOutcome, TreeResult
+from ascendify.tabular import write_csv, write_xlsx
 
 CHANGE_LIST = "change_list.csv"
 LOG_FILE = "msFmkTranspltlog.txt"
@@ -26,12 +26,6 @@ CHANGE_LIST_HEADER = (
 )  # fmt: skip
 _NOT_PARSED = SkipReason.NO_TRIGGER.value
 _LEFT_IN_PLACE = frozenset({Operation.UNSUPPORTED, Operation.ADVICE})
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _cell(value: str) -> str:
-    """Keep spreadsheet programs from running a cell as a formula (CSV injection)."""
-    return "'" + value if value.startswith(_FORMULA_STARTS) else value
 
 
 def _rows(
@@ -47,32 +41,18 @@ def _rows(
     return sorted(rows, key=lambda row: (row[0], int(row[1]), int(row[2]), row[5]))
 
 
-def _write_csv(path: Path, rows: list[tuple[str, ...]]) -> None:
-    with path.open("w", newline="", encoding="utf-8") as stream:
-        writer = csv.writer(stream)
-        writer.writerow(CHANGE_LIST_HEADER)
-        writer.writerows([_cell(value) for value in row] for row in rows)
-
-
 def write_change_list(result: TreeResult, path: Path) -> int:
     """One row per change, ordered by file and original line; returns the number of rows."""
     rows = _rows(result)
-    _write_csv(path, rows)
+    write_csv(path, CHANGE_LIST_HEADER, rows)
     return len(rows)
 
 
 def write_unsupported(result: TreeResult, directory: Path) -> int:
     """``unsupported_op.csv`` and ``.xlsx``: what was left in place for a human to port."""
-    from openpyxl import Workbook
-
     rows = _rows(result, _LEFT_IN_PLACE)
-    _write_csv(directory / f"{UNSUPPORTED}.csv", rows)
-    workbook = Workbook(write_only=True)
-    sheet = workbook.create_sheet("unsupported")
-    sheet.append(CHANGE_LIST_HEADER)
-    for row in rows:
-        sheet.append([_cell(value) for value in row])
-    workbook.save(directory / f"{UNSUPPORTED}.xlsx")
+    write_csv(directory / f"{UNSUPPORTED}.csv", CHANGE_LIST_HEADER, rows)
+    write_xlsx(directory / f"{UNSUPPORTED}.xlsx", CHANGE_LIST_HEADER, rows, sheet="unsupported")
     return len(rows)
 
 
