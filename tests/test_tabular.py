@@ -36,7 +36,8 @@ def test_csv_and_xlsx_hold_the_same_rows(tmp_path: Path) -> None:
             ["b.py", "10", "fine"],
         ]
     sheet = openpyxl.load_workbook(write_xlsx(tmp_path / "t.xlsx", header, rows, sheet="s")).active
-    assert sheet is not None and sheet.title == "s"
+    assert sheet is not None
+    assert sheet.title == "s"
     assert list(sheet.iter_rows(values_only=True)) == [
         header,
         ("a.py", 3, "'=cmd"),
