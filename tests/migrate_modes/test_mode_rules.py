@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from scripts.document_mode_rules import MODES
+from scripts.document_rules import MODES
 
 from ascendify.migrate import Changed, Failed, Rule, Settings, Unchanged, iter_rules, migrate_source
 from ascendify.migrate._modes import DistributedMode, Modes, Target
