@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import site
 import subprocess
 import sys
+import venv
 from pathlib import Path
 
 import pytest
@@ -20,11 +22,14 @@ print("loaded", "ascendify" in sys.modules)
 
 
 def _python(
-    args: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
+    args: list[str],
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    executable: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, *args], env=_env(env), cwd=cwd, capture_output=True, text=True,
-        timeout=120, check=False,
+        [str(executable or sys.executable), *args], env=_env(env), cwd=cwd, capture_output=True,
+        text=True, timeout=120, check=False,
     )  # fmt: skip
 
 
@@ -81,48 +86,60 @@ def test_importing_transfer_to_npu_enables_the_redirect(probe: Path) -> None:
 
 
 @pytest.fixture
-def user_site_with_hook(tmp_path: Path) -> dict[str, str]:
-    """A user site-packages directory holding the .pth hook, as a package install would place it."""
-    base = tmp_path / "userbase"
-    env = {"PYTHONUSERBASE": str(base)}
+def python_with_hook(tmp_path: Path) -> Path:
+    """An interpreter whose site-packages holds the .pth hook, where installing the wheel puts it.
+
+    A throwaway virtual environment (a user site is off inside virtual environments) whose
+    site-packages also lists this interpreter's, so torch imports; the environment the tests run
+    in is not written to.
+    """
+    environment = tmp_path / "env"
+    venv.create(environment, with_pip=False, symlinks=True)
+    python = environment / "bin" / "python"
     site_dir = Path(
-        _python(["-c", "import site; print(site.getusersitepackages())"], env).stdout.strip()
-    )
-    site_dir.mkdir(parents=True)
+        _python(["-c", "import site; print(site.getsitepackages()[0])"], executable=python)
+        .stdout.strip()
+    )  # fmt: skip
+    # Plain paths in a .pth are appended to sys.path; "00-" sorts before the hook.
+    (site_dir / "00-host-packages.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     hook = write_hook(site_dir)
     assert hook.read_text() == HOOK_LINE
-    return env
+    return python
 
 
 def test_the_start_up_hook_enables_every_process_when_asked(
-    user_site_with_hook: dict[str, str], probe: Path
+    python_with_hook: Path, probe: Path
 ) -> None:
-    enabled = _python([str(probe)], env={**user_site_with_hook, "ASCENDIFY_AUTO": "1"})
+    auto_on = {"ASCENDIFY_AUTO": "1"}
+    enabled = _python([str(probe)], env=auto_on, executable=python_with_hook)
     assert enabled.returncode == 0, enabled.stderr
     assert "device cpu" in enabled.stdout
     assert enabled.stderr.count("ascendify.auto: running on CPU") == 1
     untouched = _python(
         ["-c", "import sys; print(sorted({'torch', 'ascendify.auto'} & set(sys.modules)))"],
-        env={**user_site_with_hook, "ASCENDIFY_AUTO": "1"},
+        env=auto_on,
+        executable=python_with_hook,
     )
     assert untouched.stdout.strip() == "[]"  # nothing heavy until the program imports torch
 
 
-def test_the_start_up_hook_does_nothing_otherwise(
-    user_site_with_hook: dict[str, str], probe: Path
-) -> None:
-    plain = _python([str(probe)], env={**user_site_with_hook, "ASCENDIFY_AUTO": "0"})
+def test_the_start_up_hook_does_nothing_otherwise(python_with_hook: Path, probe: Path) -> None:
+    plain = _python([str(probe)], env={"ASCENDIFY_AUTO": "0"}, executable=python_with_hook)
     assert plain.returncode != 0
     assert "CUDA" in plain.stderr
     assert "ascendify" not in plain.stderr
-    wrong = _python(["-c", "print('ran')"], env={**user_site_with_hook, "ASCENDIFY_AUTO": "yes"})
+    wrong = _python(
+        ["-c", "print('ran')"], env={"ASCENDIFY_AUTO": "yes"}, executable=python_with_hook
+    )
     assert wrong.stdout.strip() == "ran"
     assert "only '0' or '1'" in wrong.stderr
 
 
-def test_the_hook_reaches_every_torchrun_worker(user_site_with_hook: dict[str, str]) -> None:
+def test_the_hook_reaches_every_torchrun_worker(python_with_hook: Path) -> None:
     script = Path(__file__).parent / "scripts" / "classifier_ddp.py"
-    result = _python([*TORCHRUN, str(script)], env={**user_site_with_hook, "ASCENDIFY_AUTO": "1"})
+    result = _python(
+        [*TORCHRUN, str(script)], env={"ASCENDIFY_AUTO": "1"}, executable=python_with_hook
+    )
     assert_same_losses(result, cpu_reference("classifier_ddp", torchrun=True), count=3)
 
 
