@@ -6,7 +6,7 @@ Both are medians of several runs in this process; the ratio is what matters.
 
 Usage::
 
-    PYTHONPATH=src python benchmarks/analyze_static.py [--tree DIR] [--runs 5]
+    PYTHONPATH=src python benchmarks/bench_analyze_static.py [--tree DIR] [--runs 5]
 """
 
 from __future__ import annotations

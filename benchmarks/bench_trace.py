@@ -8,7 +8,7 @@ Two figures, each a ratio of medians measured side by side in this run:
 
 Usage::
 
-    PYTHONPATH=src python benchmarks/trace_overhead.py [--steps 20] [--runs 3]
+    PYTHONPATH=src python benchmarks/bench_trace.py [--steps 20] [--runs 3]
 """
 
 from __future__ import annotations
