@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import importlib.util
 import json
 import re
 import shutil
@@ -10,7 +11,13 @@ from pathlib import Path
 from openpyxl import load_workbook
 
 from ascendify.analyze.cpp import scan_cpp
-from ascendify.analyze.static import analyze_path, analyze_python, write_analysis_reports
+from ascendify.analyze.static import (
+    analyze_path,
+    analyze_python,
+    findings_in_python,
+    write_analysis_reports,
+)
+from ascendify.migrate._source import UndecodableSource
 from ascendify.targets.facts import load_facts
 from tests.conftest import RunCli
 
@@ -168,3 +175,27 @@ def test_a_file_that_cannot_be_read_is_reported_and_the_rest_analysed(tmp_path: 
     assert result.details["skipped"] == [
         {"file": "dangling.py", "reason": "cannot be read: No such file or directory"}
     ]
+
+
+def _corpus() -> list[Path]:
+    """Our GPU projects and golden cases, plus torch's own nn modules (real-world code)."""
+    tests = Path(__file__).resolve().parents[1]
+    files = sorted(tests.rglob("*.py"))
+    spec = importlib.util.find_spec("torch")
+    if spec is not None and spec.origin is not None:
+        files += sorted((Path(spec.origin).parent / "nn").rglob("*.py"))
+    return files
+
+
+def test_files_skipped_unparsed_would_have_had_no_findings() -> None:
+    facts = load_facts("2.13.0")
+    corpus = _corpus()
+    for path in corpus:
+        data = path.read_bytes()
+        try:
+            complete = findings_in_python(data, str(path), facts)
+        except (SyntaxError, ValueError, UndecodableSource):
+            continue
+        shortcut = analyze_python(data, str(path), facts)
+        assert shortcut == complete, path
+    assert len(corpus) > 100

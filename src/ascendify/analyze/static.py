@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ascendify.analyze.caveats import (
+    CAVEATS,
     DOUBLE_METHODS,
     DOUBLE_NAMES,
     DOUBLE_STRINGS,
@@ -27,7 +28,7 @@ from ascendify.errors import AscendifyError
 from ascendify.migrate._engine import _SUPPRESSION  # one suppression syntax for migrate and analyze
 from ascendify.migrate._names import NameResolver, import_bindings
 from ascendify.migrate._source import SourceText, UndecodableSource, decode
-from ascendify.targets.apis import Safety, match_api
+from ascendify.targets.apis import SAME_NAME_NAMESPACES, Safety, explicit_targets, match_api
 from ascendify.targets.devices import (
     ATTRIBUTE_RENAMES,
     CUDA_ONLY_LIBRARIES,
@@ -109,7 +110,43 @@ def _source_files(source: Path, exclude: Path | None) -> Iterator[Path]:
                 yield path
 
 
+def _trigger_words() -> set[str]:
+    """Words at least one of which the text of any file with a finding contains.
+
+    A resolved name spells each of its parts somewhere in the file (in an import or an attribute
+    chain), so one part stands for each table key: one naming a device (rarest), else the longest.
+    """
+    keys = [
+        *(target.cuda for target in explicit_targets()),
+        *SAME_NAME_NAMESPACES,
+        *CAVEATS,
+        *DOUBLE_NAMES,
+        *(library.module for library in CUDA_ONLY_LIBRARIES),
+    ]
+    words = {_rarest_part(key) for key in keys}
+    words.update(DOUBLE_STRINGS, DOUBLE_METHODS, ATTRIBUTE_RENAMES, METHOD_RENAMES)
+    words.update(ENV_VARS_BY_CUDA_NAME)
+    return words
+
+
+def _rarest_part(key: str) -> str:
+    parts = [part for part in key.split(".") if part != "torch"]
+    device_named = [part for part in parts if any(word in part.lower() for word in _DEVICE_WORDS)]
+    return min(device_named, key=len) if device_named else max(parts, key=len)
+
+
+# Most files of a large project mention none of these: they are not parsed at all.
+_TRIGGER = re.compile(b"|".join(re.escape(word.encode()) for word in sorted(_trigger_words())))
+
+
 def analyze_python(data: bytes, file: str, facts: TorchNpuFacts) -> list[Finding]:
+    if _TRIGGER.search(data) is None:
+        return []
+    return findings_in_python(data, file, facts)
+
+
+def findings_in_python(data: bytes, file: str, facts: TorchNpuFacts) -> list[Finding]:
+    """Every finding of one file, parsed and resolved (no shortcut)."""
     text, _ = decode(data)
     tree = ast.parse(text, filename=file)
     names = NameResolver()

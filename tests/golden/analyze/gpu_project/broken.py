@@ -1,2 +1,2 @@
 def broken(:
-    pass
+    return torch.cuda.device_count()
