@@ -17,7 +17,7 @@ from ascendify.analyze.static import (
     findings_in_python,
     write_analysis_reports,
 )
-from ascendify.migrate._source import UndecodableSource
+from ascendify.migrate import UndecodableSource
 from ascendify.targets.facts import load_facts
 from tests.conftest import RunCli
 

@@ -25,9 +25,14 @@ from ascendify.analyze.cpp import CPP_SUFFIXES, CUDA_SUFFIXES, scan_cpp
 from ascendify.analyze.findings import Finding
 from ascendify.analyze.report import AnalysisResult, CustomOp, write_reports
 from ascendify.errors import AscendifyError
-from ascendify.migrate._engine import _SUPPRESSION  # one suppression syntax for migrate and analyze
-from ascendify.migrate._names import NameResolver, import_bindings
-from ascendify.migrate._source import SourceText, UndecodableSource, decode
+from ascendify.migrate import (
+    NameResolver,
+    SourceText,
+    UndecodableSource,
+    decode,
+    import_bindings,
+    is_suppressed,
+)
 from ascendify.targets.apis import SAME_NAME_NAMESPACES, Safety, explicit_targets, match_api
 from ascendify.targets.devices import (
     ATTRIBUTE_RENAMES,
@@ -159,18 +164,11 @@ def findings_in_python(data: bytes, file: str, facts: TorchNpuFacts) -> list[Fin
     visitor.visit(tree)
     source = SourceText(text)
     found = dict.fromkeys(visitor.findings)  # one row per line, code and name
-    return [finding for finding in found if not _suppressed(finding, source)]
-
-
-def _suppressed(finding: Finding, source: SourceText) -> bool:
-    """``# ascendify: ignore`` or ``# ascendify: ignore[AN104]`` on the finding's first or last line."""
-    for line in {finding.start_line, finding.end_line}:
-        match = _SUPPRESSION.search(source.line(line))
-        if match is not None and (
-            match[1] is None or finding.code in re.split(r"[\s,]+", match[1])
-        ):
-            return True
-    return False
+    return [
+        finding
+        for finding in found
+        if not is_suppressed(source, {finding.start_line, finding.end_line}, finding.code)
+    ]
 
 
 class _PythonVisitor(ast.NodeVisitor):

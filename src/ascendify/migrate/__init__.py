@@ -32,6 +32,7 @@ from ascendify.migrate._rule import (
 )
 from ascendify.migrate._run import run_migration
 from ascendify.migrate._settings import Settings
+from ascendify.migrate._source import SourceText, UndecodableSource, decode, is_suppressed
 from ascendify.migrate._tree import (
     FileOutcome,
     Options,
@@ -61,13 +62,17 @@ __all__ = [
     "Settings",
     "SkipReason",
     "Skipped",
+    "SourceText",
     "Target",
     "TreePlan",
     "TreeResult",
     "Unchanged",
+    "UndecodableSource",
     "apply_edits",
     "checks",
+    "decode",
     "import_bindings",
+    "is_suppressed",
     "iter_rules",
     "load_rules",
     "migrate_source",

@@ -21,12 +21,17 @@ from enum import Enum
 from ascendify.migrate._names import NameResolver
 from ascendify.migrate._rule import Change, Context, Edit, Finding, Registry, load_rules
 from ascendify.migrate._settings import DEFAULT_SETTINGS, Settings
-from ascendify.migrate._source import SourceText, UndecodableSource, decode, encode
+from ascendify.migrate._source import (
+    SourceText,
+    UndecodableSource,
+    decode,
+    encode,
+    is_suppressed,
+)
 from ascendify.targets import load_facts
 
 _IMPORTS = (ast.Import, ast.ImportFrom)
 _STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
-_SUPPRESSION = re.compile(r"#\s*ascendify:\s*ignore(?:\[([^\]]*)\])?")
 
 
 class SkipReason(str, Enum):
@@ -204,19 +209,8 @@ def _kept(findings: Iterable[Finding], source: SourceText, settings: Settings) -
         for finding in findings
         if (settings.select is None or finding.rule.code in settings.select)
         and settings.modes.target in finding.rule.targets
-        and not _suppressed(finding, source)
+        and not is_suppressed(source, {finding.start_line, finding.end_line}, finding.rule.code)
     ]
-
-
-def _suppressed(finding: Finding, source: SourceText) -> bool:
-    """``# ascendify: ignore`` or ``# ascendify: ignore[NPU101, NPU201]`` on the first or last line."""
-    for lineno in {finding.start_line, finding.end_line}:
-        match = _SUPPRESSION.search(source.line(lineno))
-        if match is not None:
-            codes = match.group(1)
-            if codes is None or finding.rule.code in re.split(r"[\s,]+", codes):
-                return True
-    return False
 
 
 def _without_overlaps(findings: list[Finding]) -> list[Finding]:

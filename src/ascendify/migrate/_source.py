@@ -12,6 +12,7 @@ import io
 import itertools
 import re
 import tokenize
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 # ast counts "\r\n", "\r" and "\n" as line ends; str.splitlines() also splits on these others.
@@ -84,3 +85,15 @@ class SourceText:
         """The file's line ending (the first one found), for inserted lines."""
         match = _LINE_END.search(self.text)
         return match.group() if match else "\n"
+
+
+_SUPPRESSION = re.compile(r"#\s*ascendify:\s*ignore(?:\[([^\]]*)\])?")
+
+
+def is_suppressed(source: SourceText, lines: Iterable[int], code: str) -> bool:
+    """``# ascendify: ignore`` or ``# ascendify: ignore[NPU101, AN104]`` on one of ``lines``."""
+    for lineno in lines:
+        match = _SUPPRESSION.search(source.line(lineno))
+        if match is not None and (match[1] is None or code in re.split(r"[\s,]+", match[1])):
+            return True
+    return False
