@@ -14,6 +14,9 @@ class Target(str, Enum):
     PORTABLE = "portable"  # public torch APIs only: NPU, CUDA or CPU, whichever the host has
 
 
+EVERY_TARGET = frozenset(Target)  # for rules that apply whatever the target
+
+
 @dataclass(frozen=True)
 class DistributedMode:
     """``distributed -m MAIN.py -t MODEL_VAR``: single card -> one process per card."""

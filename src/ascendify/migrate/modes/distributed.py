@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascendify.migrate._modes import Modes, Target
+from ascendify.migrate._modes import EVERY_TARGET, Modes, Target
 from ascendify.migrate._rule import (
     Context,
     Edit,
@@ -26,7 +26,6 @@ from ascendify.migrate.modes._insert import imports_module, insert_lines, local_
 from ascendify.targets import Safety
 from ascendify.targets.portable import HELPER_MODULE
 
-_EVERY_TARGET = frozenset(Target)
 _DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 _DDP = "torch.nn.parallel.DistributedDataParallel"
 _SAMPLER = "utils.data.distributed.DistributedSampler"  # after the torch name
@@ -56,7 +55,7 @@ class InitProcessGroup(Rule):
     summary = "start the process group from the launcher's environment (main file)"
     safety = Safety.SAFE
     operation = Operation.INSERT
-    targets = _EVERY_TARGET
+    targets = EVERY_TARGET
     mode = "distributed"
 
 
@@ -77,7 +76,7 @@ class DistributedSampler(Rule):
     name = "distributed-sampler"
     summary = "DataLoader -> DistributedSampler"
     safety = Safety.UNSAFE
-    targets = _EVERY_TARGET
+    targets = EVERY_TARGET
     mode = "distributed"
 
 
@@ -97,7 +96,7 @@ class SamplerNotAdded(Rule):
     summary = "DataLoader not sharded (left in place)"
     safety = Safety.REPORT_ONLY
     operation = Operation.ADVICE
-    targets = _EVERY_TARGET
+    targets = EVERY_TARGET
     mode = "distributed"
 
 
@@ -120,7 +119,7 @@ class SetEpoch(Rule):
     summary = "sampler.set_epoch(epoch) in epoch loops"
     safety = Safety.SAFE
     operation = Operation.INSERT
-    targets = _EVERY_TARGET
+    targets = EVERY_TARGET
     mode = "distributed"
 
 
@@ -142,7 +141,7 @@ class WrapModel(Rule):
     summary = "model -> DistributedDataParallel after it is on its device"
     safety = Safety.SAFE
     operation = Operation.INSERT
-    targets = _EVERY_TARGET
+    targets = EVERY_TARGET
     mode = "distributed"
 
 
@@ -164,7 +163,7 @@ class UnwrappedStateDict(Rule):
     name = "unwrapped-state-dict"
     summary = "state_dict through the unwrapped module"
     safety = Safety.SAFE
-    targets = _EVERY_TARGET
+    targets = EVERY_TARGET
     mode = "distributed"
 
 
@@ -498,7 +497,7 @@ class SaveOnRankZero(Rule):
     summary = "torch.save on rank 0 only"
     safety = Safety.SAFE
     operation = Operation.INSERT
-    targets = _EVERY_TARGET
+    targets = EVERY_TARGET
     mode = "distributed"
 
 
@@ -546,7 +545,7 @@ class DataParallelRemoved(Rule):
     name = "data-parallel-removed"
     summary = "DataParallel(model) -> model (DDP wraps it instead)"
     safety = Safety.SAFE
-    targets = _EVERY_TARGET
+    targets = EVERY_TARGET
     mode = "distributed"
 
 
@@ -586,7 +585,7 @@ class ImportTorch(Rule):
     summary = "insert import torch for the distributed code"
     safety = Safety.SAFE
     operation = Operation.INSERT
-    targets = _EVERY_TARGET
+    targets = EVERY_TARGET
     mode = "distributed"
 
 

@@ -12,12 +12,11 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ascendify.migrate._modes import Modes, Target
+from ascendify.migrate._modes import EVERY_TARGET, Modes
 from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks, finishes, only_when
 from ascendify.migrate.modes._insert import insert_lines
 from ascendify.targets import Safety
 
-_EVERY_TARGET = frozenset(Target)
 _MANAGER = "ModelArtsPathManager"
 _IMPORT = f"from ascend_modelarts_function import {_MANAGER}"
 _WRAP = f"{_MANAGER}().get_path"
@@ -105,7 +104,7 @@ class ModelArtsPath(Rule):
     name = "modelarts-path"
     summary = "file path -> ModelArtsPathManager().get_path(path)"
     safety = Safety.SAFE
-    targets = _EVERY_TARGET
+    targets = EVERY_TARGET
     mode = "modelarts"
 
 
@@ -125,7 +124,7 @@ class ImportPathManager(Rule):
     summary = "insert the ModelArtsPathManager import"
     safety = Safety.SAFE
     operation = Operation.INSERT
-    targets = _EVERY_TARGET
+    targets = EVERY_TARGET
     mode = "modelarts"
 
 

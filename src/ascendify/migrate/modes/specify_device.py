@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascendify.migrate._modes import Modes, Target
+from ascendify.migrate._modes import EVERY_TARGET, Modes, Target
 from ascendify.migrate._rule import (
     Context,
     Edit,
@@ -20,7 +20,6 @@ from ascendify.migrate.modes._insert import imports_module, insert_lines, local_
 from ascendify.targets import Safety
 from ascendify.targets.portable import HELPER_MODULE
 
-_EVERY_TARGET = frozenset(Target)
 _SET_DEVICE = frozenset(
     {"torch.cuda.set_device", "torch.npu.set_device", "torch_npu.npu.set_device"}
 )
@@ -46,7 +45,7 @@ class DeviceFromEnvironment(Rule):
     summary = "device index from DEVICE_ID"
     safety = Safety.SAFE
     operation = Operation.INSERT
-    targets = _EVERY_TARGET
+    targets = EVERY_TARGET
     mode = "specify-device"
 
 
@@ -64,7 +63,7 @@ class SetDeviceFromEnvironment(Rule):
     name = "set-device-from-environment"
     summary = "set_device(...) -> set_device(DEVICE_ID)"
     safety = Safety.SAFE
-    targets = _EVERY_TARGET
+    targets = EVERY_TARGET
     mode = "specify-device"
 
 

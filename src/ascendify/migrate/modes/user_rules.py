@@ -9,12 +9,17 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascendify.migrate._modes import ChangeArgument, Modes, RenameFunction, RenameModule, Target
+from ascendify.migrate._modes import (
+    EVERY_TARGET,
+    ChangeArgument,
+    Modes,
+    RenameFunction,
+    RenameModule,
+)
 from ascendify.migrate._rule import Context, Edit, Finding, Rule, checks, finishes, only_when
 from ascendify.migrate.modes._insert import insert_lines
 from ascendify.targets import Safety
 
-_EVERY_TARGET = frozenset(Target)
 _MOVED_KEY = ("user-rules-imports", 0)  # ctx.cache: local name -> what a rewritten import binds
 
 
@@ -34,7 +39,7 @@ class UserRenameFunction(Rule):
     name = "user-rename-function"
     summary = "user rule: rename a function"
     safety = Safety.SAFE
-    targets = _EVERY_TARGET
+    targets = EVERY_TARGET
     priority = -1
     mode = "rules"
 
@@ -55,7 +60,7 @@ class UserRenameModule(Rule):
     name = "user-rename-module"
     summary = "user rule: rename a module"
     safety = Safety.SAFE
-    targets = _EVERY_TARGET
+    targets = EVERY_TARGET
     priority = -1
     mode = "rules"
 
@@ -76,7 +81,7 @@ class UserChangeArgument(Rule):
     name = "user-change-argument"
     summary = "user rule: change an argument"
     safety = Safety.SAFE
-    targets = _EVERY_TARGET
+    targets = EVERY_TARGET
     priority = -1
     mode = "rules"
 
@@ -96,7 +101,7 @@ class UserImport(Rule):
     name = "user-import"
     summary = "user rule: import the module of a new name"
     safety = Safety.SAFE
-    targets = _EVERY_TARGET
+    targets = EVERY_TARGET
     priority = -1
     mode = "rules"
 
