@@ -15,17 +15,6 @@ from dataclasses import dataclass
 Env = Mapping[str, str]
 Source = str | Callable[[Env], str | None]
 
-# Facts a platform may provide; flags take precedence over every one of them.
-FACTS = (
-    "node_rank",
-    "nnodes",
-    "master_addr",
-    "master_port",
-    "local_addr",
-    "nproc_per_node",
-    "job_id",
-)
-
 
 def _first_host(variable: str) -> Callable[[Env], str | None]:
     def first(env: Env) -> str | None:

@@ -7,7 +7,6 @@ is kept so the result is encoded exactly as the input was.
 
 from __future__ import annotations
 
-import bisect
 import io
 import itertools
 import re
@@ -74,12 +73,6 @@ class SourceText:
         line = self._lines[lineno - 1]
         column = byte_col if line.isascii() else len(line.encode()[:byte_col].decode())
         return self._line_starts[lineno - 1] + column
-
-    def line_of(self, offset: int) -> int:
-        """1-based line number of a string offset."""
-        if not self._line_starts:
-            self._index()
-        return bisect.bisect_right(self._line_starts, offset)
 
     def newline(self) -> str:
         """The file's line ending (the first one found), for inserted lines."""

@@ -26,10 +26,6 @@ class DeviceParameter:
     keywords: tuple[str, ...] = ("device",)
     positions: tuple[int, ...] = ()
 
-    @property
-    def is_method(self) -> bool:
-        return self.callable.startswith(".")
-
 
 _TENSOR_FACTORIES = (
     "tensor", "as_tensor", "asarray", "zeros", "zeros_like", "ones", "ones_like", "empty",
