@@ -199,3 +199,15 @@ def test_files_skipped_unparsed_would_have_had_no_findings() -> None:
         shortcut = analyze_python(data, str(path), facts)
         assert shortcut == complete, path
     assert len(corpus) > 100
+
+
+def test_worker_processes_find_exactly_what_one_process_finds(tmp_path: Path) -> None:
+    # Enough files to cross the parallel threshold: copies of the sample project.
+    for index in range(12):
+        shutil.copytree(PROJECT, tmp_path / f"copy{index}")
+    alone = analyze_path(tmp_path, jobs=1)
+    pooled = analyze_path(tmp_path, jobs=2)
+    assert alone.details["files"] >= 64
+    assert pooled.findings == alone.findings
+    assert pooled.custom_ops == alone.custom_ops
+    assert pooled.details == alone.details

@@ -12,6 +12,8 @@ import ast
 import os
 import re
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from ascendify.analyze.caveats import (
@@ -46,51 +48,82 @@ _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages"})
 _DEVICE_WORDS = ("cuda", "cudnn", "nccl", "gpu")
 
 
+@dataclass(frozen=True)
+class _FileAnalysis:
+    """What one file contributed (picklable: it may come back from a worker process)."""
+
+    findings: list[Finding]
+    custom_ops: list[CustomOp]
+    skipped: dict[str, str] | None = None
+
+
 def analyze_path(
-    source: Path, version: str | None = None, exclude: Path | None = None
+    source: Path, version: str | None = None, exclude: Path | None = None, jobs: int = 1
 ) -> AnalysisResult:
-    """Analyse a project directory (or one file); ``exclude`` is a directory inside it to skip (our output)."""
+    """Analyse a project directory (or one file); ``exclude`` is a directory inside it to skip (our output).
+
+    With ``jobs`` > 1 the files are analysed by that many worker processes.
+    """
     if not source.exists():
         raise AscendifyError(f"input {source} does not exist")
     facts = load_facts(version)
     root = source if source.is_dir() else source.parent
+    work = [
+        (path, path.relative_to(root).as_posix(), facts.version)
+        for path in _source_files(source, exclude)
+    ]
     findings: list[Finding] = []
     custom_ops: list[CustomOp] = []
     skipped: list[dict[str, str]] = []
-    files = 0
-    for path in _source_files(source, exclude):
-        files += 1
-        relative = path.relative_to(root).as_posix()
-        try:
-            data = path.read_bytes()
-        except OSError as error:
-            skipped.append({"file": relative, "reason": f"cannot be read: {error.strerror}"})
-            continue
-        if path.suffix == ".py":
-            try:
-                findings.extend(analyze_python(data, relative, facts))
-            except (SyntaxError, UndecodableSource, ValueError) as error:
-                skipped.append({"file": relative, "reason": f"cannot be parsed: {error}"})
-        else:
-            ops, cpp_findings = scan_cpp(
-                data.decode("utf-8", errors="replace"), relative, path.suffix in CUDA_SUFFIXES
-            )
-            custom_ops.extend(ops)
-            findings.extend(cpp_findings)
+    for part in _analyze_files(work, jobs):
+        findings.extend(part.findings)
+        custom_ops.extend(part.custom_ops)
+        if part.skipped is not None:
+            skipped.append(part.skipped)
     return AnalysisResult(
         mode="static",
         torch_npu_version=facts.version,
         findings=findings,
         custom_ops=custom_ops,
-        details={"files": files, "skipped": skipped},
+        details={"files": len(work), "skipped": skipped},
     )
 
 
+_PARALLEL_FROM = 64  # fewer files are done faster than worker processes start
+
+
+def _analyze_files(work: list[tuple[Path, str, str]], jobs: int) -> Iterator[_FileAnalysis]:
+    if jobs <= 1 or len(work) < _PARALLEL_FROM:
+        yield from (_analyze_file(item) for item in work)
+        return
+    with ProcessPoolExecutor(max_workers=jobs) as executor:
+        yield from executor.map(_analyze_file, work, chunksize=max(1, len(work) // (jobs * 8)))
+
+
+def _analyze_file(item: tuple[Path, str, str]) -> _FileAnalysis:
+    path, relative, version = item
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        return _FileAnalysis(
+            [], [], {"file": relative, "reason": f"cannot be read: {error.strerror}"}
+        )
+    if path.suffix == ".py":
+        try:
+            return _FileAnalysis(analyze_python(data, relative, load_facts(version)), [])
+        except (SyntaxError, UndecodableSource, ValueError) as error:
+            return _FileAnalysis([], [], {"file": relative, "reason": f"cannot be parsed: {error}"})
+    ops, cpp_findings = scan_cpp(
+        data.decode("utf-8", errors="replace"), relative, path.suffix in CUDA_SUFFIXES
+    )
+    return _FileAnalysis(cpp_findings, ops)
+
+
 def write_analysis_reports(
-    source: Path, result_dir: Path, version: str | None = None
+    source: Path, result_dir: Path, version: str | None = None, jobs: int = 1
 ) -> AnalysisResult:
     """What ``migrate`` calls to put the analysis reports into its result directory."""
-    result = analyze_path(source, version, exclude=result_dir)
+    result = analyze_path(source, version, exclude=result_dir, jobs=jobs)
     write_reports(result, result_dir)
     return result
 

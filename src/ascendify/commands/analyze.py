@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 NAME = "analyze"
@@ -23,6 +24,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         dest="npu_version",
         help="torch_npu version to check against (default 2.13.0)",
     )
+    parser.add_argument(
+        "-j", "--jobs", type=int, default=os.cpu_count() or 1,
+        help="worker processes for -i (default: all cores)",
+    )  # fmt: skip
     parser.add_argument(
         "--trace", action="store_true", help="run the command after '--' and trace its operators"
     )
@@ -55,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             raise AscendifyError("give -i SRC for static analysis, or --trace -- python script.py")
         from ascendify.analyze.static import analyze_path
 
-        result = analyze_path(args.input, args.npu_version, exclude=args.output)
+        result = analyze_path(args.input, args.npu_version, exclude=args.output, jobs=args.jobs)
         script_failed = False
     write_reports(result, args.output)
     print_summary(result, args.output)

@@ -75,7 +75,10 @@ def _write_analysis(options: Options, result_dir: Path, log: RunLog) -> None:
     from ascendify.analyze.static import write_analysis_reports
 
     analysis = write_analysis_reports(
-        options.source, result_dir / ANALYSIS_DIR, options.settings.torch_npu_version
+        options.source,
+        result_dir / ANALYSIS_DIR,
+        options.settings.torch_npu_version,
+        jobs=options.jobs,
     )
     log.info(f"{len(analysis.findings)} analysis findings written to {ANALYSIS_DIR}/")
 
