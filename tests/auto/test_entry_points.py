@@ -12,6 +12,7 @@ import pytest
 
 from ascendify._autostart import HOOK_LINE, write_hook
 from tests.auto.test_scripts import TORCHRUN, _env, assert_same_losses, cpu_reference
+from tests.conftest import again_after_teardown_abort
 
 PROBE = """
 import sys, torch
@@ -137,9 +138,13 @@ def test_the_start_up_hook_does_nothing_otherwise(python_with_hook: Path, probe:
 
 def test_the_hook_reaches_every_torchrun_worker(python_with_hook: Path) -> None:
     script = Path(__file__).parent / "scripts" / "classifier_ddp.py"
-    result = _python(
-        [*TORCHRUN, str(script)], env={"ASCENDIFY_AUTO": "1"}, executable=python_with_hook
-    )
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return _python(
+            [*TORCHRUN, str(script)], env={"ASCENDIFY_AUTO": "1"}, executable=python_with_hook
+        )
+
+    result = again_after_teardown_abort(run(), run)
     assert_same_losses(result, cpu_reference("classifier_ddp", torchrun=True), count=3)
 
 

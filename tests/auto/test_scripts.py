@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ascendify_env
+from tests.conftest import again_after_teardown_abort, ascendify_env
 
 SCRIPTS = Path(__file__).parent / "scripts"
 ANNOUNCEMENT = "ascendify.auto: running on CPU"
@@ -35,16 +35,22 @@ def run_side_by_side(
         for args in (first, second)
     ]  # fmt: skip
     results = []
-    for process in processes:
+    for args, process in zip((first, second), processes, strict=True):
         try:
             stdout, stderr = process.communicate(timeout=120)
         except subprocess.TimeoutExpired:
             process.kill()
             stdout, stderr = process.communicate()
-        results.append(
-            subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
-        )
+        done = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+        results.append(again_after_teardown_abort(done, lambda args=args: _run_alone(args, env)))
     return results[0], results[1]
+
+
+def _run_alone(args: list[str], env: dict[str, str] | None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args], env=_env(env), capture_output=True, text=True, timeout=120,
+        check=False,
+    )  # fmt: skip
 
 
 def losses(output: str) -> list[str]:
@@ -82,9 +88,9 @@ def compare_with_cpu(
 
 def cpu_reference(name: str, torchrun: bool) -> subprocess.CompletedProcess[str]:
     if (name, torchrun) not in _CPU_RUNS:
-        command = [sys.executable, *_command(name, torchrun, False)]
-        _CPU_RUNS[(name, torchrun)] = subprocess.run(
-            command, env=_env(), capture_output=True, text=True, timeout=120, check=False
+        command = _command(name, torchrun, False)
+        _CPU_RUNS[(name, torchrun)] = again_after_teardown_abort(
+            _run_alone(command, None), lambda: _run_alone(command, None)
         )
     return _CPU_RUNS[(name, torchrun)]
 

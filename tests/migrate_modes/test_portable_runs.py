@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import RunCli
+from tests.conftest import RunCli, again_after_teardown_abort, ascendify_env
 
 HERE = Path(__file__).resolve().parent
 PROJECTS = HERE / "projects"
@@ -45,15 +45,18 @@ def plain_env() -> dict[str, str]:
 
 
 def run_python(args: list[str], cwd: Path) -> dict[str, object]:
-    done = subprocess.run(
-        [sys.executable, *args],
-        cwd=cwd,
-        env=plain_env(),
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, *args],
+            cwd=cwd,
+            env=plain_env(),
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+
+    done = again_after_teardown_abort(run(), run)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     assert len(lines) == 1, done.stdout
@@ -74,8 +77,6 @@ def single_process(migrated: dict[str, Path], name: str) -> dict[str, object]:
 
 @pytest.fixture(scope="module")
 def migrated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    from tests.conftest import ascendify_env
-
     out = tmp_path_factory.mktemp("portable")
     results = {}
     for name in CORPUS:
