@@ -6,8 +6,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ascendify.errors import AscendifyError
+
+if TYPE_CHECKING:
+    from ascendify.launch import LaunchOptions
 
 NAME = "run"
 HELP = "Run a training command on every card of one node or many (davincirun/torchrun)."
@@ -157,11 +161,10 @@ def run(args: argparse.Namespace) -> int:
     return launch(options, dry_run=args.dry_run)
 
 
-def launch(options: object, dry_run: bool = False) -> int:
+def launch(options: LaunchOptions, dry_run: bool = False) -> int:
     """Resolve, then print the plan or run the job (shared with ``ascendify.davincirun``)."""
-    from ascendify.launch import LaunchOptions, plan_to_json, preview, resolve_spec, run_job
+    from ascendify.launch import plan_to_json, preview, resolve_spec, run_job
 
-    assert isinstance(options, LaunchOptions)
     spec = resolve_spec(options)
     if dry_run:
         print(json.dumps(plan_to_json(preview(spec)), indent=2))
