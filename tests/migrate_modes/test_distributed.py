@@ -35,7 +35,10 @@ def test_portable_result_trains_on_two_ranks_through_the_fallback_loop(
     # A PATH with python but without any ascendify command: the script must use its own loop.
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "python3").symlink_to(sys.executable)
+    # A wrapper, not a link: a link to a venv's python that is itself a link loses the venv.
+    python3 = bin_dir / "python3"
+    python3.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    python3.chmod(0o755)
     path = os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"])
     assert shutil.which("ascendify", path=path) is None
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
