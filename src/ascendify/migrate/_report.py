@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import logging
 import logging.handlers
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -11,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ascendify._fs import WriteError, open_log
 from ascendify.migrate._engine import SkipReason
 from ascendify.migrate._rule import Operation, iter_rules
 from ascendify.migrate._tree import FileOutcome, TreeResult
@@ -21,6 +24,10 @@ LOG_FILE = "msFmkTranspltlog.txt"
 UNSUPPORTED = "unsupported_op"  # .csv and .xlsx
 LOG_MAX_BYTES = 1024 * 1024
 LOG_BACKUPS = 10
+REPORT_NAMES = frozenset(
+    {CHANGE_LIST, f"{UNSUPPORTED}.csv", f"{UNSUPPORTED}.xlsx", LOG_FILE}
+    | {f"{LOG_FILE}.{backup}" for backup in range(1, LOG_BACKUPS + 1)}
+)
 CHANGE_LIST_HEADER = (
     "File", "Start Line", "End Line", "Operation Type", "Message", "Rule", "Safety",
 )  # fmt: skip
@@ -56,6 +63,22 @@ def write_unsupported(result: TreeResult, directory: Path) -> int:
     return len(rows)
 
 
+class _LogHandler(logging.handlers.RotatingFileHandler):
+    """Rotates like its base class, but opens the file without following a link and keeps the
+    first write error for :meth:`RunLog.close` instead of printing a traceback per record."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.error: BaseException | None = None
+        super().__init__(directory / LOG_FILE, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS)
+
+    def _open(self) -> io.TextIOWrapper:
+        return open_log(Path(self.baseFilename), self.directory)
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        self.error = self.error or sys.exc_info()[1]
+
+
 class RunLog:
     """The rotating ``msFmkTranspltlog.txt`` (1 MiB x 10), or nowhere when previewing."""
 
@@ -63,13 +86,10 @@ class RunLog:
         self._logger = logging.getLogger(f"ascendify.migrate.run.{id(self)}")
         self._logger.propagate = False
         self._logger.setLevel(logging.INFO)
-        self._handler: logging.Handler = logging.NullHandler()
-        if directory is not None:
-            self._handler = logging.handlers.RotatingFileHandler(
-                directory / LOG_FILE, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS,
-                encoding="utf-8",
-            )  # fmt: skip
-            self._handler.setFormatter(
+        self._file = None if directory is None else _LogHandler(directory)
+        self._handler: logging.Handler = self._file or logging.NullHandler()
+        if self._file is not None:
+            self._file.setFormatter(
                 logging.Formatter("%(asctime)s [%(levelname)s] %(message)s", "%Y-%m-%d %H:%M:%S")
             )
         self._logger.addHandler(self._handler)
@@ -81,9 +101,9 @@ class RunLog:
         self._logger.warning(message)
 
     def file(self, outcome: FileOutcome) -> None:
-        if outcome.status == "failed" or (
-            outcome.status == "skipped" and outcome.detail != _NOT_PARSED
-        ):
+        if outcome.status == "not copied":
+            self.warning(f"{outcome.path}: not copied: {outcome.detail}")
+        elif _copied_unchanged(outcome):
             self.warning(f"{outcome.path}: copied unchanged: {outcome.detail}")
         for change in outcome.changes:
             self.info(
@@ -93,8 +113,19 @@ class RunLog:
             )
 
     def close(self) -> None:
+        """Close the file; a write that failed on the way is a :class:`~ascendify._fs.WriteError` now."""
         self._logger.removeHandler(self._handler)
         self._handler.close()
+        if self._file is not None and self._file.error is not None:
+            detail = getattr(self._file.error, "strerror", None) or self._file.error
+            raise WriteError(f"cannot write {LOG_FILE}: {detail}")
+
+
+def _copied_unchanged(outcome: FileOutcome) -> bool:
+    """Failed, or skipped for a reason other than holding no CUDA idiom: worth a look."""
+    return outcome.status == "failed" or (
+        outcome.status == "skipped" and outcome.detail != _NOT_PARSED
+    )
 
 
 def log_tree(log: RunLog, result: TreeResult) -> None:
@@ -121,6 +152,7 @@ def print_summary(result: TreeResult, console: Console) -> None:
         ("without CUDA idioms (not parsed)", sum(o.detail == _NOT_PARSED for o in skipped)),
         ("skipped (too large)", sum(o.detail != _NOT_PARSED for o in skipped)),
         ("failed (copied unchanged)", len(result.with_status("failed"))),
+        ("not copied (unreadable)", len(result.with_status("not copied"))),
         ("other files copied", len(result.plan.other_files)),
         ("symlinks kept", len(result.plan.links)),
     )
@@ -136,13 +168,11 @@ def print_summary(result: TreeResult, console: Console) -> None:
             if counts[rule.code]:
                 rules.add_row(rule.code, rule.safety.value, str(counts[rule.code]), rule.summary)
         console.print(rules)
-    needs_look = [
-        o
-        for o in result.files
-        if o.status == "failed" or (o.status == "skipped" and o.detail != _NOT_PARSED)
-    ]
-    for outcome in needs_look:
-        _warn(console, "copied unchanged", f"{outcome.path}: {outcome.detail}")
+    for outcome in result.files:
+        if outcome.status == "not copied":
+            _warn(console, "not copied", f"{outcome.path}: {outcome.detail}")
+        elif _copied_unchanged(outcome):
+            _warn(console, "copied unchanged", f"{outcome.path}: {outcome.detail}")
     for link in result.plan.links:
         if link.outside:
             _warn(console, "symlink kept, not followed", f"{link.path} -> {link.target}")

@@ -1,4 +1,8 @@
-"""One ``ascendify migrate`` run: the tree migration plus its log, reports and console output."""
+"""One ``ascendify migrate`` run: the tree migration plus its log, reports and console output.
+
+A run that fails or is interrupted leaves its result directory marked incomplete
+(:data:`~ascendify.migrate._tree.INCOMPLETE_MARKER`) and says so.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +14,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from ascendify.errors import AscendifyError
 from ascendify.migrate._report import (
     CHANGE_LIST,
+    REPORT_NAMES,
     UNSUPPORTED,
     RunLog,
     log_tree,
@@ -20,15 +26,18 @@ from ascendify.migrate._report import (
     write_unsupported,
 )
 from ascendify.migrate._tree import (
+    INCOMPLETE_MARKER,
     FileOutcome,
     Options,
     TreePlan,
     TreeResult,
+    finish_output,
     migrate_tree,
     plan_tree,
     prepare_output,
+    resolved,
 )
-from ascendify.migrate.extras import write_extras
+from ascendify.migrate.extras import extra_names, write_extras
 
 ANALYSIS_DIR = "ascendify_analysis"
 
@@ -39,7 +48,32 @@ def run_migration(options: Options, console: Console, status: Console) -> int:
     ``console`` gets diffs (stdout); ``status`` gets the progress bar and the summary (stderr).
     """
     result_dir = prepare_output(options)
-    plan = plan_tree(options.source)
+    try:
+        result = _migrate_and_report(options, result_dir, status)
+    except AscendifyError as error:
+        if result_dir is None:
+            raise
+        raise AscendifyError(f"{error}; {_incomplete(result_dir)}") from error
+    except KeyboardInterrupt:
+        if result_dir is not None:
+            status.print(f"interrupted; {_incomplete(result_dir)}", highlight=False, markup=False)
+        raise
+    if options.diff:
+        for outcome in result.files:
+            if outcome.diff:
+                console.out(outcome.diff, end="", highlight=False)
+    print_summary(result, status)
+    changed = result.with_status("changed")
+    if options.check:
+        for outcome in changed:
+            status.print(f"would change {escape(outcome.path)}", highlight=False)
+    if result_dir is not None:
+        status.print(f"result: {result_dir}", highlight=False, markup=False, soft_wrap=True)
+    return 1 if options.check and changed else 0
+
+
+def _migrate_and_report(options: Options, result_dir: Path | None, status: Console) -> TreeResult:
+    plan = plan_tree(options.source, reserved_names(options))
     log = RunLog(result_dir)
     started = time.perf_counter()
     try:
@@ -58,16 +92,19 @@ def run_migration(options: Options, console: Console, status: Console) -> int:
         log.info(f"done in {time.perf_counter() - started:.2f}s")
     finally:
         log.close()
-    if options.diff:
-        for outcome in result.files:
-            if outcome.diff:
-                console.out(outcome.diff, end="", highlight=False)
-    print_summary(result, status)
-    changed = result.with_status("changed")
-    if options.check:
-        for outcome in changed:
-            status.print(f"would change {escape(outcome.path)}", highlight=False)
-    return 1 if options.check and changed else 0
+    if result_dir is not None:
+        finish_output(resolved(options.source), result_dir)
+    return result
+
+
+def reserved_names(options: Options) -> frozenset[str]:
+    """What the run writes at the top of the result: entries of SRC with these names are not mirrored."""
+    analysis = {ANALYSIS_DIR} if options.analysis else set()
+    return REPORT_NAMES | extra_names(options.settings.modes) | analysis | {INCOMPLETE_MARKER}
+
+
+def _incomplete(result_dir: Path) -> str:
+    return f"the result in {result_dir} is incomplete (marked by {INCOMPLETE_MARKER})"
 
 
 def _write_analysis(options: Options, result_dir: Path, log: RunLog) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ascendify._fs import MAX_SOURCE_BYTES
 from ascendify.migrate._modes import Modes
 from ascendify.targets import DEFAULT_VERSION
 
@@ -13,7 +14,7 @@ class Settings:
     """Picklable: it crosses process boundaries. Checkers see it as ``Context.settings``."""
 
     torch_npu_version: str = DEFAULT_VERSION
-    max_bytes: int = 10 * 1024 * 1024  # larger files are copied unchanged and reported
+    max_bytes: int = MAX_SOURCE_BYTES  # larger files are copied unchanged and reported
     select: frozenset[str] | None = None  # rule codes to run; None runs every rule
     modes: Modes = field(default_factory=Modes)  # target and modes (ascendify.migrate._modes)
 

@@ -1,14 +1,16 @@
 """The outer layer: mirror the input tree, migrate its Python files in parallel, write the result.
 
 Planning (what is in SRC and what goes where) is separate from the effects. Nothing is ever written
-below SRC; in preview mode (``--diff``/``--check``) nothing is written at all.
+below SRC; in preview mode (``--diff``/``--check``) nothing is written at all. Every file is read and
+written through :mod:`ascendify._fs`: links are recreated as links and never followed, files that are
+not regular (FIFOs, devices) are not copied, and nothing is written outside the result directory.
+A result directory holds :data:`INCOMPLETE_MARKER` from its creation until :func:`finish_output`.
 """
 
 from __future__ import annotations
 
 import difflib
 import os
-import shutil
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -16,6 +18,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from ascendify._fs import (
+    NotRead,
+    TooLarge,
+    WriteError,
+    copy_file,
+    make_dir,
+    make_link,
+    mode_of,
+    read_source,
+    remove_tree,
+    write_bytes,
+)
 from ascendify.errors import AscendifyError
 from ascendify.migrate._engine import (
     Changed,
@@ -31,8 +45,14 @@ from ascendify.migrate._source import decode
 
 RESULT_SUFFIX = "_msft"
 PYTHON_SUFFIXES = (".py",)
+INCOMPLETE_MARKER = "ascendify_incomplete.txt"
+_INCOMPLETE_TEXT = (
+    "This migration did not finish (it failed or was interrupted): the result is incomplete.\n"
+    "Run ascendify migrate again with --force to replace it.\n"
+)
 
-Status = Literal["changed", "unchanged", "skipped", "failed"]
+# "not copied": the file could not be read, so the result lacks it.
+Status = Literal["changed", "unchanged", "skipped", "failed", "not copied"]
 
 
 @dataclass(frozen=True)
@@ -97,21 +117,35 @@ class TreeResult:
 
 
 def result_dir_for(source: Path, output: Path, suffix: str = RESULT_SUFFIX) -> Path:
-    return output / f"{source.resolve().name}{suffix}"
+    return output / f"{resolved(source).name}{suffix}"
+
+
+def resolved(path: Path) -> Path:
+    """``path`` with every link resolved; never raises (a link loop stays unresolved)."""
+    return Path(os.path.realpath(path))
+
+
+def refuse_output_inside_input(source: Path, output: Path) -> None:
+    """An output folder equal to or inside the input would write into the user's project."""
+    root, out = resolved(source), resolved(output)
+    if out == root or root in out.parents:
+        raise AscendifyError(f"output {output} is inside the input {source}")
 
 
 def prepare_output(options: Options) -> Path | None:
-    """Validate SRC and OUT and create the empty result directory (None in preview mode)."""
-    source = options.source.resolve()
+    """Validate SRC and OUT and create the empty result directory (None in preview mode).
+
+    The new directory holds :data:`INCOMPLETE_MARKER` until :func:`finish_output` removes it.
+    """
+    source = resolved(options.source)
     if not source.is_dir():
         raise AscendifyError(f"input {options.source} is not a directory")
     if options.output is None:
         if not options.preview:
             raise AscendifyError("an output directory (-o) is required unless --diff or --check")
         return None
-    output = options.output.resolve()
-    if output == source or source in output.parents:
-        raise AscendifyError(f"output {options.output} is inside the input {options.source}")
+    output = resolved(options.output)
+    refuse_output_inside_input(options.source, options.output)
     multi = (
         options.settings.modes.distributed is not None
     )  # single -> multi card: <name>_msft_multi
@@ -124,15 +158,41 @@ def prepare_output(options: Options) -> Path | None:
         raise AscendifyError(f"{result} exists and is not a directory")
     if result.is_dir() and any(result.iterdir()):
         if not options.force:
-            raise AscendifyError(f"{result} exists and is not empty (use --force to replace it)")
-        shutil.rmtree(result)
-    result.mkdir(parents=True, exist_ok=True)
+            raise AscendifyError(_existing_result(result))
+        remove_tree(result)
+    try:
+        result.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise WriteError(f"cannot create {result}: {error.strerror or error}") from None
+    write_bytes(result / INCOMPLETE_MARKER, _INCOMPLETE_TEXT.encode(), result)
     return result
 
 
-def plan_tree(source: Path) -> TreePlan:
-    """Everything under SRC, sorted, without following any symlink."""
-    root = source.resolve()
+def _existing_result(result: Path) -> str:
+    if (result / INCOMPLETE_MARKER).exists():
+        return (
+            f"{result} holds an incomplete result (an earlier run failed or was interrupted); "
+            "use --force to replace it"
+        )
+    return f"{result} exists and is not empty (use --force to replace it)"
+
+
+def finish_output(source: Path, result_dir: Path) -> None:
+    """Mark the result complete: the root gets SRC's mode last (it may forbid writing)."""
+    try:
+        os.unlink(result_dir / INCOMPLETE_MARKER)
+        os.chmod(result_dir, stat.S_IMODE(os.stat(source).st_mode))
+    except OSError as error:
+        raise WriteError(f"cannot finish {result_dir}: {error.strerror or error}") from None
+
+
+def plan_tree(source: Path, reserved: frozenset[str] = frozenset()) -> TreePlan:
+    """Everything under SRC, sorted, without following any symlink.
+
+    ``reserved``: names at the top of the result that the run writes itself (reports, log); an entry
+    of SRC with such a name is not mirrored (whatever it is, even a link, it is never written through).
+    """
+    root = resolved(source)
     plan = TreePlan()
 
     def unreadable(error: OSError) -> None:
@@ -142,6 +202,11 @@ def plan_tree(source: Path) -> TreePlan:
     for directory, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=False):
         here = Path(directory)
         rel_dir = here.relative_to(root)
+        if rel_dir == Path("."):
+            for name in sorted(reserved.intersection(dirnames + filenames)):
+                plan.not_copied.append((name, "the migration writes its own file of that name"))
+            dirnames[:] = [name for name in dirnames if name not in reserved]
+            filenames[:] = [name for name in filenames if name not in reserved]
         dirnames.sort()
         for name in list(dirnames):
             if (here / name).is_symlink():
@@ -151,7 +216,11 @@ def plan_tree(source: Path) -> TreePlan:
                 plan.directories.append((rel_dir / name).as_posix())
         for name in sorted(filenames):
             path, rel = here / name, (rel_dir / name).as_posix()
-            mode = path.lstat().st_mode
+            try:
+                mode = path.lstat().st_mode
+            except OSError as error:  # gone since the listing
+                plan.not_copied.append((rel, f"cannot read: {error.strerror or error}"))
+                continue
             if stat.S_ISLNK(mode):
                 plan.links.append(_link(root, path, rel_dir / name))
             elif not stat.S_ISREG(mode):
@@ -165,9 +234,11 @@ def plan_tree(source: Path) -> TreePlan:
 
 def _link(root: Path, path: Path, rel: Path) -> Link:
     target = os.readlink(path)
-    resolved = (path.parent / target).resolve()
-    inside = resolved == root or root in resolved.parents
-    return Link(rel.as_posix(), target, outside=not (inside and resolved.exists()))
+    points_to = resolved(
+        path.parent / target
+    )  # a loop or a dangling link resolves to nothing that exists
+    inside = points_to == root or root in points_to.parents
+    return Link(rel.as_posix(), target, outside=not (inside and points_to.exists()))
 
 
 def migrate_tree(
@@ -177,7 +248,7 @@ def migrate_tree(
     progress: Callable[[FileOutcome], None] | None = None,
 ) -> TreeResult:
     """Mirror the planned tree into ``result_dir`` (None: write nothing), migrating Python files."""
-    source = options.source.resolve()
+    source = resolved(options.source)
     if result_dir is not None:
         _mirror_skeleton(source, result_dir, plan)
     jobs = [(source, result_dir, rel, options.settings, options.diff) for rel in plan.python_files]
@@ -193,21 +264,28 @@ def migrate_tree(
 
 def _mirror_skeleton(source: Path, target: Path, plan: TreePlan) -> None:
     for rel in plan.directories:
-        (target / rel).mkdir(exist_ok=True)
+        make_dir(target / rel, target)
     for rel in plan.other_files:
         try:
-            shutil.copy2(source / rel, target / rel, follow_symlinks=False)
-        except OSError as error:  # one unreadable file must not stop the run
-            plan.not_copied.append((rel, f"cannot copy: {error.strerror or error}"))
+            copy_file(source / rel, target / rel, target)
+        except NotRead as reason:  # one unreadable file must not stop the run
+            plan.not_copied.append((rel, str(reason)))
     for link in plan.links:
-        os.symlink(link.target, target / link.path)
+        make_link(target / link.path, link.target, target)
 
 
 def _copy_directory_modes(source: Path, target: Path, plan: TreePlan) -> None:
-    # Deepest first, after every file is in place (a read-only directory would refuse them).
+    # Deepest first, after every file is in place (a read-only directory would refuse them); the
+    # root's mode comes last of all, in finish_output.
     for rel in reversed(plan.directories):
-        shutil.copystat(source / rel, target / rel)
-    shutil.copystat(source, target)
+        try:
+            info = os.stat(source / rel, follow_symlinks=False)
+            os.utime(target / rel, ns=(info.st_atime_ns, info.st_mtime_ns), follow_symlinks=False)
+            os.chmod(target / rel, stat.S_IMODE(info.st_mode), follow_symlinks=False)
+        except OSError as error:
+            raise WriteError(
+                f"cannot set the mode of {target / rel}: {error.strerror or error}"
+            ) from None
 
 
 Job = tuple[Path, Path | None, str, Settings, bool]
@@ -228,28 +306,28 @@ def _drain(executor: ProcessPoolExecutor, results: Iterator[FileOutcome]) -> Ite
 
 
 def migrate_file(job: Job) -> FileOutcome:
-    """Read, migrate and (unless previewing) write one Python file. Runs in a worker process."""
+    """Read, migrate and (unless previewing) write one Python file. Runs in a worker process.
+
+    A file that cannot be read is "not copied"; a result that cannot be written stops the run
+    (:class:`~ascendify._fs.WriteError`: a full disk fails every later file too).
+    """
     source, target, rel, settings, want_diff = job
     path = source / rel
-    destination = None if target is None else target / rel
     try:
-        if path.stat().st_size > settings.max_bytes:
-            result: Changed | Unchanged | Skipped | Failed = Skipped(SkipReason.TOO_LARGE)
-            data = b""
-        else:
-            data = path.read_bytes()
-            result = migrate_source(data, settings, rel)
-    except OSError as error:
-        return FileOutcome(rel, "failed", f"cannot read: {error.strerror or error}")
-    if destination is not None:
+        data = read_source(path, settings.max_bytes)
+        result: Changed | Unchanged | Skipped | Failed = migrate_source(data, settings, rel)
+    except TooLarge:
+        data, result = b"", Skipped(SkipReason.TOO_LARGE)
+    except NotRead as reason:
+        return FileOutcome(rel, "not copied", str(reason))
+    if target is not None:
         try:
             if isinstance(result, Changed):
-                destination.write_bytes(result.data)
-                shutil.copymode(path, destination)
+                write_bytes(target / rel, result.data, target, mode_of(path))
             else:
-                shutil.copy2(path, destination)
-        except OSError as error:
-            return FileOutcome(rel, "failed", f"cannot write: {error.strerror or error}")
+                copy_file(path, target / rel, target)
+        except NotRead as reason:
+            return FileOutcome(rel, "not copied", str(reason))
     if isinstance(result, Changed):
         diff = _unified_diff(rel, data, result) if want_diff else ""
         return FileOutcome(rel, "changed", changes=result.changes, diff=diff)

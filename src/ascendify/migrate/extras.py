@@ -5,10 +5,10 @@
 from __future__ import annotations
 
 import re
-import shutil
 from importlib import resources
 from pathlib import Path
 
+from ascendify._fs import make_dir, write_bytes
 from ascendify.errors import AscendifyError
 from ascendify.migrate._modes import DistributedMode, Modes, Target
 from ascendify.migrate._tree import TreeResult
@@ -66,6 +66,18 @@ def _model_variable(model: str) -> str:
     return model
 
 
+def extra_names(modes: Modes) -> set[str]:
+    """The names :func:`write_extras` may write at the top of the result directory."""
+    names = set()
+    if modes.target is Target.PORTABLE:
+        names.add(f"{HELPER_MODULE}.py")
+    if modes.distributed is not None:
+        names.add(DISTRIBUTED_SCRIPT)
+    if modes.modelarts:
+        names.add(MODELARTS_PACKAGE)
+    return names
+
+
 def write_extras(modes: Modes, result: TreeResult) -> list[str]:
     """Write what the modes add to the result directory; returns the names written (for the log)."""
     directory = result.result_dir
@@ -73,26 +85,23 @@ def write_extras(modes: Modes, result: TreeResult) -> list[str]:
         return []
     written = []
     if modes.target is Target.PORTABLE and result.with_status("changed"):
-        _copy_template(f"{HELPER_MODULE}.py.txt", directory / f"{HELPER_MODULE}.py")
+        _copy_template(f"{HELPER_MODULE}.py.txt", directory / f"{HELPER_MODULE}.py", directory)
         written.append(f"{HELPER_MODULE}.py")
     if modes.distributed is not None:
-        script = directory / DISTRIBUTED_SCRIPT
-        script.write_text(distributed_script(modes.distributed.main), encoding="utf-8")
-        script.chmod(0o750)
+        script = distributed_script(modes.distributed.main).encode()
+        write_bytes(directory / DISTRIBUTED_SCRIPT, script, directory, 0o750)
         written.append(DISTRIBUTED_SCRIPT)
     if modes.modelarts:
         package = directory / MODELARTS_PACKAGE
-        package.mkdir(exist_ok=True)
+        make_dir(package, directory)
         for name in _MODELARTS_FILES:
-            _copy_template(f"{MODELARTS_PACKAGE}/{name}.txt", package / name)
+            _copy_template(f"{MODELARTS_PACKAGE}/{name}.txt", package / name, directory)
         written.append(f"{MODELARTS_PACKAGE}/")
     return written
 
 
-def _copy_template(name: str, destination: Path) -> None:
-    template = resources.files(_TEMPLATES).joinpath(name)
-    with resources.as_file(template) as path:
-        shutil.copyfile(path, destination)
+def _copy_template(name: str, destination: Path, root: Path) -> None:
+    write_bytes(destination, resources.files(_TEMPLATES).joinpath(name).read_bytes(), root)
 
 
 def distributed_script(main: str) -> str:

@@ -1,0 +1,198 @@
+"""The one place where files of a user's tree are read and results are written.
+
+Reading (:func:`read_source`): only regular files, never through a symbolic link, never more than a
+size limit, and never blocking (a FIFO named ``*.py`` is refused, not opened for a read that waits
+forever; a link ``zero.py -> /dev/zero`` is refused, not read until memory runs out).
+
+Writing (:func:`write_bytes`, :func:`copy_file`, :func:`atomic_file`, :func:`make_dir`,
+:func:`make_link`, :func:`open_log`): every path written must lie inside the folder it belongs to
+once resolved, and no link is ever written through. Files are written under a temporary name and
+renamed into place: a rename replaces a link of the same name instead of following it, and a
+failed write (disk full) never leaves a truncated file behind. Any failure is a :class:`WriteError`
+naming the path, which the command line shows as one line.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import secrets
+import shutil
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import BinaryIO
+
+from ascendify.errors import AscendifyError
+
+MAX_SOURCE_BYTES = 10 * 1024 * 1024  # larger sources are copied, never parsed
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_COPY_CHUNK = 1024 * 1024
+
+
+class NotRead(Exception):
+    """A file that was not read, with the reason as a phrase for a report line."""
+
+
+class TooLarge(NotRead):
+    """A regular file over the size limit: it may be copied, but it is not read."""
+
+
+class WriteError(AscendifyError):
+    """A result could not be written (disk full, read-only folder, a path leaving its folder)."""
+
+
+def read_source(path: Path, limit: int = MAX_SOURCE_BYTES) -> bytes:
+    """The bytes of the regular file ``path`` (not a link, not over ``limit``), or :class:`NotRead`."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            raise NotRead(_kind(path))
+        descriptor = os.open(path, _READ_FLAGS)
+    except OSError as error:
+        raise NotRead(f"cannot read: {error.strerror or error}") from None
+    with os.fdopen(descriptor, "rb") as stream:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):  # replaced since the lstat above
+            raise NotRead("not a regular file")
+        if info.st_size > limit:
+            raise TooLarge(f"file too large ({info.st_size} bytes, limit {limit})")
+        try:
+            data = stream.read(limit + 1)
+        except OSError as error:
+            raise NotRead(f"cannot read: {error.strerror or error}") from None
+    if len(data) > limit:  # it grew while we read it
+        raise TooLarge(f"file too large (over the limit of {limit} bytes)")
+    return data
+
+
+def _kind(path: Path) -> str:
+    mode = os.lstat(path).st_mode
+    if stat.S_ISLNK(mode):
+        return "symbolic link, not followed"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
+
+
+def inside(root: Path, path: Path) -> Path:
+    """``path`` with its folder resolved, if that folder is ``root`` or below it; else :class:`WriteError`.
+
+    The last part is not resolved: writers replace it (a link there is replaced, never followed).
+    """
+    folder = Path(os.path.realpath(path.parent))
+    base = Path(os.path.realpath(root))
+    if folder != base and base not in folder.parents:
+        raise WriteError(f"refusing to write {path}: its folder resolves outside {root}")
+    return folder / path.name
+
+
+@contextmanager
+def atomic_file(path: Path, root: Path, mode: int | None = None) -> Iterator[BinaryIO]:
+    """A new file written under a temporary name in ``path``'s folder, renamed to ``path`` on success.
+
+    Its mode is ``mode`` exactly, or that of any new file (0o666 narrowed by the umask).
+    """
+    target = inside(root, path)
+    temporary = target.with_name(f".ascendify-{secrets.token_hex(6)}.tmp")
+    try:
+        descriptor = os.open(temporary, _NEW_FILE_FLAGS, 0o666)
+    except OSError as error:
+        raise WriteError(f"cannot write {path}: {error.strerror or error}") from None
+    try:
+        with os.fdopen(descriptor, "wb") as stream:
+            yield stream
+            if mode is not None:
+                os.chmod(descriptor, mode)
+        os.replace(temporary, target)
+    except BaseException as error:
+        _remove_quietly(temporary)
+        if isinstance(error, OSError):
+            raise WriteError(f"cannot write {path}: {error.strerror or error}") from None
+        raise
+
+
+def _remove_quietly(path: Path) -> None:
+    with suppress(OSError):  # already gone, or the same failure that is being reported
+        os.unlink(path)
+
+
+def write_bytes(path: Path, data: bytes, root: Path, mode: int | None = None) -> None:
+    with atomic_file(path, root, mode) as stream:
+        stream.write(data)
+
+
+def copy_file(source: Path, path: Path, root: Path) -> None:
+    """Copy the regular file ``source`` (not a link) with its mode and times; :class:`NotRead` if it is not one."""
+    try:
+        descriptor = os.open(source, _READ_FLAGS)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise NotRead("symbolic link, not followed") from None
+        raise NotRead(f"cannot read: {error.strerror or error}") from None
+    with os.fdopen(descriptor, "rb") as reader:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRead("not a regular file")
+        with atomic_file(path, root, stat.S_IMODE(info.st_mode)) as writer:
+            while chunk := _read_chunk(reader):
+                writer.write(chunk)
+            writer.flush()
+            os.utime(writer.fileno(), ns=(info.st_atime_ns, info.st_mtime_ns))
+
+
+def mode_of(path: Path) -> int:
+    """The permission bits of ``path`` (not followed if it is a link), or :class:`NotRead`."""
+    try:
+        return stat.S_IMODE(os.lstat(path).st_mode)
+    except OSError as error:
+        raise NotRead(f"cannot read: {error.strerror or error}") from None
+
+
+def _read_chunk(reader: BinaryIO) -> bytes:
+    try:
+        return reader.read(_COPY_CHUNK)
+    except OSError as error:
+        raise NotRead(f"cannot read: {error.strerror or error}") from None
+
+
+def make_dir(path: Path, root: Path) -> None:
+    """Create the directory ``path`` (or accept a real one already there; a link there is refused)."""
+    target = inside(root, path)
+    try:
+        os.mkdir(target)
+    except FileExistsError:
+        if not stat.S_ISDIR(os.lstat(target).st_mode):
+            raise WriteError(
+                f"cannot create the folder {path}: something else has its name"
+            ) from None
+    except OSError as error:
+        raise WriteError(f"cannot create the folder {path}: {error.strerror or error}") from None
+
+
+def make_link(path: Path, target: str, root: Path) -> None:
+    """Recreate a symbolic link as a link (its target is data: it is never resolved or followed)."""
+    try:
+        os.symlink(target, inside(root, path))
+    except OSError as error:
+        raise WriteError(f"cannot create the link {path}: {error.strerror or error}") from None
+
+
+def open_log(path: Path, root: Path) -> io.TextIOWrapper:
+    """A UTF-8 log file opened for appending, never through a link (odd bytes in names are escaped)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        descriptor = os.open(inside(root, path), flags, 0o666)
+        return open(descriptor, "a", encoding="utf-8", errors="backslashreplace")
+    except OSError as error:
+        raise WriteError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a previous result (links in it are removed, never followed)."""
+    try:
+        shutil.rmtree(path)
+    except OSError as error:
+        raise WriteError(f"cannot remove {path}: {error.strerror or error}") from None
