@@ -45,6 +45,18 @@ class WriteError(AscendifyError):
     """A result could not be written (disk full, read-only folder, a path leaving its folder)."""
 
 
+def resolved(path: Path) -> Path:
+    """``path`` with every link resolved; never raises (a link loop stays unresolved)."""
+    return Path(os.path.realpath(path))
+
+
+def refuse_output_inside_input(source: Path, output: Path) -> None:
+    """An output folder equal to or inside the input folder would write into the user's project."""
+    root, out = resolved(source), resolved(output)
+    if out == root or root in out.parents:
+        raise AscendifyError(f"output {output} is inside the input {source}")
+
+
 def read_source(path: Path, limit: int = MAX_SOURCE_BYTES) -> bytes:
     """The bytes of the regular file ``path`` (not a link, not over ``limit``), or :class:`NotRead`."""
     try:
@@ -82,8 +94,7 @@ def inside(root: Path, path: Path) -> Path:
 
     The last part is not resolved: writers replace it (a link there is replaced, never followed).
     """
-    folder = Path(os.path.realpath(path.parent))
-    base = Path(os.path.realpath(root))
+    folder, base = resolved(path.parent), resolved(root)
     if folder != base and base not in folder.parents:
         raise WriteError(f"refusing to write {path}: its folder resolves outside {root}")
     return folder / path.name

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ascendify import __version__
+from ascendify._fs import WriteError, write_bytes
 from ascendify.analyze.findings import RULES, Finding
 from ascendify.tabular import Row, write_csv, write_xlsx
 
@@ -49,8 +50,14 @@ class AnalysisResult:
 
 
 def write_reports(result: AnalysisResult, out_dir: Path) -> list[Path]:
-    """Write every report file of ``result`` into ``out_dir`` (created if needed); return their paths."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Write every report file of ``result`` into ``out_dir`` (created if needed); return their paths.
+
+    Each file is written under a temporary name and renamed (a link of the same name is replaced).
+    """
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise WriteError(f"cannot create {out_dir}: {error.strerror or error}") from None
     findings = sorted(result.findings, key=Finding.sort_key)
     rows = [_finding_row(finding) for finding in findings]
     written = [
@@ -104,7 +111,7 @@ def _report_document(result: AnalysisResult, findings: Sequence[Finding]) -> dic
 
 
 def _write_json(path: Path, document: dict[str, Any]) -> Path:
-    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    write_bytes(path, (json.dumps(document, indent=2) + "\n").encode(), path.parent)
     return path
 
 

@@ -16,6 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from ascendify._fs import NotRead, read_source, resolved
 from ascendify.analyze.caveats import (
     CAVEATS,
     DOUBLE_METHODS,
@@ -57,20 +58,20 @@ class _FileAnalysis:
     skipped: dict[str, str] | None = None
 
 
-def analyze_path(
-    source: Path, version: str | None = None, exclude: Path | None = None, jobs: int = 1
-) -> AnalysisResult:
-    """Analyse a project directory (or one file); ``exclude`` is a directory inside it to skip (our output).
+def analyze_path(source: Path, version: str | None = None, jobs: int = 1) -> AnalysisResult:
+    """Analyse a project directory (or one file).
 
-    With ``jobs`` > 1 the files are analysed by that many worker processes.
+    With ``jobs`` > 1 the files are analysed by that many worker processes. Files are read through
+    :func:`ascendify._fs.read_source`: links, FIFOs, devices and files over the size limit are
+    reported as skipped, never read.
     """
     if not source.exists():
         raise AscendifyError(f"input {source} does not exist")
+    source = resolved(source)
     facts = load_facts(version)
     root = source if source.is_dir() else source.parent
     work = [
-        (path, path.relative_to(root).as_posix(), facts.version)
-        for path in _source_files(source, exclude)
+        (path, path.relative_to(root).as_posix(), facts.version) for path in _source_files(source)
     ]
     findings: list[Finding] = []
     custom_ops: list[CustomOp] = []
@@ -103,11 +104,9 @@ def _analyze_files(work: list[tuple[Path, str, str]], jobs: int) -> Iterator[_Fi
 def _analyze_file(item: tuple[Path, str, str]) -> _FileAnalysis:
     path, relative, version = item
     try:
-        data = path.read_bytes()
-    except OSError as error:
-        return _FileAnalysis(
-            [], [], {"file": relative, "reason": f"cannot be read: {error.strerror}"}
-        )
+        data = read_source(path)
+    except NotRead as reason:
+        return _FileAnalysis([], [], {"file": relative, "reason": f"not read: {reason}"})
     if path.suffix == ".py":
         try:
             return _FileAnalysis(analyze_python(data, relative, load_facts(version)), [])
@@ -123,24 +122,19 @@ def write_analysis_reports(
     source: Path, result_dir: Path, version: str | None = None, jobs: int = 1
 ) -> AnalysisResult:
     """What ``migrate`` calls to put the analysis reports into its result directory."""
-    result = analyze_path(source, version, exclude=result_dir, jobs=jobs)
+    result = analyze_path(source, version, jobs=jobs)
     write_reports(result, result_dir)
     return result
 
 
-def _source_files(source: Path, exclude: Path | None) -> Iterator[Path]:
+def _source_files(source: Path) -> Iterator[Path]:
     if source.is_file():
         yield source
         return
-    skip = exclude.resolve() if exclude is not None else None
     for directory, subdirs, names in os.walk(source):
         current = Path(directory)
         subdirs[:] = sorted(
-            name
-            for name in subdirs
-            if not name.startswith(".")
-            and name not in _SKIPPED_DIRS
-            and (current / name).resolve() != skip
+            name for name in subdirs if not name.startswith(".") and name not in _SKIPPED_DIRS
         )
         for name in sorted(names):
             path = current / name
@@ -194,7 +188,7 @@ def findings_in_python(data: bytes, file: str, facts: TorchNpuFacts) -> list[Fin
         elif isinstance(node, ast.Assign):
             names.add_alias_assignment(node)
     visitor = _PythonVisitor(file, names, facts)
-    visitor.visit(tree)
+    visitor.walk(tree)
     source = SourceText(text)
     found = dict.fromkeys(visitor.findings)  # one row per line, code and name
     return [
@@ -204,44 +198,59 @@ def findings_in_python(data: bytes, file: str, facts: TorchNpuFacts) -> list[Fin
     ]
 
 
-class _PythonVisitor(ast.NodeVisitor):
+class _PythonVisitor:
+    """``visit_<Node>`` methods return whether to look inside the node; nodes without one are entered."""
+
     def __init__(self, file: str, names: NameResolver, facts: TorchNpuFacts) -> None:
         self.file = file
         self.names = names
         self.facts = facts
         self.findings: list[Finding] = []
 
+    def walk(self, tree: ast.AST) -> None:
+        """Every node, parents first, in source order, with a stack instead of recursion: a valid
+        expression can nest deeper than Python's recursion limit (``y = 1+1+...+1``)."""
+        stack = [tree]
+        while stack:
+            node = stack.pop()
+            visit = getattr(self, f"visit_{type(node).__name__}", None)
+            if visit is None or visit(node):
+                stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
     def _add(self, node: ast.AST, op: str, tips: str, code: str) -> None:
         line = getattr(node, "lineno", 1)
         end = getattr(node, "end_lineno", None) or line
         self.findings.append(Finding(self.file, line, end, op, tips, code))
 
-    def visit_Import(self, node: ast.Import) -> None:
+    def visit_Import(self, node: ast.Import) -> bool:
         for alias in node.names:
             self._library(node, alias.name)
+        return False
 
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> bool:
         if node.module and node.level == 0:
             self._library(node, node.module)
             for _, qualified, _ in import_bindings(node):
                 self._library(node, qualified)
+        return False
 
     def _library(self, node: ast.AST, module: str) -> None:
         for library in CUDA_ONLY_LIBRARIES:
             if module == library.module or module.startswith(library.module + "."):
                 self._add(node, library.module, library.advice, "AN103")
 
-    def visit_Attribute(self, node: ast.Attribute) -> None:
+    def visit_Attribute(self, node: ast.Attribute) -> bool:
         if self._qualified(node):
-            return
+            return False
         renamed = ATTRIBUTE_RENAMES.get(node.attr)
         if renamed is not None:
             tips = f"NPU: .{renamed} (ascendify migrate rewrites it)"
             self._add(node, f".{node.attr}", tips, "AN100")
-        self.generic_visit(node)
+        return True
 
-    def visit_Name(self, node: ast.Name) -> None:
+    def visit_Name(self, node: ast.Name) -> bool:
         self._qualified(node)
+        return False
 
     def _qualified(self, node: ast.expr) -> bool:
         """Report the imported name a chain stands for; True when the chain was resolved."""
@@ -270,7 +279,7 @@ class _PythonVisitor(ast.NodeVisitor):
         if caveat is not None:
             self._add(node, qualified, caveat.tips, caveat.code)
 
-    def visit_Call(self, node: ast.Call) -> None:
+    def visit_Call(self, node: ast.Call) -> bool:
         if isinstance(node.func, ast.Attribute):
             self._method_call(node, node.func)
         for keyword in node.keywords:
@@ -281,7 +290,7 @@ class _PythonVisitor(ast.NodeVisitor):
                 and value.value in DOUBLE_STRINGS
             ):
                 self._add(value, f"dtype={value.value!r}", _DOUBLE_TIPS, "AN104")
-        self.generic_visit(node)
+        return True
 
     def _method_call(self, node: ast.Call, func: ast.Attribute) -> None:
         if func.attr in DOUBLE_METHODS and not node.args:
@@ -291,11 +300,12 @@ class _PythonVisitor(ast.NodeVisitor):
             tips = f"NPU: .{renamed}() (ascendify migrate rewrites it)"
             self._add(node, f".{func.attr}()", tips, "AN100")
 
-    def visit_Constant(self, node: ast.Constant) -> None:
+    def visit_Constant(self, node: ast.Constant) -> bool:
         target = ENV_VARS_BY_CUDA_NAME.get(node.value) if isinstance(node.value, str) else None
         if target is not None:
             tips = f"set {target.npu} instead" if target.npu else target.note
             self._add(node, target.cuda, f"no effect on the NPU; {tips}", "AN106")
+        return False
 
 
 _DOUBLE_TIPS = (

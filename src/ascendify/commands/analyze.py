@@ -58,9 +58,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         if args.input is None or command:
             raise AscendifyError("give -i SRC for static analysis, or --trace -- python script.py")
+        from ascendify._fs import refuse_output_inside_input
         from ascendify.analyze.static import analyze_path
 
-        result = analyze_path(args.input, args.npu_version, exclude=args.output, jobs=args.jobs)
+        refuse_output_inside_input(args.input, args.output)
+        result = analyze_path(args.input, args.npu_version, jobs=args.jobs)
         script_failed = False
     write_reports(result, args.output)
     print_summary(result, args.output)

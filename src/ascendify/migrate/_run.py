@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from ascendify._fs import resolved
 from ascendify.errors import AscendifyError
 from ascendify.migrate._report import (
     CHANGE_LIST,
@@ -35,7 +36,6 @@ from ascendify.migrate._tree import (
     migrate_tree,
     plan_tree,
     prepare_output,
-    resolved,
 )
 from ascendify.migrate.extras import extra_names, write_extras
 

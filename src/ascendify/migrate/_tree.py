@@ -27,7 +27,9 @@ from ascendify._fs import (
     make_link,
     mode_of,
     read_source,
+    refuse_output_inside_input,
     remove_tree,
+    resolved,
     write_bytes,
 )
 from ascendify.errors import AscendifyError
@@ -118,18 +120,6 @@ class TreeResult:
 
 def result_dir_for(source: Path, output: Path, suffix: str = RESULT_SUFFIX) -> Path:
     return output / f"{resolved(source).name}{suffix}"
-
-
-def resolved(path: Path) -> Path:
-    """``path`` with every link resolved; never raises (a link loop stays unresolved)."""
-    return Path(os.path.realpath(path))
-
-
-def refuse_output_inside_input(source: Path, output: Path) -> None:
-    """An output folder equal to or inside the input would write into the user's project."""
-    root, out = resolved(source), resolved(output)
-    if out == root or root in out.parents:
-        raise AscendifyError(f"output {output} is inside the input {source}")
 
 
 def prepare_output(options: Options) -> Path | None:
