@@ -16,12 +16,15 @@ The format (docs/migrate-modes.md)::
     value = '"cpu"'                # Python source of the new value
 
 JSON holds the same tables as lists: ``{"rename_function": [{"old": ..., "new": ...}], ...}``.
-Every problem is reported with the file, the entry and, where the text shows it, the line.
+Every problem is reported with the file, the entry and, where the text shows it, the line. The file
+is read like a source file (:func:`ascendify._fs.read_source`: the same size limit) and loads in
+time linear in its size.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 import json
 import re
 import sys
@@ -29,6 +32,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ascendify._fs import NotRead, read_source, resolved
 from ascendify.errors import AscendifyError
 from ascendify.migrate._modes import ChangeArgument, RenameFunction, RenameModule, UserRule
 
@@ -50,42 +54,40 @@ class _Problem(Exception):
 def load_rule_file(path: Path) -> tuple[UserRule, ...]:
     """Parse and validate a rule file; any problem is an :class:`AscendifyError` naming its place."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise AscendifyError(f"--rules {path}: cannot read: {error}") from error
+        text = read_source(resolved(path)).decode("utf-8")
+    except (NotRead, UnicodeDecodeError) as error:
+        raise AscendifyError(f"--rules {path}: cannot read: {error}") from None
     data = _parse(path, text)
+    lines = _Lines(path, text)
     rules: list[UserRule] = []
     for table, entries in data.items():
         if table not in _KEYS:
             raise AscendifyError(
-                f"{_where(path, text, table)}: unknown rule kind {table!r} "
+                f"{lines.where(table)}: unknown rule kind {table!r} "
                 f"(expected one of: {', '.join(_KEYS)})"
             )
         if not isinstance(entries, list):
-            raise AscendifyError(f"{_where(path, text, table)}: {table} must be a list of tables")
+            raise AscendifyError(f"{lines.where(table)}: {table} must be a list of tables")
         for index, entry in enumerate(entries, start=1):
             label = f"{table}[{index}]"
             try:
-                origin = _where(path, text, _first_value(entry))
+                origin = lines.where(_first_value(entry), after_previous_of=table)
                 rules.append(_BUILDERS[table](entry, origin))
             except _Problem as problem:
-                raise AscendifyError(
-                    f"{_where(path, text, problem.needle)}: {label}: {problem}"
-                ) from None
+                raise AscendifyError(f"{lines.where(problem.needle)}: {label}: {problem}") from None
     return tuple(rules)
 
 
 def _parse(path: Path, text: str) -> Mapping[str, Any]:
     data: Any
-    if path.suffix == ".toml":
-        data = _parse_toml(path, text)
-    elif path.suffix == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise AscendifyError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from error
-    else:
+    if path.suffix not in (".toml", ".json"):
         raise AscendifyError(f"--rules {path}: the file must end in .json or .toml")
+    try:
+        data = _parse_toml(path, text) if path.suffix == ".toml" else json.loads(text)
+    except json.JSONDecodeError as error:
+        raise AscendifyError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from error
+    except RecursionError:
+        raise AscendifyError(f"--rules {path}: nested too deeply to be a rule file") from None
     if not isinstance(data, dict):
         raise AscendifyError(f"{path}: the top level must be a table of rule lists")
     return data
@@ -110,13 +112,30 @@ def _first_value(entry: object) -> str | None:
     return None
 
 
-def _where(path: Path, text: str, needle: str | None) -> str:
-    """``file:line`` when ``needle`` occurs in the text, else ``file``."""
-    if needle:
-        at = text.find(needle)
-        if at >= 0:
-            return f"{path}:{text.count(chr(10), 0, at) + 1}"
-    return str(path)
+class _Lines:
+    """``file:line`` of a text in the rule file.
+
+    The entries of one table appear in the file in their order, so each is looked for after the
+    previous one of its table: every entry located costs only the text between it and the last.
+    """
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.text = text
+        self._line_ends = [match.start() for match in re.finditer("\n", text)]
+        self._cursors: dict[str, int] = {}
+
+    def where(self, needle: str | None, after_previous_of: str | None = None) -> str:
+        """``file:line`` where ``needle`` occurs (after the previous entry of the table), else ``file``."""
+        if not needle:
+            return str(self.path)
+        start = 0 if after_previous_of is None else self._cursors.get(after_previous_of, 0)
+        at = self.text.find(needle, start)
+        if at < 0:
+            return str(self.path)
+        if after_previous_of is not None:
+            self._cursors[after_previous_of] = at + len(needle)
+        return f"{self.path}:{bisect.bisect_left(self._line_ends, at) + 1}"
 
 
 def _checked(entry: object, table: str) -> dict[str, Any]:
