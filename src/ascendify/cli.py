@@ -5,13 +5,16 @@ hand-listed. Each module exposes ``NAME``, ``HELP``, ``add_arguments(parser)`` a
 ``run(args) -> int``. Command modules import their library lazily so that
 ``ascendify --help`` and the launcher start fast (no torch import).
 
-Exit codes: 0 success, 1 findings or changes (``--check``) or a failed job, 2 usage or input errors.
+Exit codes: 0 success, 1 findings or changes (``--check``) or a failed job, 2 usage or input errors
+(one line naming the input and the problem), 3 an internal error, 130 interrupted. Set the
+environment variable ``ASCENDIFY_DEBUG=1`` to get the traceback of an error instead.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 from collections.abc import Sequence
@@ -20,6 +23,9 @@ from typing import Protocol, cast
 
 from ascendify import __version__, commands
 from ascendify.errors import AscendifyError
+
+DEBUG_VARIABLE = "ASCENDIFY_DEBUG"
+INTERNAL_ERROR = 3
 
 
 class Command(Protocol):
@@ -62,8 +68,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.handler(args))
-    except AscendifyError as error:
-        print(f"ascendify {args.subcommand}: error: {error}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as error:
+        if os.environ.get(DEBUG_VARIABLE, "") not in ("", "0"):
+            raise
+        return _report(args.subcommand, error)
+
+
+def _report(subcommand: str, error: Exception) -> int:
+    """One line on stderr instead of a traceback; the exit code for the kind of error."""
+    if isinstance(error, AscendifyError):
+        message, code = f"error: {error}", 2
+    elif isinstance(error, OSError):  # a file or folder of the user's that could not be used
+        where = f"{error.filename}: " if error.filename else ""
+        message, code = f"error: {where}{error.strerror or error}", 2
+    else:
+        message = (
+            f"internal error: {type(error).__name__}: {error} "
+            f"(set {DEBUG_VARIABLE}=1 for the traceback)"
+        )
+        code = INTERNAL_ERROR
+    print(f"ascendify {subcommand}: {message}", file=sys.stderr)
+    return code

@@ -12,11 +12,11 @@ import ast
 import os
 import re
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from ascendify._fs import NotRead, read_source, resolved
+from ascendify._parallel import parallel_map
 from ascendify.analyze.caveats import (
     CAVEATS,
     DOUBLE_METHODS,
@@ -76,7 +76,7 @@ def analyze_path(source: Path, version: str | None = None, jobs: int = 1) -> Ana
     findings: list[Finding] = []
     custom_ops: list[CustomOp] = []
     skipped: list[dict[str, str]] = []
-    for part in _analyze_files(work, jobs):
+    for part in parallel_map(_analyze_file, work, jobs, serial_below=_PARALLEL_FROM):
         findings.extend(part.findings)
         custom_ops.extend(part.custom_ops)
         if part.skipped is not None:
@@ -91,14 +91,6 @@ def analyze_path(source: Path, version: str | None = None, jobs: int = 1) -> Ana
 
 
 _PARALLEL_FROM = 64  # fewer files are done faster than worker processes start
-
-
-def _analyze_files(work: list[tuple[Path, str, str]], jobs: int) -> Iterator[_FileAnalysis]:
-    if jobs <= 1 or len(work) < _PARALLEL_FROM:
-        yield from (_analyze_file(item) for item in work)
-        return
-    with ProcessPoolExecutor(max_workers=jobs) as executor:
-        yield from executor.map(_analyze_file, work, chunksize=max(1, len(work) // (jobs * 8)))
 
 
 def _analyze_file(item: tuple[Path, str, str]) -> _FileAnalysis:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import difflib
 import os
 import stat
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -32,6 +32,7 @@ from ascendify._fs import (
     resolved,
     write_bytes,
 )
+from ascendify._parallel import parallel_map
 from ascendify.errors import AscendifyError
 from ascendify.migrate._engine import (
     Changed,
@@ -243,10 +244,11 @@ def migrate_tree(
         _mirror_skeleton(source, result_dir, plan)
     jobs = [(source, result_dir, rel, options.settings, options.diff) for rel in plan.python_files]
     outcomes = []
-    for outcome in _run(jobs, options.jobs):
-        outcomes.append(outcome)
-        if progress is not None:
-            progress(outcome)
+    with closing(parallel_map(migrate_file, jobs, options.jobs)) as results:
+        for outcome in results:
+            outcomes.append(outcome)
+            if progress is not None:
+                progress(outcome)
     if result_dir is not None:
         _copy_directory_modes(source, result_dir, plan)
     return TreeResult(source, result_dir, plan, outcomes)
@@ -279,20 +281,6 @@ def _copy_directory_modes(source: Path, target: Path, plan: TreePlan) -> None:
 
 
 Job = tuple[Path, Path | None, str, Settings, bool]
-
-
-def _run(jobs: list[Job], workers: int) -> Iterable[FileOutcome]:
-    if workers <= 1 or len(jobs) <= 1:
-        return map(migrate_file, jobs)
-    # Chunks amortise the inter-process round trip; several per worker keep the load balanced.
-    chunksize = max(1, len(jobs) // (workers * 8))
-    executor = ProcessPoolExecutor(max_workers=workers)
-    return _drain(executor, executor.map(migrate_file, jobs, chunksize=chunksize))
-
-
-def _drain(executor: ProcessPoolExecutor, results: Iterator[FileOutcome]) -> Iterator[FileOutcome]:
-    with executor:
-        yield from results
 
 
 def migrate_file(job: Job) -> FileOutcome:
