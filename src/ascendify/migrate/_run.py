@@ -56,7 +56,12 @@ def run_migration(options: Options, console: Console, status: Console) -> int:
         raise AscendifyError(f"{error}; {_incomplete(result_dir)}") from error
     except KeyboardInterrupt:
         if result_dir is not None:
-            status.print(f"interrupted; {_incomplete(result_dir)}", highlight=False, markup=False)
+            status.print(
+                f"interrupted; {_incomplete(result_dir)}",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
         raise
     if options.diff:
         for outcome in result.files:

@@ -1,0 +1,357 @@
+"""``migrate`` and ``analyze`` against hostile trees: links named like reports, FIFOs, devices, huge and
+deeply nested sources, link loops, a full or read-only disk, interruptions. The command line runs
+in-process (``cli.main``, ``-j 1``) except where a real signal needs a real process."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+from rich.console import Console
+
+from ascendify.cli import DEBUG_VARIABLE, main
+from ascendify.errors import AscendifyError
+from ascendify.migrate import Options, migrate_tree, plan_tree, prepare_output
+from ascendify.migrate._report import print_summary
+from ascendify.migrate._tree import INCOMPLETE_MARKER
+from ascendify.migrate.rulefile import load_rule_file
+from tests.conftest import ascendify_env
+from tests.migrate.test_command import snapshot
+
+CUDA = b"import torch\nx = torch.ones(1).cuda()\n"
+LONG_SUM = b"y = " + b"+".join([b"1"] * 500) + b"\n"  # valid, deeper than a recursive walk survives
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    """``ascendify ARGS`` in this process: (exit code, stderr)."""
+    code = main(list(args))
+    return code, capsys.readouterr().err
+
+
+def one_line_error(stderr: str) -> str:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    source = tmp_path / "proj"
+    source.mkdir()
+    (source / "train.py").write_bytes(CUDA)
+    return source
+
+
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    """Stands for ~/.bashrc: a file outside everything, which nothing may change."""
+    path = tmp_path / "bashrc"
+    path.write_text("# my shell settings\n")
+    return path
+
+
+def test_links_named_like_the_reports_are_never_written_through(
+    project: Path, tmp_path: Path, victim: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for name in ("change_list.csv", "msFmkTranspltlog.txt", "unsupported_op.csv"):
+        (project / name).symlink_to(victim)
+    (project / "ascendify_analysis").symlink_to(elsewhere)
+    (project / "a;touch X;#.py").write_bytes(CUDA)  # a name is data, never a command
+    before = snapshot(project)
+
+    code, stderr = run(
+        capsys, "migrate", "-i", str(project), "-o", str(tmp_path / "out"), "-j", "1"
+    )
+
+    assert code == 0, stderr
+    assert victim.read_text() == "# my shell settings\n"
+    assert list(elsewhere.iterdir()) == []
+    assert snapshot(project) == before
+    result = tmp_path / "out" / "proj_msft"
+    for name in ("change_list.csv", "msFmkTranspltlog.txt", "unsupported_op.csv"):
+        assert not (result / name).is_symlink()
+        assert f"not copied {name}: the migration writes its own file of that name" in stderr
+    assert (result / "ascendify_analysis" / "report.json").is_file()
+    assert "a;touch X;#.py" in (result / "change_list.csv").read_text()
+    assert not (tmp_path / "X").exists()
+    assert not Path("X").exists()
+    assert f"result: {result}" in stderr
+
+
+def test_link_loops_and_links_out_are_kept_as_links(
+    project: Path, tmp_path: Path, victim: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "a.py").symlink_to("b.py")
+    (project / "b.py").symlink_to("a.py")
+    (project / "loop").symlink_to("loop")
+    (project / "out.py").symlink_to(victim)
+    code, stderr = run(
+        capsys, "migrate", "-i", str(project), "-o", str(tmp_path / "out"), "-j", "1"
+    )
+    assert code == 0, stderr
+    result = tmp_path / "out" / "proj_msft"
+    assert {name: os.readlink(result / name) for name in ("a.py", "b.py", "loop", "out.py")} == {
+        "a.py": "b.py",
+        "b.py": "a.py",
+        "loop": "loop",
+        "out.py": str(victim),
+    }
+    assert "symlink kept, not followed a.py -> b.py" in stderr
+    report = json.loads((result / "ascendify_analysis" / "report.json").read_text())
+    assert {entry["file"] for entry in report["skipped"]} == {"a.py", "b.py", "out.py"}
+
+
+@pytest.mark.timeout(60)
+def test_fifos_devices_huge_and_deep_sources_are_handled_by_both_commands(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    os.mkfifo(project / "fifo.py")
+    (project / "zero.py").symlink_to("/dev/zero")
+    with (project / "big.py").open("wb") as stream:
+        stream.write(CUDA)
+        stream.truncate(50 * 1024 * 1024)
+    (project / "deep.py").write_bytes(CUDA + LONG_SUM)
+    started = time.perf_counter()
+
+    code, stderr = run(
+        capsys, "migrate", "-i", str(project), "-o", str(tmp_path / "out"), "-j", "1"
+    )
+    assert code == 0, stderr
+    code, analyze_err = run(capsys, "analyze", "-i", str(project), "-o", str(tmp_path / "an"))
+
+    assert code == 0, analyze_err  # .cuda() has an NPU counterpart: nothing blocks
+    assert time.perf_counter() - started < 30
+    result = tmp_path / "out" / "proj_msft"
+    assert b"torch.ones(1).npu()" in (result / "deep.py").read_bytes()
+    assert (result / "big.py").stat().st_size == 50 * 1024 * 1024
+    assert "copied unchanged big.py: file too large" in stderr
+    assert "not copied fifo.py: not a regular file" in stderr
+    for report_dir in (result / "ascendify_analysis", tmp_path / "an"):
+        report = json.loads((report_dir / "report.json").read_text())
+        reasons = {entry["file"]: entry["reason"] for entry in report["skipped"]}
+        assert reasons == {
+            "big.py": "not read: file too large (52428800 bytes, limit 10485760)",
+            "fifo.py": "not read: not a regular file",
+            "zero.py": "not read: symbolic link, not followed",
+        }
+        assert {finding["file"] for finding in report["findings"]} == {"train.py", "deep.py"}
+
+
+def test_a_file_that_cannot_be_read_is_reported_not_copied(project: Path, tmp_path: Path) -> None:
+    (project / "gone.py").write_bytes(CUDA)
+    options = Options(source=project, output=tmp_path / "out")
+    result_dir = prepare_output(options)
+    plan = plan_tree(project)
+    (project / "gone.py").unlink()  # between planning and reading, as a file can vanish
+    result = migrate_tree(options, result_dir, plan)
+    outcomes = {outcome.path: (outcome.status, outcome.detail) for outcome in result.files}
+    assert outcomes["gone.py"] == ("not copied", "cannot read: No such file or directory")
+    summary = io.StringIO()
+    print_summary(result, Console(file=summary, width=200))
+    assert "not copied gone.py: cannot read" in summary.getvalue()
+    assert "copied unchanged gone.py" not in summary.getvalue()
+
+
+def test_a_result_that_was_not_finished_is_marked_and_explained(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    result_dir = prepare_output(Options(source=project, output=out))  # a run that stops here
+    assert result_dir is not None
+    assert (result_dir / INCOMPLETE_MARKER).is_file()
+
+    code, stderr = run(capsys, "migrate", "-i", str(project), "-o", str(out), "-j", "1")
+    assert code == 2
+    assert "holds an incomplete result" in one_line_error(stderr)
+    assert "--force" in stderr
+    code, stderr = run(capsys, "migrate", "-i", str(project), "-o", str(out), "-j", "1", "--force")
+    assert code == 0, stderr
+    assert not (result_dir / INCOMPLETE_MARKER).exists()
+
+
+def test_analyze_refuses_to_write_into_the_project(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "report.json").write_text('{"mine": true}\n')
+    for output in (project, project / "reports"):
+        code, stderr = run(capsys, "analyze", "-i", str(project), "-o", str(output))
+        assert code == 2
+        assert f"output {output} is inside the input {project}" in one_line_error(stderr)
+    assert (project / "report.json").read_text() == '{"mine": true}\n'
+    assert not (project / "reports").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"rename_function": []}' + " " * (11 * 1024 * 1024), "file too large"),
+        (b"\xff\xfe".decode("latin-1"), "cannot read"),
+    ],
+    ids=["deep", "huge", "not-utf8"],
+)
+def test_bad_rule_files_are_one_message(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str
+) -> None:
+    rules = tmp_path / "rules.json"
+    rules.write_bytes(text.encode("latin-1"))
+    out = tmp_path / "out"
+    code, stderr = run(capsys, "migrate", "-i", str(project), "-o", str(out), "--rules", str(rules))
+    assert code == 2
+    line = one_line_error(stderr)
+    assert str(rules) in line
+    assert message in line
+    assert not out.exists()
+
+
+def _rule_file(path: Path, entries: int) -> Path:
+    rows = [{"old": f"lib.cuda_ops.f{i}", "new": f"lib.npu_ops.f{i}"} for i in range(entries)]
+    path.write_text(json.dumps({"rename_function": rows}, indent=1))
+    return path
+
+
+def test_loading_rules_takes_time_linear_in_their_number(tmp_path: Path) -> None:
+    small = _rule_file(tmp_path / "small.json", 2_000)
+    large = _rule_file(tmp_path / "large.json", 20_000)
+
+    def seconds(path: Path) -> float:
+        started = time.perf_counter()
+        rules = load_rule_file(path)
+        assert rules[-1].origin == f"{path}:{len(rules) * 4}"  # each entry located on its line
+        return time.perf_counter() - started
+
+    seconds(small)  # warm up
+    ratio = min(seconds(large) for _ in range(2)) / min(seconds(small) for _ in range(2))
+    assert ratio < 30, f"10x the rules took {ratio:.0f}x the time"  # quadratic: about 100x
+
+
+def test_a_traceback_only_with_the_debug_variable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = ("migrate", "-i", str(tmp_path / "missing"), "-o", str(tmp_path / "out"))
+    code, stderr = run(capsys, *args)
+    assert code == 2
+    assert one_line_error(stderr) == (
+        f"ascendify migrate: error: input {tmp_path / 'missing'} is not a directory"
+    )
+    monkeypatch.setenv(DEBUG_VARIABLE, "1")
+    with pytest.raises(AscendifyError, match="is not a directory"):
+        main(list(args))
+
+
+Mount = Callable[[str, str], Path]
+
+
+@pytest.fixture
+def mount_tmpfs(tmp_path: Path) -> Iterator[Mount]:
+    """Mount a small tmpfs (root only; skipped elsewhere) and unmount it afterwards."""
+    mounted: list[Path] = []
+
+    def mount(name: str, options: str) -> Path:
+        point = tmp_path / name
+        point.mkdir()
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(point)],
+            capture_output=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+        mounted.append(point)
+        return point
+
+    yield mount
+    for point in mounted:
+        subprocess.run(["umount", "-l", str(point)], check=False)
+
+
+def test_a_full_disk_is_one_message_and_leaves_no_truncated_file(
+    project: Path, mount_tmpfs: Mount, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "data").mkdir()
+    (project / "data" / "weights.bin").write_bytes(os.urandom(2 * 1024 * 1024))
+    for index in range(20):
+        (project / f"model{index}.py").write_bytes(CUDA)
+    disk = mount_tmpfs("small", "size=1m")
+    out = disk / "out"
+
+    code, stderr = run(capsys, "migrate", "-i", str(project), "-o", str(out), "-j", "1")
+
+    assert code == 2
+    line = one_line_error(stderr)
+    assert "No space left on device" in line
+    assert f"the result in {out / 'proj_msft'} is incomplete" in line
+    result = out / "proj_msft"
+    assert (result / INCOMPLETE_MARKER).is_file()
+    leftovers = [p for p in result.rglob("*") if p.name.startswith(".ascendify-")]
+    assert leftovers == []
+    for path in result.rglob("*"):
+        if path.is_file() and path.suffix in (".py", ".bin"):
+            assert path.stat().st_size > 0, f"{path} is truncated"
+    code, stderr = run(capsys, "migrate", "-i", str(project), "-o", str(out), "-j", "1")
+    assert code == 2
+    assert "holds an incomplete result" in one_line_error(stderr)
+
+
+def test_a_read_only_output_parent_is_one_message(
+    project: Path, mount_tmpfs: Mount, capsys: pytest.CaptureFixture[str]
+) -> None:
+    read_only = mount_tmpfs("ro", "ro,size=1m")
+    for command in ("migrate", "analyze"):
+        code, stderr = run(capsys, command, "-i", str(project), "-o", str(read_only / "out"))
+        assert code == 2, command
+        line = one_line_error(stderr)
+        assert str(read_only / "out") in line
+        assert "Read-only file system" in line
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_ctrl_c_leaves_the_result_marked_incomplete_and_no_worker_behind(tmp_path: Path) -> None:
+    source = tmp_path / "big_project"
+    for package in range(40):
+        (source / f"pkg{package}").mkdir(parents=True)
+        for module in range(100):
+            (source / f"pkg{package}" / f"m{module}.py").write_bytes(CUDA * 50)
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "ascendify", "migrate", "-i", str(source), "-o", str(out)]
+    # A session of its own: Ctrl-C in a terminal signals the whole foreground process group.
+    process = subprocess.Popen(
+        [*command, "-j", "2"],
+        env=ascendify_env(),
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    result = out / "big_project_msft"
+    deadline = time.monotonic() + 60
+    workers: list[psutil.Process] = []
+    while time.monotonic() < deadline and len(workers) < 2:
+        workers = psutil.Process(process.pid).children(recursive=True)
+        time.sleep(0.05)
+    assert len(workers) >= 2, "the run never started its workers"
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert f"interrupted; the result in {result} is incomplete" in stderr
+    assert (result / INCOMPLETE_MARKER).is_file()
+    _, alive = psutil.wait_procs(workers, timeout=10)
+    assert alive == []
+    again = subprocess.run(
+        command, env=ascendify_env(), capture_output=True, text=True, timeout=60, check=False
+    )
+    assert again.returncode == 2
+    assert "holds an incomplete result" in again.stderr
