@@ -57,6 +57,12 @@ def refuse_output_inside_input(source: Path, output: Path) -> None:
         raise AscendifyError(f"output {output} is inside the input {source}")
 
 
+def shown(text: str | Path) -> str:
+    """Text safe to print: bytes of a name that are not UTF-8 (kept by Python as surrogates) become
+    ``\\xff`` escapes instead of an encoding error on the console."""
+    return os.fsencode(str(text)).decode("utf-8", "backslashreplace")
+
+
 def read_source(path: Path, limit: int = MAX_SOURCE_BYTES) -> bytes:
     """The bytes of the regular file ``path`` (not a link, not over ``limit``), or :class:`NotRead`."""
     try:

@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import Protocol, cast
 
 from ascendify import __version__, commands
+from ascendify._fs import shown
 from ascendify.errors import AscendifyError
 
 DEBUG_VARIABLE = "ASCENDIFY_DEBUG"
@@ -89,5 +90,5 @@ def _report(subcommand: str, error: Exception) -> int:
             f"(set {DEBUG_VARIABLE}=1 for the traceback)"
         )
         code = INTERNAL_ERROR
-    print(f"ascendify {subcommand}: {message}", file=sys.stderr)
+    print(f"ascendify {subcommand}: {shown(message)}", file=sys.stderr)
     return code

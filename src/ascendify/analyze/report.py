@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ascendify import __version__
-from ascendify._fs import WriteError, write_bytes
+from ascendify._fs import WriteError, shown, write_bytes
 from ascendify.analyze.findings import RULES, Finding
 from ascendify.tabular import Row, write_csv, write_xlsx
 
@@ -124,7 +124,8 @@ def print_summary(result: AnalysisResult, out_dir: Path) -> None:
     findings = sorted(result.findings, key=Finding.sort_key)
     if not findings:
         console.print(
-            f"no findings (torch_npu {result.torch_npu_version}); reports written to {out_dir}"
+            f"no findings (torch_npu {result.torch_npu_version}); "
+            f"reports written to {shown(out_dir)}"
         )
         return
     table = Table(title=f"ascendify analyze ({result.mode}, torch_npu {result.torch_npu_version})")
@@ -132,7 +133,7 @@ def print_summary(result: AnalysisResult, out_dir: Path) -> None:
         table.add_column(column, overflow="fold")
     for finding in findings[:CONSOLE_ROWS]:
         table.add_row(
-            f"{finding.file}:{finding.start_line}", finding.code, finding.op, finding.tips
+            f"{shown(finding.file)}:{finding.start_line}", finding.code, finding.op, finding.tips
         )
     console.print(table)
     if len(findings) > CONSOLE_ROWS:
@@ -140,4 +141,4 @@ def print_summary(result: AnalysisResult, out_dir: Path) -> None:
     console.print(
         ", ".join(f"{code} {RULES[code].title}: {count}" for code, count in result.counts().items())
     )
-    console.print(f"reports written to {out_dir}")
+    console.print(f"reports written to {shown(out_dir)}")

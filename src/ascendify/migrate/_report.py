@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ascendify._fs import WriteError, open_log
+from ascendify._fs import WriteError, open_log, shown
 from ascendify.migrate._engine import SkipReason
 from ascendify.migrate._rule import Operation, iter_rules
 from ascendify.migrate._tree import FileOutcome, TreeResult
@@ -181,4 +181,4 @@ def print_summary(result: TreeResult, console: Console) -> None:
 
 
 def _warn(console: Console, label: str, text: str) -> None:
-    console.print(f"[yellow]{label}[/yellow] {escape(text)}", highlight=False)
+    console.print(f"[yellow]{label}[/yellow] {escape(shown(text))}", highlight=False)

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ascendify._fs import resolved
+from ascendify._fs import resolved, shown
 from ascendify.errors import AscendifyError
 from ascendify.migrate._report import (
     CHANGE_LIST,
@@ -57,7 +57,7 @@ def run_migration(options: Options, console: Console, status: Console) -> int:
     except KeyboardInterrupt:
         if result_dir is not None:
             status.print(
-                f"interrupted; {_incomplete(result_dir)}",
+                f"interrupted; {shown(_incomplete(result_dir))}",
                 highlight=False,
                 markup=False,
                 soft_wrap=True,
@@ -66,14 +66,14 @@ def run_migration(options: Options, console: Console, status: Console) -> int:
     if options.diff:
         for outcome in result.files:
             if outcome.diff:
-                console.out(outcome.diff, end="", highlight=False)
+                console.out(shown(outcome.diff), end="", highlight=False)
     print_summary(result, status)
     changed = result.with_status("changed")
     if options.check:
         for outcome in changed:
-            status.print(f"would change {escape(outcome.path)}", highlight=False)
+            status.print(f"would change {escape(shown(outcome.path))}", highlight=False)
     if result_dir is not None:
-        status.print(f"result: {result_dir}", highlight=False, markup=False, soft_wrap=True)
+        status.print(f"result: {shown(result_dir)}", highlight=False, markup=False, soft_wrap=True)
     return 1 if options.check and changed else 0
 
 
