@@ -355,3 +355,27 @@ def test_ctrl_c_leaves_the_result_marked_incomplete_and_no_worker_behind(tmp_pat
     )
     assert again.returncode == 2
     assert "holds an incomplete result" in again.stderr
+
+
+@pytest.mark.slow
+def test_a_main_file_named_like_a_shell_command_is_run_as_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "proj"
+    source.mkdir()
+    main_name = "a;touch X;#$(touch Y).py"
+    (source / main_name).write_text("import os\nopen('ran', 'w').write(os.environ['RANK'])\n")
+    out = tmp_path / "out"
+    args = ["migrate", "-i", str(source), "-o", str(out), "-j", "1", "--target", "portable"]
+    code, stderr = run(capsys, *args, "distributed", "-m", main_name)
+    assert code == 0, stderr
+    result = out / "proj_msft_multi"
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    env.update(NPUS="1", PYTHON=sys.executable, PATH="/usr/bin:/bin")  # the script's own loop
+    done = subprocess.run(
+        [str(result / "run_distributed_npu.sh")],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (result / "ran").read_text() == "0"
+    assert [path.name for path in tmp_path.rglob("[XY]")] == []
