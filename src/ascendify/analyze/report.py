@@ -121,6 +121,8 @@ def print_summary(result: AnalysisResult, out_dir: Path) -> None:
     from rich.table import Table
 
     console = Console(highlight=False)
+    for skipped in result.details.get("skipped", [])[:CONSOLE_ROWS]:
+        console.print(f"skipped {shown(skipped['file'])}: {skipped['reason']}", markup=False)
     findings = sorted(result.findings, key=Finding.sort_key)
     if not findings:
         console.print(

@@ -113,9 +113,11 @@ class RunLog:
             )
 
     def close(self) -> None:
-        """Close the file; a write that failed on the way is a :class:`~ascendify._fs.WriteError` now."""
         self._logger.removeHandler(self._handler)
         self._handler.close()
+
+    def check(self) -> None:
+        """A write that failed on the way is a :class:`~ascendify._fs.WriteError` now."""
         if self._file is not None and self._file.error is not None:
             detail = getattr(self._file.error, "strerror", None) or self._file.error
             raise WriteError(f"cannot write {LOG_FILE}: {detail}")

@@ -97,6 +97,7 @@ def _migrate_and_report(options: Options, result_dir: Path | None, status: Conso
         log.info(f"done in {time.perf_counter() - started:.2f}s")
     finally:
         log.close()
+    log.check()
     if result_dir is not None:
         finish_output(resolved(options.source), result_dir)
     return result
