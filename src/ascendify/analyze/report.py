@@ -122,7 +122,7 @@ def print_summary(result: AnalysisResult, out_dir: Path) -> None:
 
     console = Console(highlight=False)
     for skipped in result.details.get("skipped", [])[:CONSOLE_ROWS]:
-        console.print(f"skipped {shown(skipped['file'])}: {skipped['reason']}", markup=False)
+        console.print(shown(f"skipped {skipped['file']}: {skipped['reason']}"), markup=False)
     findings = sorted(result.findings, key=Finding.sort_key)
     if not findings:
         console.print(
