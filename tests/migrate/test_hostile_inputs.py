@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -254,41 +254,40 @@ def test_a_traceback_only_with_the_debug_variable(
         main(list(args))
 
 
-Mount = Callable[[str, str], Path]
+def _tmpfs(point: Path, options: str) -> Iterator[Path]:
+    """A small tmpfs mounted at ``point`` (root only; skipped elsewhere), unmounted afterwards.
+
+    Mounted while the test is set up: the mount is the fixture's process, not the test's."""
+    point.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(point)],
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    yield point
+    subprocess.run(["umount", "-l", str(point)], check=False)
 
 
 @pytest.fixture
-def mount_tmpfs(tmp_path: Path) -> Iterator[Mount]:
-    """Mount a small tmpfs (root only; skipped elsewhere) and unmount it afterwards."""
-    mounted: list[Path] = []
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    yield from _tmpfs(tmp_path / "small", "size=1m")
 
-    def mount(name: str, options: str) -> Path:
-        point = tmp_path / name
-        point.mkdir()
-        done = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(point)],
-            capture_output=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-        mounted.append(point)
-        return point
 
-    yield mount
-    for point in mounted:
-        subprocess.run(["umount", "-l", str(point)], check=False)
+@pytest.fixture
+def read_only_disk(tmp_path: Path) -> Iterator[Path]:
+    yield from _tmpfs(tmp_path / "ro", "ro,size=1m")
 
 
 def test_a_full_disk_is_one_message_and_leaves_no_truncated_file(
-    project: Path, mount_tmpfs: Mount, capsys: pytest.CaptureFixture[str]
+    project: Path, small_disk: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (project / "data").mkdir()
     (project / "data" / "weights.bin").write_bytes(os.urandom(2 * 1024 * 1024))
     for index in range(20):
         (project / f"model{index}.py").write_bytes(CUDA)
-    disk = mount_tmpfs("small", "size=1m")
-    out = disk / "out"
+    out = small_disk / "out"
 
     code, stderr = run(capsys, "migrate", "-i", str(project), "-o", str(out), "-j", "1")
 
@@ -309,9 +308,9 @@ def test_a_full_disk_is_one_message_and_leaves_no_truncated_file(
 
 
 def test_a_read_only_output_parent_is_one_message(
-    project: Path, mount_tmpfs: Mount, capsys: pytest.CaptureFixture[str]
+    project: Path, read_only_disk: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    read_only = mount_tmpfs("ro", "ro,size=1m")
+    read_only = read_only_disk
     for command in ("migrate", "analyze"):
         code, stderr = run(capsys, command, "-i", str(project), "-o", str(read_only / "out"))
         assert code == 2, command
