@@ -70,7 +70,7 @@ def read_source(path: Path, limit: int = MAX_SOURCE_BYTES) -> bytes:
             raise NotRead(_kind(path))
         descriptor = os.open(path, _READ_FLAGS)
     except OSError as error:
-        raise NotRead(f"cannot read: {error.strerror or error}") from None
+        raise NotRead(f"cannot read: {_reason(error)}") from None
     with os.fdopen(descriptor, "rb") as stream:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode):  # replaced since the lstat above
@@ -80,10 +80,14 @@ def read_source(path: Path, limit: int = MAX_SOURCE_BYTES) -> bytes:
         try:
             data = stream.read(limit + 1)
         except OSError as error:
-            raise NotRead(f"cannot read: {error.strerror or error}") from None
+            raise NotRead(f"cannot read: {_reason(error)}") from None
     if len(data) > limit:  # it grew while we read it
         raise TooLarge(f"file too large (over the limit of {limit} bytes)")
     return data
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or str(error)
 
 
 def _kind(path: Path) -> str:
@@ -117,7 +121,7 @@ def atomic_file(path: Path, root: Path, mode: int | None = None) -> Iterator[Bin
     try:
         descriptor = os.open(temporary, _NEW_FILE_FLAGS, 0o666)
     except OSError as error:
-        raise WriteError(f"cannot write {path}: {error.strerror or error}") from None
+        raise WriteError(f"cannot write {path}: {_reason(error)}") from None
     try:
         with os.fdopen(descriptor, "wb") as stream:
             yield stream
@@ -127,7 +131,7 @@ def atomic_file(path: Path, root: Path, mode: int | None = None) -> Iterator[Bin
     except BaseException as error:
         _remove_quietly(temporary)
         if isinstance(error, OSError):
-            raise WriteError(f"cannot write {path}: {error.strerror or error}") from None
+            raise WriteError(f"cannot write {path}: {_reason(error)}") from None
         raise
 
 
@@ -148,7 +152,7 @@ def copy_file(source: Path, path: Path, root: Path) -> None:
     except OSError as error:
         if error.errno == errno.ELOOP:
             raise NotRead("symbolic link, not followed") from None
-        raise NotRead(f"cannot read: {error.strerror or error}") from None
+        raise NotRead(f"cannot read: {_reason(error)}") from None
     with os.fdopen(descriptor, "rb") as reader:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode):
@@ -165,14 +169,22 @@ def mode_of(path: Path) -> int:
     try:
         return stat.S_IMODE(os.lstat(path).st_mode)
     except OSError as error:
-        raise NotRead(f"cannot read: {error.strerror or error}") from None
+        raise NotRead(f"cannot read: {_reason(error)}") from None
 
 
 def _read_chunk(reader: BinaryIO) -> bytes:
     try:
         return reader.read(_COPY_CHUNK)
     except OSError as error:
-        raise NotRead(f"cannot read: {error.strerror or error}") from None
+        raise NotRead(f"cannot read: {_reason(error)}") from None
+
+
+def make_output_dir(path: Path) -> None:
+    """The output folder the user named, with its parents (it may exist already)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise WriteError(f"cannot create {path}: {_reason(error)}") from None
 
 
 def make_dir(path: Path, root: Path) -> None:
@@ -186,7 +198,7 @@ def make_dir(path: Path, root: Path) -> None:
                 f"cannot create the folder {path}: something else has its name"
             ) from None
     except OSError as error:
-        raise WriteError(f"cannot create the folder {path}: {error.strerror or error}") from None
+        raise WriteError(f"cannot create the folder {path}: {_reason(error)}") from None
 
 
 def make_link(path: Path, target: str, root: Path) -> None:
@@ -194,7 +206,7 @@ def make_link(path: Path, target: str, root: Path) -> None:
     try:
         os.symlink(target, inside(root, path))
     except OSError as error:
-        raise WriteError(f"cannot create the link {path}: {error.strerror or error}") from None
+        raise WriteError(f"cannot create the link {path}: {_reason(error)}") from None
 
 
 def open_log(path: Path, root: Path) -> io.TextIOWrapper:
@@ -204,7 +216,7 @@ def open_log(path: Path, root: Path) -> io.TextIOWrapper:
         descriptor = os.open(inside(root, path), flags, 0o666)
         return open(descriptor, "a", encoding="utf-8", errors="backslashreplace")
     except OSError as error:
-        raise WriteError(f"cannot write {path}: {error.strerror or error}") from None
+        raise WriteError(f"cannot write {path}: {_reason(error)}") from None
 
 
 def remove_tree(path: Path) -> None:
@@ -212,4 +224,4 @@ def remove_tree(path: Path) -> None:
     try:
         shutil.rmtree(path)
     except OSError as error:
-        raise WriteError(f"cannot remove {path}: {error.strerror or error}") from None
+        raise WriteError(f"cannot remove {path}: {_reason(error)}") from None

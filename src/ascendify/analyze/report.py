@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ascendify import __version__
-from ascendify._fs import WriteError, shown, write_bytes
+from ascendify._fs import make_output_dir, shown, write_bytes
 from ascendify.analyze.findings import RULES, Finding
 from ascendify.tabular import Row, write_csv, write_xlsx
 
@@ -54,10 +54,7 @@ def write_reports(result: AnalysisResult, out_dir: Path) -> list[Path]:
 
     Each file is written under a temporary name and renamed (a link of the same name is replaced).
     """
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise WriteError(f"cannot create {out_dir}: {error.strerror or error}") from None
+    make_output_dir(out_dir)
     findings = sorted(result.findings, key=Finding.sort_key)
     rows = [_finding_row(finding) for finding in findings]
     written = [

@@ -25,6 +25,7 @@ from ascendify._fs import (
     copy_file,
     make_dir,
     make_link,
+    make_output_dir,
     mode_of,
     read_source,
     refuse_output_inside_input,
@@ -151,10 +152,7 @@ def prepare_output(options: Options) -> Path | None:
         if not options.force:
             raise AscendifyError(_existing_result(result))
         remove_tree(result)
-    try:
-        result.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise WriteError(f"cannot create {result}: {error.strerror or error}") from None
+    make_output_dir(result)
     write_bytes(result / INCOMPLETE_MARKER, _INCOMPLETE_TEXT.encode(), result)
     return result
 
@@ -225,9 +223,8 @@ def plan_tree(source: Path, reserved: frozenset[str] = frozenset()) -> TreePlan:
 
 def _link(root: Path, path: Path, rel: Path) -> Link:
     target = os.readlink(path)
-    points_to = resolved(
-        path.parent / target
-    )  # a loop or a dangling link resolves to nothing that exists
+    # A loop or a dangling link resolves to a path that does not exist.
+    points_to = resolved(path.parent / target)
     inside = points_to == root or root in points_to.parents
     return Link(rel.as_posix(), target, outside=not (inside and points_to.exists()))
 
