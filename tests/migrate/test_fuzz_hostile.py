@@ -25,6 +25,8 @@ TREES = 200
 CLI_TREES = 5
 # analyze exits 1 when it finds something that blocks the NPU: an answer, not a failure.
 _ALLOWED = {"migrate": (0, 2), "analyze": (0, 1, 2)}
+# Each tree is migrated with one of these (in turn): the modes write files of their own.
+_MIGRATE_OPTIONS = ([], ["--target", "portable"], ["-m", "-s"], ["--diff"])
 
 _NAMES = [
     "train.py",
@@ -194,8 +196,12 @@ def test_hostile_trees_in_process(
         source, world = _make_world(tmp_path, seed)
         migrated, analysed = world / "migrated", world / "analysed"
         before = _snapshot(world, {migrated, analysed})
-        for command, out in (("migrate", migrated), ("analyze", analysed)):
-            code = main([command, "-i", str(source), "-o", str(out), "-j", "1"])
+        options = _MIGRATE_OPTIONS[seed % len(_MIGRATE_OPTIONS)]
+        for command, out, extra in (
+            ("migrate", migrated, options),
+            ("analyze", analysed, []),
+        ):
+            code = main([command, "-i", str(source), "-o", str(out), "-j", "1", *extra])
             stderr = capsys.readouterr().err
             assert code in _ALLOWED[command], (seed, command, stderr)
             assert "Traceback" not in stderr, (seed, command, stderr)
