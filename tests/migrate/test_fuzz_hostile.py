@@ -60,6 +60,7 @@ _NAMES = [
 _SOURCES: list[bytes] = [
     b"import torch\nx = torch.ones(1).cuda()\ntorch.cuda.synchronize()\n",
     b"import torch\ny = " + b"+".join([b"x.cuda()"] * 500) + b"\n",
+    b"import torch\ny = " + b"+".join([b"x.cuda()"] * 5000) + b"\n",  # too deep for Python itself
     b"def broken(:\n    pass\n",
     b"print 'python 2'\n",
     b"# -*- coding: latin-1 -*-\nimport torch\ns = '\xe9t\xe9'\nt = torch.ones(1).cuda()\n",

@@ -123,6 +123,7 @@ def test_fifos_devices_huge_and_deep_sources_are_handled_by_both_commands(
         stream.write(CUDA)
         stream.truncate(50 * 1024 * 1024)
     (project / "deep.py").write_bytes(CUDA + LONG_SUM)
+    (project / "too_deep.py").write_bytes(CUDA + b"y = " + b"+".join([b"1"] * 5000) + b"\n")
     started = time.perf_counter()
 
     code, stderr = run(
@@ -140,6 +141,7 @@ def test_fifos_devices_huge_and_deep_sources_are_handled_by_both_commands(
     assert b"torch.ones(1).npu()" in (result / "deep.py").read_bytes()
     assert (result / "big.py").stat().st_size == 50 * 1024 * 1024
     assert "copied unchanged big.py: file too large" in stderr
+    assert "copied unchanged too_deep.py: does not parse" in stderr
     assert "not copied fifo.py: not a regular file" in stderr
     for report_dir in (result / "ascendify_analysis", tmp_path / "an"):
         report = json.loads((report_dir / "report.json").read_text())
@@ -148,6 +150,7 @@ def test_fifos_devices_huge_and_deep_sources_are_handled_by_both_commands(
             "big.py": "not read: file too large (52428800 bytes, limit 10485760)",
             "fifo.py": "not read: not a regular file",
             "zero.py": "not read: symbolic link, not followed",
+            "too_deep.py": "cannot be parsed: nested deeper than Python itself can compile",
         }
         assert {finding["file"] for finding in report["findings"]} == {"train.py", "deep.py"}
 

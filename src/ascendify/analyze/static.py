@@ -104,6 +104,9 @@ def _analyze_file(item: tuple[Path, str, str]) -> _FileAnalysis:
             return _FileAnalysis(analyze_python(data, relative, load_facts(version)), [])
         except (SyntaxError, UndecodableSource, ValueError) as error:
             return _FileAnalysis([], [], {"file": relative, "reason": f"cannot be parsed: {error}"})
+        except RecursionError:  # from ast.parse: our own walk keeps no stack
+            too_deep = "cannot be parsed: nested deeper than Python itself can compile"
+            return _FileAnalysis([], [], {"file": relative, "reason": too_deep})
     ops, cpp_findings = scan_cpp(
         data.decode("utf-8", errors="replace"), relative, path.suffix in CUDA_SUFFIXES
     )
