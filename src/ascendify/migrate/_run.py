@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ascendify._fs import resolved, shown
+from ascendify._fs import make_dir, resolved, shown
 from ascendify.errors import AscendifyError
 from ascendify.migrate._report import (
     CHANGE_LIST,
@@ -117,6 +117,7 @@ def _write_analysis(options: Options, result_dir: Path, log: RunLog) -> None:
     """The ``ascendify analyze`` reports of the original project, kept beside the migration."""
     from ascendify.analyze.static import write_analysis_reports
 
+    make_dir(result_dir / ANALYSIS_DIR, result_dir)  # a real folder of the result, never a link
     analysis = write_analysis_reports(
         options.source,
         result_dir / ANALYSIS_DIR,
