@@ -1,9 +1,10 @@
 """Run a plan: spawn every rank, stream its output, supervise, and tear everything down.
 
 Each rank runs in its own session (process group), so a signal to the group reaches the whole
-tree the rank started. The first rank to fail is the root cause; the others get SIGTERM, then
-SIGKILL after the grace period. SIGINT/SIGTERM to the launcher are handled the same way, and
-nothing is left running when :meth:`Agent.run` returns.
+tree the rank started, and dies with the launcher (see :mod:`ascendify.launch.containment`, which
+also finds the children that left the group). The first rank to fail is the root cause; the others
+get SIGTERM, then SIGKILL after the grace period. SIGINT/SIGTERM to the launcher are handled the
+same way, and nothing is left running when :meth:`Agent.run` returns.
 """
 
 from __future__ import annotations
@@ -21,12 +22,19 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-import psutil
-
+from ascendify.launch.containment import (
+    MARKER,
+    Strays,
+    die_with_launcher,
+    new_marker,
+    signal_all,
+    still_alive,
+)
 from ascendify.launch.plan import LaunchPlan, WorkerPlan
 
 POLL_INTERVAL = 0.05
 PEER_POLL_INTERVAL = 0.25
+RECORD_INTERVAL = 0.5  # how often the descendants of the ranks are recorded
 TAIL_LINES = 20
 SUMMARY_NAME = "run_summary.json"
 
@@ -83,10 +91,11 @@ class RunResult:
 
     state: str
     exit_code: int
-    exit_codes: dict[int, int | None]  # by global rank; None: never started
+    exit_codes: dict[int, int | None]  # by global rank; negative: that signal; None: not started
     root_cause: RankFailure | None
     log_dir: Path
     message: str = ""
+    stopped: frozenset[int] = frozenset()  # global ranks still running when the teardown began
 
 
 class Peers(Protocol):
@@ -110,6 +119,7 @@ class _Rank:
     pumps: list[threading.Thread] = field(default_factory=list)
     exit_code: int | None = None
     ended: float = 0.0
+    stopped: bool = False  # still running when the teardown began
 
 
 class Agent:
@@ -124,6 +134,8 @@ class Agent:
         self._console_lock = threading.Lock()
         self._ranks: list[_Rank] = []
         self._signal: int | None = None
+        self._strays = Strays(new_marker())
+        self._bind = die_with_launcher()  # ranks are started from the thread that runs the agent
 
     def run(self) -> RunResult:
         self._prepare_files()
@@ -180,11 +192,13 @@ class Agent:
             process = subprocess.Popen(
                 worker.argv,
                 cwd=worker.cwd,
-                env={**self.plan.inherited_env, **worker.env},
+                env={**self.plan.inherited_env, **worker.env, MARKER: self._strays.marker},
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # own process group: one killpg reaches the whole tree
+                # Two syscalls, no import and no lock taken: safe although pump threads run.
+                preexec_fn=self._bind,  # noqa: PLW1509
             )
         except OSError:
             log.close()
@@ -223,7 +237,7 @@ class Agent:
     # -- supervise -----------------------------------------------------------------------------
 
     def _supervise(self) -> tuple[str, RankFailure | None]:
-        next_peer_check = 0.0
+        next_peer_check = next_record = 0.0
         while True:
             if self._signal is not None:
                 if self.peers is not None:  # the other nodes must stop too
@@ -240,6 +254,9 @@ class Agent:
             if all(rank.exit_code is not None for rank in self._ranks):
                 return "succeeded", None
             now = time.monotonic()
+            if now >= next_record:
+                self._strays.record(self._rank_pids())
+                next_record = now + RECORD_INTERVAL
             if self.peers is not None and now >= next_peer_check:
                 remote = self.peers.failure()
                 if remote is not None:
@@ -281,45 +298,39 @@ class Agent:
     # -- stop ----------------------------------------------------------------------------------
 
     def _stop_all(self) -> int:
-        """SIGTERM every rank's process group, SIGKILL what outlives the grace period.
+        """SIGTERM every rank's process group and every stray, SIGKILL what outlives the grace.
 
         Groups of ranks that already exited are signalled too: a rank may have left children.
         Returns how many ranks were still running.
         """
         running = [rank for rank in self._ranks if rank.process.poll() is None]
-        strays = self._descendants()
+        for rank in running:
+            rank.stopped = True
+        strays = self._strays.find(self._rank_pids())
         for rank in reversed(self._ranks):
             _signal_group(rank.process.pid, signal.SIGTERM)
-        for process in strays:
-            with contextlib.suppress(psutil.Error):
-                process.terminate()
+        signal_all(strays, signal.SIGTERM)
         deadline = time.monotonic() + self.plan.grace_period
-        watched = [found for r in running if (found := _process(r.process.pid)) is not None]
-        _gone, alive = psutil.wait_procs(
-            watched + strays, timeout=max(0.0, deadline - time.monotonic())
-        )
-        if alive:
+        while time.monotonic() < deadline:
+            strays = still_alive(strays)
+            if not strays and all(rank.process.poll() is not None for rank in running):
+                break
+            time.sleep(POLL_INTERVAL)
+        strays = still_alive(strays)
+        if strays or any(rank.process.poll() is None for rank in running):
             for rank in self._ranks:
                 _signal_group(rank.process.pid, signal.SIGKILL)
-            for process in alive:
-                with contextlib.suppress(psutil.Error):
-                    process.kill()
+            signal_all(strays, signal.SIGKILL)
         for rank in self._ranks:
+            # Popen's own wait: a rank reaped by anyone else would read as exit code 0.
             code = rank.process.wait()
             if rank.exit_code is None:
                 rank.exit_code, rank.ended = code, time.time()
+        still_alive(strays)  # reap the killed ones that were our children
         return len(running)
 
-    def _descendants(self) -> list[psutil.Process]:
-        """Children that left their rank's process group (setsid) still belong to the job."""
-        strays: list[psutil.Process] = []
-        for rank in self._ranks:
-            with contextlib.suppress(psutil.Error):
-                for child in psutil.Process(rank.process.pid).children(recursive=True):
-                    with contextlib.suppress(psutil.Error):
-                        if os.getpgid(child.pid) != rank.process.pid:
-                            strays.append(child)
-        return strays
+    def _rank_pids(self) -> set[int]:
+        return {rank.process.pid for rank in self._ranks}
 
     def _close(self, rank: _Rank) -> None:
         for pump in rank.pumps:
@@ -370,7 +381,10 @@ class Agent:
             message = f"{where}{failure.describe()}\nstopped {stopped} running rank(s) of this node"
         if self.peers is not None:
             self.peers.finish(state)
-        result = RunResult(state, code, exit_codes, failure, self.plan.log_dir, message)
+        stopped_ranks = frozenset(rank.plan.rank for rank in self._ranks if rank.stopped)
+        result = RunResult(
+            state, code, exit_codes, failure, self.plan.log_dir, message, stopped_ranks
+        )
         self._write_summary(result)
         return result
 
@@ -382,6 +396,10 @@ class Agent:
             "state": result.state,
             "exit_code": result.exit_code,
             "exit_codes": {str(rank): code for rank, code in result.exit_codes.items()},
+            "ranks": {
+                str(rank): _rank_record(code, rank in result.stopped)
+                for rank, code in result.exit_codes.items()
+            },
             "root_cause": asdict(result.root_cause) if result.root_cause else None,
             "logs": {str(w.rank): str(w.log_path) for w in self.plan.workers},
         }
@@ -420,8 +438,11 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
-def _process(pid: int) -> psutil.Process | None:
-    try:
-        return psutil.Process(pid)
-    except psutil.Error:
-        return None
+def _rank_record(code: int | None, stopped: bool) -> dict[str, Any]:
+    """How one rank ended: its exit code or the signal that ended it, and who stopped it."""
+    return {
+        "exit_code": code if code is None or code >= 0 else None,
+        "signal": signal.Signals(-code).name if code is not None and code < 0 else None,
+        "started": code is not None,
+        "stopped_by_launcher": stopped,
+    }
