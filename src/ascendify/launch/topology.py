@@ -16,12 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ascendify.errors import AscendifyError
-from ascendify.launch.devices import device_ips, discover_devices
+from ascendify.launch.devices import LocalDevices, device_ips, discover_devices
 from ascendify.launch.platforms import Detected, detect_platform
 from ascendify.launch.ranktable import RankServer, RankTable, read_rank_table
 from ascendify.launch.spec import LaunchOptions, LaunchSpec
 
 DEFAULT_MASTER_PORT = 29500  # torchrun's; multi-node jobs need one port every node agrees on
+# Ascend servers carry 8 or 16 cards, GPU servers up to 16: anything far above is a broken input
+# (a rank table listing a million devices once started creating a folder per rank).
+MAX_RANKS_PER_NODE = 64
 _V0_FILE = "jobstart_hccl.json"
 
 
@@ -110,6 +113,8 @@ def resolve_spec(
 def _place(options: LaunchOptions, env: Mapping[str, str], facts: _Facts) -> _Place:
     """Node count, node rank and address: flags, else platform, else the platform's rank table."""
     nnodes = _int("nnodes", facts.get("nnodes", options.nnodes), 1)
+    if nnodes < 1:
+        raise AscendifyError(f"--nnodes must be at least 1, got {nnodes}{_origin(facts, 'nnodes')}")
     node_rank = _int("node rank", facts.get("node_rank", options.node_rank), 0)
     local_addr = facts.get("local_addr", options.local_addr)
     platform_table = _platform_rank_table(env, options.join_timeout)
@@ -134,7 +139,14 @@ def _place(options: LaunchOptions, env: Mapping[str, str], facts: _Facts) -> _Pl
 def _master(options: LaunchOptions, facts: _Facts, place: _Place) -> tuple[str, int | None]:
     port = facts.get("master_port", options.master_port)
     multi_node = place.nnodes > 1
-    master_port = int(port) if port is not None else (DEFAULT_MASTER_PORT if multi_node else None)
+    master_port = DEFAULT_MASTER_PORT if multi_node else None
+    if port is not None:
+        master_port = _int("--master-port", port, 0)
+        if not 1 <= master_port <= 65535:
+            raise AscendifyError(
+                f"--master-port must be a TCP port, 1-65535, got {port}"
+                f"{_origin(facts, 'master_port')}"
+            )
     master_addr = facts.get("master_addr", options.master_addr)
     if master_addr is not None:
         return master_addr, master_port
@@ -148,6 +160,12 @@ def _master(options: LaunchOptions, facts: _Facts, place: _Place) -> tuple[str, 
         )
     facts.origins["master_addr"] = "default" if not multi_node else "platform rank table"
     return master_addr, master_port
+
+
+def _origin(facts: _Facts, name: str) -> str:
+    """`` (from MA_NUM_HOSTS)`` when a platform variable, not a flag, gave the value."""
+    origin = facts.origins.get(name, "flag")
+    return "" if origin == "flag" else f" (from {origin})"
 
 
 def _int(what: str, value: str | None, default: int) -> int:
@@ -185,9 +203,10 @@ def _devices(
     origins: dict[str, str],
 ) -> tuple[int, tuple[str, ...], dict[str, str]]:
     """Processes on this node, the device id of each, and their device IPs when known."""
-    if server is not None:
-        return _table_devices(server, requested, origins)
     found = discover_devices(env, root)
+    if server is not None:
+        _check_rank_count(len(server.devices), found, f"the rank table's server {server.server_id}")
+        return _table_devices(server, requested, origins)
     # "0" is how ModelArts says MA_NUM_GPUS on a CPU-only job: count what is there.
     if requested in (None, "auto", "0"):
         count = len(found.ids) or 1
@@ -196,12 +215,26 @@ def _devices(
         count = _int("--nproc-per-node", requested, 1)
         if count < 1:
             raise AscendifyError(f"--nproc-per-node must be at least 1, got {count}")
+    _check_rank_count(count, found, "--nproc-per-node")
     ids = found.ids[:count] if len(found.ids) >= count else tuple(str(i) for i in range(count))
     if found.kind == "cpu" and options.hccn_conf is None:
         return count, ids, {}
     ips, source = device_ips(env, ids, options.hccn_conf, root)
     origins["device_ips"] = source
     return count, ids, ips
+
+
+def _check_rank_count(count: int, found: LocalDevices, what: str) -> None:
+    """No more ranks than cards on an accelerator node, and never more than the stated maximum."""
+    if count > MAX_RANKS_PER_NODE:
+        raise AscendifyError(
+            f"{what} asks for {count} ranks on this node; at most {MAX_RANKS_PER_NODE} are supported"
+        )
+    if found.kind != "cpu" and count > len(found.ids):
+        raise AscendifyError(
+            f"{what} asks for {count} ranks on this node but it has {len(found.ids)} "
+            f"{found.kind.upper()} device(s) ({found.reason})"
+        )
 
 
 def _table_devices(
