@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -35,6 +36,8 @@ from ascendify.launch.plan import LaunchPlan, WorkerPlan
 POLL_INTERVAL = 0.05
 PEER_POLL_INTERVAL = 0.25
 RECORD_INTERVAL = 0.5  # how often the descendants of the ranks are recorded
+LINE_LIMIT = 64 * 1024  # rank output without a line end is passed on in pieces of this size
+_LINE_END = re.compile(rb"\r\n|\r|\n")
 TAIL_LINES = 20
 SUMMARY_NAME = "run_summary.json"
 
@@ -221,17 +224,19 @@ class Agent:
 
     def _pump(self, stream: IO[bytes], rank: _Rank, log_lock: threading.Lock, shown: bool) -> None:
         prefix = f"[rank {rank.plan.rank}]: ".encode()
-        for line in iter(stream.readline, b""):
+        previous = b"\n"
+        for piece in output_pieces(stream):
             with log_lock:
-                rank.log.write(line)
+                rank.log.write(piece)
                 rank.log.flush()
             if shown:
                 try:
                     with self._console_lock:
-                        self.console.write(prefix + line)
+                        self.console.write(_console_line(prefix, piece, previous))
                         self.console.flush()
                 except (OSError, ValueError):
                     shown = False  # the console went away; the log file still gets everything
+            previous = piece
         stream.close()
 
     # -- supervise -----------------------------------------------------------------------------
@@ -405,6 +410,34 @@ class Agent:
         }
         path = self.plan.log_dir / SUMMARY_NAME
         path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+
+
+def output_pieces(stream: IO[bytes]) -> Iterator[bytes]:
+    """``stream`` cut after every line end, and before :data:`LINE_LIMIT` bytes without one.
+
+    A lone ``\r`` ends a piece too: progress bars redraw their line with it and must show at
+    once. The cut keeps memory bounded whatever a rank prints (a line without a newline).
+    """
+    pending = b""
+    while chunk := stream.read1(LINE_LIMIT):  # type: ignore[attr-defined]
+        pending += chunk
+        start = 0
+        for end in _LINE_END.finditer(pending):
+            yield pending[start : end.end()]
+            start = end.end()
+        pending = pending[start:]
+        while len(pending) >= LINE_LIMIT:
+            yield pending[:LINE_LIMIT]
+            pending = pending[LINE_LIMIT:]
+    if pending:
+        yield pending
+
+
+def _console_line(prefix: bytes, piece: bytes, previous: bytes) -> bytes:
+    """A piece as the console shows it: prefixed, and ending the line a cut piece leaves open."""
+    if piece == b"\n" and previous.endswith(b"\r"):
+        return piece  # the second half of a "\r\n" that arrived in two reads
+    return prefix + piece if piece.endswith((b"\n", b"\r")) else prefix + piece + b"\n"
 
 
 def _with_details(failure: RankFailure, error_file: Path) -> RankFailure:
