@@ -31,6 +31,7 @@ from ascendify.launch.containment import (
     signal_all,
     still_alive,
 )
+from ascendify.launch.hints import hint_for
 from ascendify.launch.plan import LaunchPlan, WorkerPlan
 
 POLL_INTERVAL = 0.05
@@ -56,8 +57,10 @@ class RankFailure:
     log_path: str
     last_lines: tuple[str, ...] = ()
     error: str | None = None  # from the rank's error file (torch's @record writes one)
+    hint: str | None = None  # what to do, when the log shows a known cause
 
-    def describe(self) -> str:
+    def describe(self, show_lines: bool = True) -> str:
+        """The report; ``show_lines=False`` when the console already showed the rank's output."""
         if self.rank < 0:  # a node, not a rank, failed (see rendezvous)
             return f"node {self.node_rank} failed: {self.error}"
         when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(self.time))
@@ -73,9 +76,11 @@ class RankFailure:
         if self.error:
             lines.append(f"error: {self.error}")
         lines.append(f"log on node {self.node_rank}: {self.log_path}")
-        if self.last_lines:
+        if self.last_lines and show_lines:
             lines[-1] += ", last lines:"
-        lines.extend(f"    {line}" for line in self.last_lines)
+            lines.extend(f"    {line}" for line in self.last_lines)
+        if self.hint:
+            lines.append(f"hint: {self.hint}")
         return "\n".join(lines)
 
     @classmethod
@@ -365,10 +370,12 @@ class Agent:
     def _result(self, state: str, failure: RankFailure | None, stopped: int) -> RunResult:
         exit_codes: dict[int, int | None] = {w.rank: None for w in self.plan.workers}
         exit_codes.update({rank.plan.rank: rank.exit_code for rank in self._ranks})
+        shown = False  # the console showed the failed rank's errors as they came
         if state == "failed" and failure is not None and failure.pid > 0:
             # Our own rank ran and exited: its log and error file tell why.
             worker = next(w for w in self.plan.workers if w.rank == failure.rank)
-            failure = _with_details(failure, worker.error_file)
+            failure = _with_details(failure, worker)
+            shown = bool(self.plan.tee & 2) and self._shows(worker)
         if state == "succeeded":
             code, message = 0, f"all {len(self._ranks)} ranks finished"
         elif state == "interrupted":
@@ -383,7 +390,8 @@ class Agent:
             where = (
                 "" if state == "failed" else f"stopped because node {failure.node_rank} failed: "
             )
-            message = f"{where}{failure.describe()}\nstopped {stopped} running rank(s) of this node"
+            report = failure.describe(show_lines=not shown)
+            message = f"{where}{report}\nstopped {stopped} running rank(s) of this node"
         if self.peers is not None:
             self.peers.finish(state)
         stopped_ranks = frozenset(rank.plan.rank for rank in self._ranks if rank.stopped)
@@ -440,9 +448,11 @@ def _console_line(prefix: bytes, piece: bytes, previous: bytes) -> bytes:
     return prefix + piece if piece.endswith((b"\n", b"\r")) else prefix + piece + b"\n"
 
 
-def _with_details(failure: RankFailure, error_file: Path) -> RankFailure:
+def _with_details(failure: RankFailure, worker: WorkerPlan) -> RankFailure:
     lines = _tail(Path(failure.log_path), TAIL_LINES)
-    return replace(failure, last_lines=lines, error=_error_message(error_file))
+    error = _error_message(worker.error_file)
+    hint = hint_for((*lines, error or ""), worker.argv)
+    return replace(failure, last_lines=lines, error=error, hint=hint)
 
 
 def _tail(path: Path, count: int) -> tuple[str, ...]:
