@@ -20,6 +20,7 @@ from ascendify.launch.devices import LocalDevices, device_ips, discover_devices
 from ascendify.launch.platforms import Detected, detect_platform
 from ascendify.launch.ranktable import RankServer, RankTable, read_rank_table
 from ascendify.launch.spec import LaunchOptions, LaunchSpec
+from ascendify.userdirs import cache_dir
 
 DEFAULT_MASTER_PORT = 29500  # torchrun's; multi-node jobs need one port every node agrees on
 # Ascend servers carry 8 or 16 cards, GPU servers up to 16: anything far above is a broken input
@@ -90,7 +91,7 @@ def resolve_spec(
         local_addr=place.local_addr or _own_address(),
         job_id=job_id,
         cwd=cwd,
-        log_dir=_log_dir(options, env, cwd),
+        log_dir=_log_dir(options, env),
         tee=options.tee,
         local_ranks_filter=options.local_ranks_filter,
         grace_period=options.grace_period,
@@ -292,15 +293,15 @@ def _cwd(options: LaunchOptions, env: Mapping[str, str]) -> Path:
     return options.cwd.absolute() if options.cwd is not None else Path.cwd()
 
 
-def _log_dir(options: LaunchOptions, env: Mapping[str, str], cwd: Path) -> Path:
+def _log_dir(options: LaunchOptions, env: Mapping[str, str]) -> Path:
     if options.log_dir is not None:
         return options.log_dir.absolute()
     if options.modelarts:
         for variable in ("BATCH_TASK_LOG_PATH", "MA_LOG_DIR"):
             if env.get(variable) and Path(env[variable]).is_dir():
                 return Path(env[variable])
-    # A fresh directory per run so that no earlier run's logs are overwritten.
-    return cwd / "ascendify_logs" / f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    # A fresh directory per run so that no earlier run's logs are overwritten, outside the project.
+    return cache_dir(env) / "logs" / f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
 
 
 def _own_address() -> str:
