@@ -54,23 +54,50 @@ def kill_all(pids: list[int]) -> None:
         psutil.Process(pid).kill()
 
 
-def test_ranks_die_with_a_sigkilled_launcher(tmp_path: Path) -> None:
+def test_nothing_outlives_a_sigkilled_launcher(tmp_path: Path) -> None:
     launcher = subprocess.Popen(
-        [sys.executable, "-m", "ascendify", "run", "--nproc-per-node", "2",
-         "--log-dir", str(tmp_path / "logs"), "python", ESCAPES],
+        [sys.executable, "-m", "ascendify", "run", "--nproc-per-node", "2", "--grace-period",
+         "2", "--log-dir", str(tmp_path / "logs"), "python", ESCAPES],
         env=ascendify_env({"PROBE_OUT": str(tmp_path)}),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
         pids = wait_for_pids(tmp_path, 2)
+        time.sleep(1.0)  # the launcher has recorded what the ranks started
+        helpers = [p.pid for p in psutil.Process(launcher.pid).children()]  # ranks + watchdog
     finally:
-        launcher.kill()  # no handler, no teardown: only the kernel can stop the ranks now
+        launcher.kill()  # no handler, no teardown
         launcher.wait()
+    everyone = [pid for triple in pids.values() for pid in triple]
     try:
-        assert gone_within([pids[rank][0] for rank in pids], 5) == []
+        assert gone_within([pids[rank][0] for rank in pids], 3) == []  # the kernel's doing
+        # The setsid children and double-forked grandchildren: the watchdog's.
+        assert gone_within(everyone + helpers, 8) == []
     finally:
-        kill_all([pid for triple in pids.values() for pid in triple])
+        kill_all(everyone)
+
+
+def test_the_watchdog_ends_with_a_normal_run(tmp_path: Path) -> None:
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "ascendify", "run", "--nproc-per-node", "1",
+         "--log-dir", str(tmp_path / "logs"), "python", "-c",
+         "import pathlib, time; pathlib.Path('started').touch(); time.sleep(1)"],
+        env=ascendify_env(),
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 20
+    while not (tmp_path / "started").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    helpers = [p.pid for p in psutil.Process(launcher.pid).children()]
+    _out, err = launcher.communicate(timeout=30)
+    assert launcher.returncode == 0, err
+    assert len(helpers) == 2  # the rank and the watchdog
+    assert alive(helpers) == []
+    assert "Warning" not in err
 
 
 def test_children_that_left_the_rank_session_are_swept(run_cli: RunCli, tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from typing import IO, Any, Protocol
 from ascendify.launch.containment import (
     MARKER,
     Strays,
+    Watchdog,
     die_with_launcher,
     new_marker,
     signal_all,
@@ -147,12 +148,14 @@ class Agent:
 
     def run(self) -> RunResult:
         self._prepare_files()
+        self._watchdog = Watchdog(self._strays.marker, self.plan.grace_period)
         with self._forwarded_signals():
             try:
                 not_started = self._start_all()
                 state, failure = self._failed(not_started) if not_started else self._supervise()
             finally:
                 stopped = self._stop_all()
+                self._watchdog.close()
                 for rank in self._ranks:
                     self._close(rank)
         return self._result(state, failure, stopped)
@@ -265,7 +268,7 @@ class Agent:
                 return "succeeded", None
             now = time.monotonic()
             if now >= next_record:
-                self._strays.record(self._rank_pids())
+                self._watchdog.watch(self._strays.record(self._rank_pids()))
                 next_record = now + RECORD_INTERVAL
             if self.peers is not None and now >= next_peer_check:
                 remote = self.peers.failure()
