@@ -96,7 +96,7 @@ def test_the_watchdog_ends_with_a_normal_run(tmp_path: Path) -> None:
     _out, err = launcher.communicate(timeout=30)
     assert launcher.returncode == 0, err
     assert len(helpers) == 2  # the rank and the watchdog
-    assert alive(helpers) == []
+    assert gone_within(helpers, 5) == []
     assert "Warning" not in err
 
 

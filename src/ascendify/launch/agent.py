@@ -250,7 +250,7 @@ class Agent:
     # -- supervise -----------------------------------------------------------------------------
 
     def _supervise(self) -> tuple[str, RankFailure | None]:
-        next_peer_check = next_record = 0.0
+        next_peer_check, next_record = 0.0, time.monotonic() + RECORD_INTERVAL
         while True:
             if self._signal is not None:
                 if self.peers is not None:  # the other nodes must stop too

@@ -104,7 +104,9 @@ class Watchdog:
         self._process = subprocess.Popen(
             [sys.executable, "-c", _WATCHDOG, marker, str(grace_period)],
             stdin=subprocess.PIPE,
+            # Holding the launcher's output open would keep `ascendify run ... | tee` waiting.
             stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
             start_new_session=True,  # a Ctrl-C or a killpg aimed at the launcher must miss it
         )
 
@@ -113,14 +115,10 @@ class Watchdog:
         self._send(lines.encode())
 
     def close(self) -> None:
+        """Tell the watchdog the teardown is done; it ends on its own, the launcher need not wait."""
         self._send(_DONE)
         with contextlib.suppress(OSError):
             self._process.stdin.close()  # type: ignore[union-attr]
-        try:
-            self._process.wait(timeout=10)
-        except subprocess.TimeoutExpired:  # never keep the launcher waiting for its watchdog
-            self._process.kill()
-            self._process.wait()
 
     def _send(self, data: bytes) -> None:
         with contextlib.suppress(OSError, psutil.Error):
