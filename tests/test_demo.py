@@ -7,6 +7,8 @@ import hashlib
 from importlib import resources
 from pathlib import Path
 
+import pytest
+
 from ascendify.demo import CPU_RANKS, plan_demo
 from ascendify.migrate import Target
 from tests.conftest import RunCli
@@ -21,6 +23,7 @@ def _example_digest() -> str:
     return digest.hexdigest()
 
 
+@pytest.mark.slow
 def test_demo_migrates_and_trains_with_two_cpu_ranks(run_cli: RunCli, tmp_path: Path) -> None:
     before = _example_digest()
     clone = tmp_path / "clone"  # where a user runs the README's command

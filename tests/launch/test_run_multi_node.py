@@ -19,6 +19,8 @@ import pytest
 from ascendify.launch.job import free_port
 from tests.conftest import ascendify_env
 
+pytestmark = pytest.mark.slow  # every test here starts processes
+
 FIXTURES = Path(__file__).parent / "fixtures"
 PROBE = str(FIXTURES / "probe.py")
 FAIL_OR_HANG = str(FIXTURES / "fail_or_hang.py")

@@ -15,6 +15,8 @@ import pytest
 
 from tests.conftest import RunCli, ascendify_env
 
+pytestmark = pytest.mark.slow  # every test here starts processes
+
 FIXTURES = Path(__file__).parent / "fixtures"
 PROBE = str(FIXTURES / "probe.py")
 FAIL_OR_HANG = str(FIXTURES / "fail_or_hang.py")
