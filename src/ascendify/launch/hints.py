@@ -29,7 +29,8 @@ HINTS = (
             "No CUDA GPUs are available",
         ),
         "this is a CUDA/NCCL script and this machine has no NVIDIA GPU for it: run it through "
-        "the runtime redirect, `{auto}`, or migrate it once with `ascendify migrate -i SRC -o OUT`",
+        "the runtime redirect, `{auto}` (with the same launcher flags), or migrate it once with "
+        "`ascendify migrate -i SRC -o OUT`",
     ),
 )
 

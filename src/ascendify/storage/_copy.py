@@ -241,7 +241,7 @@ def _local_files(root: Path) -> tuple[dict[str, tuple[Path, int]], list[str]]:
                 info = os.stat(entry.path)
             except FileNotFoundError:
                 if link:
-                    left_out.append(f"{relative}: a link to nothing ({os.readlink(entry.path)})")
+                    left_out.append(f"{relative}: a link to nothing ({real})")
                 continue
             except OSError as error:
                 left_out.append(f"{relative}: {error.strerror} (a link loop)")
