@@ -148,14 +148,15 @@ class Agent:
 
     def run(self) -> RunResult:
         self._prepare_files()
-        self._watchdog = Watchdog(self._strays.marker, self.plan.grace_period)
+        watchdog = Watchdog(self._strays.marker, self.plan.grace_period)
         with self._forwarded_signals():
             try:
                 not_started = self._start_all()
-                state, failure = self._failed(not_started) if not_started else self._supervise()
+                ended = self._failed(not_started) if not_started else self._supervise(watchdog)
+                state, failure = ended
             finally:
                 stopped = self._stop_all()
-                self._watchdog.close()
+                watchdog.close()
                 for rank in self._ranks:
                     self._close(rank)
         return self._result(state, failure, stopped)
@@ -249,7 +250,7 @@ class Agent:
 
     # -- supervise -----------------------------------------------------------------------------
 
-    def _supervise(self) -> tuple[str, RankFailure | None]:
+    def _supervise(self, watchdog: Watchdog) -> tuple[str, RankFailure | None]:
         next_peer_check, next_record = 0.0, time.monotonic() + RECORD_INTERVAL
         while True:
             if self._signal is not None:
@@ -268,7 +269,7 @@ class Agent:
                 return "succeeded", None
             now = time.monotonic()
             if now >= next_record:
-                self._watchdog.watch(self._strays.record(self._rank_pids()))
+                watchdog.watch(self._strays.record(self._rank_pids()))
                 next_record = now + RECORD_INTERVAL
             if self.peers is not None and now >= next_peer_check:
                 remote = self.peers.failure()
@@ -426,8 +427,8 @@ class Agent:
 def output_pieces(stream: IO[bytes]) -> Iterator[bytes]:
     """``stream`` cut after every line end, and before :data:`LINE_LIMIT` bytes without one.
 
-    A lone ``\r`` ends a piece too: progress bars redraw their line with it and must show at
-    once. The cut keeps memory bounded whatever a rank prints (a line without a newline).
+    A lone carriage return ends a piece too: progress bars redraw their line with it and must
+    show at once. The cut keeps memory bounded whatever a rank prints (a line without a newline).
     """
     pending = b""
     while chunk := stream.read1(LINE_LIMIT):  # type: ignore[attr-defined]
