@@ -101,7 +101,7 @@ def _entry_name(entry: str | dict[str, Any]) -> str:
 def facts_from_wheel(wheel: Path) -> dict[str, Any]:
     with zipfile.ZipFile(wheel) as archive:
         files = set(archive.namelist())
-        version = _read_version(archive, files)
+        version = read_version(archive, files)
         modules = {
             dotted: module_public_names(archive.read(path).decode("utf-8"))
             for dotted, path in PUBLIC_MODULES.items()
@@ -123,7 +123,7 @@ def _metadata_path(files: set[str]) -> str:
     return next(name for name in files if name.endswith(".dist-info/METADATA"))
 
 
-def _read_version(archive: zipfile.ZipFile, files: set[str]) -> str:
+def read_version(archive: zipfile.ZipFile, files: set[str]) -> str:
     metadata = archive.read(_metadata_path(files)).decode("utf-8")
     match = re.search(r"^Version: (\S+)$", metadata, re.MULTILINE)
     if match is None:
