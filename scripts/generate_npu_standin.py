@@ -20,6 +20,7 @@ import ast
 import json
 import shutil
 import tempfile
+import warnings
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,7 +72,10 @@ class Wheel:
 
     def tree(self, path: str) -> ast.Module:
         if path not in self.trees:
-            self.trees[path] = ast.parse(self.archive.read(path).decode("utf-8"))
+            # The wheel's own invalid escape sequences are not ours to report.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self.trees[path] = ast.parse(self.archive.read(path).decode("utf-8"))
         return self.trees[path]
 
 
