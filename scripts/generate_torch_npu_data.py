@@ -65,7 +65,11 @@ def module_public_names(source: str) -> list[str]:
         ) or (isinstance(node, ast.AugAssign) and getattr(node.target, "id", None) == "__all__"):
             value = node.value
         if isinstance(value, (ast.List, ast.Tuple)):
-            declared += [elt.value for elt in value.elts if isinstance(elt, ast.Constant)]
+            declared += [
+                elt.value
+                for elt in value.elts
+                if isinstance(elt, ast.Constant) and isinstance(elt.value, str)
+            ]
     if declared:
         return sorted(set(declared))
     return sorted(_top_level_names(tree))

@@ -7,29 +7,39 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import again_after_teardown_abort
 
 HERE = Path(__file__).resolve().parent
 SITE = HERE / "site"
 SCRIPTS = HERE / "scripts"
 
 
-def run_python(code_or_script: str | Path, *args: str, standin: bool) -> str:
-    """Run a script (or code) in a fresh interpreter, with the stand-in importable or not."""
+def run_python(
+    code_or_script: str | Path, *args: str, standin: bool, launch: Sequence[str] = ()
+) -> str:
+    """Run a script (or code) in a fresh interpreter, with the stand-in importable or not;
+    ``launch`` goes before the script (``-m torch.distributed.run ...``)."""
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
     if standin:
         env["PYTHONPATH"] = str(SITE)
     command = (
-        [sys.executable, str(code_or_script)]
+        [sys.executable, *launch, str(code_or_script)]
         if isinstance(code_or_script, Path)
         else [sys.executable, "-c", textwrap.dedent(code_or_script)]
     )
-    done = subprocess.run(
-        [*command, *args], env=env, capture_output=True, text=True, timeout=240, check=False
-    )
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*command, *args], env=env, capture_output=True, text=True, timeout=240, check=False
+        )
+
+    done = again_after_teardown_abort(run(), run)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -40,6 +50,18 @@ def test_training_steps_on_npu_equal_the_cpu_bit_for_bit() -> None:
     on_npu = run_python(SCRIPTS / "train_step.py", "npu:0", standin=True)
     assert on_cpu.count("loss ") == 3
     assert on_npu == on_cpu
+
+
+@pytest.mark.slow
+def test_ddp_over_hccl_on_npu_equals_gloo_on_the_cpu() -> None:
+    def torchrun(kind: str) -> str:
+        launch = ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
+        return run_python(Path(SCRIPTS / "ddp_step.py"), kind, standin=kind == "npu", launch=launch)
+
+    on_cpu, on_npu = torchrun("cpu"), torchrun("npu")
+    assert on_cpu.count("loss ") == 3
+    assert on_npu.replace("backend hccl", "backend gloo") == on_cpu
+    assert "backend hccl" in on_npu
 
 
 def outcomes(calls: dict[str, str]) -> dict[str, str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from types import SimpleNamespace
@@ -136,7 +137,7 @@ class Stream:
         """Streams are all the CPU's program order."""
 
     def record_event(self, event: Event | None = None) -> Event:
-        event = event or Event()
+        event = event or public("Event")()
         event.record(self)
         return event
 
@@ -147,8 +148,19 @@ class Stream:
         """Work queued on the stream is already done on the CPU."""
 
 
+def public(name: str) -> Any:
+    """torch_npu.npu's class ``name`` as user code sees it (the wheel-checked subclass)."""
+    return getattr(sys.modules["torch_npu.npu"], name)
+
+
 def current_stream(device: Any = None) -> Stream:
-    return _state.stream or Stream(device)
+    stream: Stream = _state.stream or public("Stream")(device)
+    return stream
+
+
+def default_stream(device: Any = None) -> Stream:
+    stream: Stream = public("Stream")(device)
+    return stream
 
 
 def set_stream(stream: Stream | None) -> None:
@@ -255,7 +267,7 @@ EMULATED: dict[str, Any] = {
     f"{NPU}.utils.device": DeviceContext,
     f"{NPU}.utils.is_bf16_supported": returns(True),
     f"{NPU}.utils.current_stream": current_stream,
-    f"{NPU}.utils.default_stream": lambda device=None: Stream(device),
+    f"{NPU}.utils.default_stream": default_stream,
     f"{NPU}.utils.set_stream": set_stream,
     f"{NPU}.utils.stream": stream,
     f"{NPU}.utils.StreamContext": StreamContext,

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 from torch.overrides import TorchFunctionMode
+from torch.utils import _device as default_device
 from torch.utils.backend_registration import (
     generate_methods_for_privateuse1_backend,
     rename_privateuse1_backend,
@@ -46,6 +47,12 @@ class PlaceNpuOnHost(TorchFunctionMode):
         kwargs = dict(kwargs or {})
         if "device" in kwargs:
             kwargs["device"] = on_host(kwargs["device"])
+        elif func in default_device._device_constructors() and is_npu(
+            default_device.CURRENT_DEVICE
+        ):
+            # torch.set_default_device("npu") / `with torch.device("npu")`: torch keeps its mode
+            # below this one, so it would add the npu device after this rewrite.
+            kwargs["device"] = HOST
         if func is torch.Tensor.to:
             args = tuple(on_host(arg) for arg in args)
         return func(*args, **kwargs)
@@ -93,6 +100,16 @@ def _tensor_npu(
     return self.to(target, non_blocking=non_blocking, **kwargs)
 
 
+def _record_stream_on_host(original: Any, npu_module: types.ModuleType) -> Any:
+    """Recording an npu stream on a tensor: the CPU's program order already keeps it alive."""
+
+    def record_stream(self: torch.Tensor, stream: Any) -> None:
+        if not isinstance(stream, npu_module.Stream):
+            original(self, stream)
+
+    return record_stream
+
+
 def _pinned_on_host(self: torch.Tensor, device: Any = None) -> torch.Tensor:
     """There is no page-locked memory to stage through: the tensor is already where copies go."""
     return self
@@ -128,6 +145,9 @@ def activate(npu_module: types.ModuleType) -> None:
     PlaceNpuOnHost().__enter__()  # type: ignore[no-untyped-call]  # for the whole process
     torch.serialization.register_package(0, _no_tag, _restore_npu_on_host)
     torch.Tensor.npu = _tensor_npu  # type: ignore[attr-defined]
+    torch.Tensor.record_stream = _record_stream_on_host(  # type: ignore[method-assign]
+        torch.Tensor.record_stream, npu_module
+    )
     torch.Tensor.pin_memory = _pinned_on_host  # type: ignore[method-assign,assignment]
     if dist.is_available():
         dist.Backend.register_backend("hccl", _gloo_for_hccl, devices=["cpu", "npu"])
