@@ -194,8 +194,10 @@ class Resolver:
                 if described["kind"] == "class":
                     inherited = described
         methods: dict[str, Signature] = dict(inherited["methods"])
+        attributes: list[str] = list(inherited.get("attributes", []))
         constructors: dict[str, Signature] = {}
         for item in node.body:
+            attributes += [name for name in _bound_names(item) if not name.startswith("_")]
             if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             decorators = _decorators(item)
@@ -209,7 +211,13 @@ class Resolver:
         constructor = constructors.get("__init__", constructors.get("__new__"))
         if constructor is None:
             constructor = inherited["signature"]
-        return {"kind": "class", "signature": constructor, "methods": methods}
+        attributes = sorted(set(attributes) - set(methods))
+        return {
+            "kind": "class",
+            "signature": constructor,
+            "methods": methods,
+            "attributes": attributes,
+        }
 
 
 def _bound_names(node: ast.stmt) -> set[str]:

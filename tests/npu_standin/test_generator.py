@@ -26,6 +26,7 @@ def seed(value, /, *rest, deterministic=False, **options):
 """
 STREAMS = """\
 class _Base(object):
+    DEFAULT_PRIORITY = 0
     def __init__(self, device=None, priority=0):
         pass
     def query(self):
@@ -103,9 +104,11 @@ def test_classes_take_their_constructor_and_methods_from_the_source(tmp_path: Pa
         "defined_in": "torch_npu.npu.streams.Stream",
         "signature": device_and_priority,
         "methods": {"query": [], "wait_event": [["event", "POSITIONAL_OR_KEYWORD", None]]},
+        "attributes": ["DEFAULT_PRIORITY"],
     }
     assert npu["Event"]["signature"] == [["enable_timing", "POSITIONAL_OR_KEYWORD", "False"]]
     assert npu["Event"]["methods"] == {"now": [["stream", "POSITIONAL_OR_KEYWORD", "None"]]}
+    assert npu["Event"]["attributes"] == ["handle"]  # a property is read as an attribute
     assert npu["Timer"]["signature"] is None  # its base is not in the wheel: unknown, unchecked
 
 

@@ -146,3 +146,25 @@ def test_nothing_in_the_package_imports_the_standin() -> None:
         path for path in package.rglob("*.py") if "_npu_standin" in path.read_text(encoding="utf-8")
     ]
     assert offenders == []
+
+
+@pytest.mark.slow
+def test_the_npu_profiler_records_the_cpu_and_writes_a_trace(tmp_path: Path) -> None:
+    code = f"""
+        import torch, torch_npu
+        profiler = torch_npu.profiler
+        config = profiler._ExperimentalConfig(profiler_level=profiler.ProfilerLevel.Level1)
+        with profiler.profile(
+            activities=[profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.NPU],
+            schedule=profiler.schedule(wait=0, warmup=1, active=1, repeat=1),
+            on_trace_ready=profiler.tensorboard_trace_handler({str(tmp_path)!r}),
+            experimental_config=config,
+        ) as prof:
+            for _ in range(3):
+                torch.ones(3, device="npu").sum()
+                prof.step()
+    """
+    run_python(code, standin=True)
+    traces = list(tmp_path.glob("*.pt.trace.json"))
+    assert len(traces) == 1
+    assert '"aten::sum"' in traces[0].read_text(encoding="utf-8")

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from _npu_standin.placement import is_npu
+from _npu_standin.profiling import EMULATED_PROFILER
 from _npu_standin.strict import not_emulated
 
 # How many npu devices the stand-in reports: NPU_STANDIN_DEVICES, else torchrun's local world size.
@@ -314,3 +315,4 @@ MEMORY_RESETS += " reset_max_memory_cached reset_accumulated_memory_stats"
 EMULATED.update({f"{NPU}.memory.{name}": returns(0) for name in MEMORY_COUNTERS.split()})
 EMULATED.update({f"{NPU}.memory.{name}": NOTHING for name in MEMORY_RESETS.split()})
 EMULATED[f"{NPU}.memory.memory_stats"] = lambda device=None: {}
+EMULATED.update(EMULATED_PROFILER)

@@ -10,7 +10,7 @@ import types
 from pathlib import Path
 from typing import Any, NoReturn
 
-from _npu_standin.strict import Unemulated, checked, checked_class, not_emulated, refusing
+from _npu_standin.strict import AsIs, Unemulated, checked, checked_class, not_emulated, refusing
 
 API_FILE = Path(__file__).resolve().parents[1] / "torch_npu" / "_standin_api.json"
 
@@ -70,7 +70,9 @@ def _definition(entry: dict[str, Any], emulated: dict[str, Any]) -> Any:
     if defined_in not in _definitions:
         implementation = emulated.get(defined_in)
         made: Any
-        if entry["kind"] == "class":
+        if isinstance(implementation, AsIs):
+            made = implementation.value
+        elif entry["kind"] == "class":
             made = checked_class(defined_in, entry, implementation)
         elif implementation is None:
             made = refusing(defined_in, entry["signature"])

@@ -113,7 +113,44 @@ def checked_class(qualname: str, entry: dict[str, Any], implementation: type | N
     members["__init__"] = __init__
     for method, params in entry["methods"].items():
         members[method] = _checked_method(f"{qualname}.{method}", params, implementation, method)
+    for attribute in entry["attributes"]:
+        if implementation is None or not hasattr(implementation, attribute):
+            opaque = implementation is not None and issubclass(implementation, OpaqueConstants)
+            members[attribute] = (Token if opaque else NotEmulatedAttribute)(
+                f"{qualname}.{attribute}"
+            )
     return type(name, (base,), members)
+
+
+class AsIs:
+    """An emulation used as it is, unchecked: torch's own class where the wheel re-exports torch's
+    (an enum cannot be subclassed to check its arguments)."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+
+class OpaqueConstants:
+    """Implementation of a class of constants whose values only mean something to an NPU: each of
+    the wheel's class attributes becomes a distinct token."""
+
+
+class Token:
+    def __init__(self, qualname: str) -> None:
+        self.qualname = qualname
+
+    def __repr__(self) -> str:
+        return self.qualname
+
+
+class NotEmulatedAttribute:
+    """A class attribute the wheel has and the stand-in does not emulate (instances may set it)."""
+
+    def __init__(self, qualname: str) -> None:
+        self.qualname = qualname
+
+    def __get__(self, instance: object, owner: type | None = None) -> NoReturn:
+        not_emulated(self.qualname)
 
 
 def _checked_method(
