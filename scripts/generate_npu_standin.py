@@ -42,6 +42,8 @@ DEFAULT_VERSION = "2.13.0"
 STANDIN_MODULES = {**PUBLIC_MODULES, "torch_npu.optim": "torch_npu/optim/__init__.py"}
 # torch_npu exports its custom operators (torch.ops.npu.*) at the top level from this list.
 EXPOSED_OPERATORS = ("torch_npu/utils/exposed_api.py", "public_npu_functions")
+# How deep the list of the wheel's other modules goes (torch_npu.contrib.transfer_to_npu).
+OTHER_MODULES_DEPTH = 3
 # Dunder methods that are part of how user code calls a class.
 CALLED_DUNDERS = {"__call__", "__enter__", "__exit__"}
 
@@ -262,7 +264,20 @@ def api_from_wheel(wheel_path: Path) -> dict[str, Any]:
             "torch_npu_version": read_version(archive, files),
             "source": wheel_path.name,
             "modules": modules,
+            "other_modules": other_modules(files, set(modules)),
         }
+
+
+def other_modules(files: set[str], provided: set[str]) -> list[str]:
+    """The wheel's public modules the stand-in does not provide, down to OTHER_MODULES_DEPTH parts
+    (importing a deeper one imports one of these first)."""
+    found = set()
+    for path in files:
+        if path.startswith("torch_npu/") and path.endswith(".py"):
+            parts = path.removesuffix(".py").removesuffix("/__init__").split("/")
+            if not any(part.startswith("_") for part in parts[1:OTHER_MODULES_DEPTH]):
+                found.add(".".join(parts[:OTHER_MODULES_DEPTH]))
+    return sorted(found - provided)
 
 
 def write_standin(api: dict[str, Any], output_dir: Path) -> list[Path]:

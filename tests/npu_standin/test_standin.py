@@ -97,6 +97,11 @@ def test_npu_devices_place_on_the_cpu_and_torch_npu_answers() -> None:
             "event": "torch.npu.Event(enable_timing=True).query()",
             "mstx": "torch_npu.npu.mstx.range_push('step')",
             "version": "torch_npu.__version__",
+            "legacy_type": "torch.zeros(2).type(torch.npu.HalfTensor).dtype",
+            "legacy_isinstance": "isinstance(torch.ones(1).npu(), torch.npu.FloatTensor)",
+            "capability": "torch.npu.get_device_capability()",
+            "stream": "isinstance(torch.npu.current_stream(), torch.npu.Stream)",
+            "default_device": "torch.set_default_device('npu') or torch.ones(1).device",
         }
     )
     assert {results[k] for k in ("factory", "to", "method", "module")} == {"device(type='cpu')"}
@@ -109,6 +114,11 @@ def test_npu_devices_place_on_the_cpu_and_torch_npu_answers() -> None:
     assert results["event"] == "True"
     assert results["mstx"] == "0"
     assert results["version"] == "'2.13.0'"
+    assert results["legacy_type"] == "torch.float16"
+    assert results["legacy_isinstance"] == "True"
+    assert results["capability"] == "None"
+    assert results["stream"] == "True"
+    assert results["default_device"] == "device(type='cpu')"
 
 
 @pytest.mark.slow
@@ -122,7 +132,10 @@ def test_what_the_wheel_lacks_or_rejects_fails_loudly() -> None:
             "bad_method_call": "torch.npu.Event().elapsed_time()",
             "not_emulated": "torch.npu.get_rng_state()",
             "operator": "torch_npu.npu_format_cast(torch.ones(1), 2)",
-            "object": "torch.npu.FloatTensor(2)",
+            "object": "torch_npu.npu.backends.fft_plan_cache.clear()",
+            "module": "__import__('torch_npu.contrib.transfer_to_npu')",
+            "class_constant": "torch_npu.profiler.ProfilerLevel.Level0 is not None",
+            "unemulated_class": "torch.npu.NPUGraph()",
         }
     )
     assert results["missing"].startswith("AttributeError: module 'torch_npu.npu' has no attribute")
@@ -137,7 +150,12 @@ def test_what_the_wheel_lacks_or_rejects_fails_loudly() -> None:
         "NotImplementedError: npu stand-in does not emulate torch_npu.npu.random.get_rng_state"
     )
     assert results["operator"].endswith("does not emulate torch_npu.npu_format_cast")
-    assert results["object"].endswith("does not emulate torch_npu.npu.FloatTensor")
+    assert results["object"].endswith(
+        "does not emulate torch_npu.npu.backends.fft_plan_cache.clear"
+    )
+    assert results["module"].endswith("does not emulate module torch_npu.contrib.transfer_to_npu")
+    assert results["class_constant"] == "True"
+    assert results["unemulated_class"].endswith("does not emulate torch_npu.npu.graphs.NPUGraph")
 
 
 def test_nothing_in_the_package_imports_the_standin() -> None:

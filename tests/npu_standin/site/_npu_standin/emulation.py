@@ -11,17 +11,20 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from types import SimpleNamespace
 from typing import Any
 
 import torch
 
+from _npu_standin import legacy_types
 from _npu_standin.placement import is_npu
 from _npu_standin.profiling import EMULATED_PROFILER
-from _npu_standin.strict import not_emulated
+from _npu_standin.strict import AsIs, not_emulated
 
 # How many npu devices the stand-in reports: NPU_STANDIN_DEVICES, else torchrun's local world size.
 DEVICES_VARIABLES = ("NPU_STANDIN_DEVICES", "LOCAL_WORLD_SIZE")
@@ -86,6 +89,15 @@ def mem_get_info(device: Any = None) -> tuple[int, int]:
 def get_device_properties(device_name: Any = None) -> SimpleNamespace:
     device_index(device_name)
     return SimpleNamespace(name="npu stand-in", total_memory=mem_get_info()[1], cube_core_num=0)
+
+
+def get_device_capability(device: Any = None) -> tuple[int, int] | None:
+    """As torch_npu: not a hardware fact, but TORCH_NPU_DEVICE_CAPABILITY ("major.minor") if set."""
+    configured = re.fullmatch(r"(\d+)\.(\d+)", os.environ.get("TORCH_NPU_DEVICE_CAPABILITY", ""))
+    if configured is None:
+        warnings.warn("set the device capability with TORCH_NPU_DEVICE_CAPABILITY", stacklevel=2)
+        return None
+    return int(configured[1]), int(configured[2])
 
 
 def set_option(option: Any) -> None:
@@ -276,6 +288,7 @@ EMULATED: dict[str, Any] = {
     f"{NPU}.get_device_name": returns("npu stand-in"),
     f"{NPU}.get_device_properties": get_device_properties,
     f"{NPU}.mem_get_info": mem_get_info,
+    f"{NPU}.get_device_capability": get_device_capability,
     f"{NPU}.streams.Event": Event,
     f"{NPU}.streams.Stream": Stream,
     f"{NPU}.random.manual_seed": manual_seed,
@@ -316,3 +329,4 @@ EMULATED.update({f"{NPU}.memory.{name}": returns(0) for name in MEMORY_COUNTERS.
 EMULATED.update({f"{NPU}.memory.{name}": NOTHING for name in MEMORY_RESETS.split()})
 EMULATED[f"{NPU}.memory.memory_stats"] = lambda device=None: {}
 EMULATED.update(EMULATED_PROFILER)
+EMULATED.update({f"{NPU}.{name}": AsIs(legacy) for name, legacy in legacy_types.TYPES.items()})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.abc
 import json
 import sys
 import types
@@ -29,6 +30,17 @@ class UnemulatedModule(types.ModuleType):
         not_emulated(f"{self.__name__}.{name}")
 
 
+class UnemulatedModuleFinder(importlib.abc.MetaPathFinder):
+    """Importing a torch_npu module the wheel has and the stand-in does not provide fails loudly."""
+
+    def __init__(self, modules: set[str]) -> None:
+        self.modules = modules
+
+    def find_spec(self, fullname: str, path: object, target: object = None) -> None:
+        if fullname in self.modules:
+            not_emulated(f"module {fullname}")
+
+
 def install(name: str) -> None:
     """Give module ``name`` exactly the wheel's public names, each emulated or refusing."""
     from _npu_standin.emulation import EMULATED
@@ -45,6 +57,7 @@ def install(name: str) -> None:
     if name == "torch_npu":
         from _npu_standin.placement import activate
 
+        sys.meta_path.insert(0, UnemulatedModuleFinder(set(api()["other_modules"])))
         module.__version__ = api()["torch_npu_version"]  # type: ignore[attr-defined]
         activate(sys.modules["torch_npu.npu"])
 
@@ -56,9 +69,10 @@ def stand_in(qualname: str, entry: dict[str, Any], emulated: dict[str, Any]) -> 
         return sys.modules.get(entry["module"]) or UnemulatedModule(entry["module"])
     if kind in ("class", "function"):
         return _definition(entry, emulated)
-    if kind == "operator":
-        return emulated.get(qualname) or refusing(qualname, None)
-    return emulated.get(qualname, Unemulated(qualname))
+    value = emulated.get(qualname)
+    if value is None:
+        return refusing(qualname, None) if kind == "operator" else Unemulated(qualname)
+    return value.value if isinstance(value, AsIs) else value
 
 
 # Wheel definition (module.name where torch_npu defines it) -> its stand-in.

@@ -21,6 +21,8 @@ from torch.utils.backend_registration import (
     rename_privateuse1_backend,
 )
 
+from _npu_standin import legacy_types
+
 HOST = torch.device("cpu")
 
 
@@ -148,6 +150,7 @@ def activate(npu_module: types.ModuleType) -> None:
     torch.Tensor.record_stream = _record_stream_on_host(  # type: ignore[method-assign]
         torch.Tensor.record_stream, npu_module
     )
+    torch.Tensor.type = legacy_types.tensor_type(torch.Tensor.type)  # type: ignore[method-assign]
     torch.Tensor.pin_memory = _pinned_on_host  # type: ignore[method-assign,assignment]
     if dist.is_available():
         dist.Backend.register_backend("hccl", _gloo_for_hccl, devices=["cpu", "npu"])
