@@ -46,15 +46,15 @@ class PlaceNpuOnHost(TorchFunctionMode):
         args: tuple[Any, ...] = (),
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
-        kwargs = dict(kwargs or {})
-        if "device" in kwargs:
-            kwargs["device"] = on_host(kwargs["device"])
-        elif func in default_device._device_constructors() and is_npu(
-            default_device.CURRENT_DEVICE
+        kwargs = kwargs or {}
+        if is_npu(kwargs.get("device")):
+            kwargs = {**kwargs, "device": HOST}
+        elif (
+            is_npu(default_device.CURRENT_DEVICE) and func in default_device._device_constructors()
         ):
             # torch.set_default_device("npu") / `with torch.device("npu")`: torch keeps its mode
             # below this one, so it would add the npu device after this rewrite.
-            kwargs["device"] = HOST
+            kwargs = {**kwargs, "device": HOST}
         if func is torch.Tensor.to:
             args = tuple(on_host(arg) for arg in args)
         return func(*args, **kwargs)
