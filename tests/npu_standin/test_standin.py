@@ -100,6 +100,8 @@ def test_npu_devices_place_on_the_cpu_and_torch_npu_answers() -> None:
             "legacy_type": "torch.zeros(2).type(torch.npu.HalfTensor).dtype",
             "legacy_isinstance": "isinstance(torch.ones(1).npu(), torch.npu.FloatTensor)",
             "capability": "torch.npu.get_device_capability()",
+            "rng": "torch.manual_seed(7) or torch.npu.set_rng_state(torch.npu.get_rng_state())"
+            " or torch.npu.initial_seed()",
             "stream": "isinstance(torch.npu.current_stream(), torch.npu.Stream)",
             "default_device": "torch.set_default_device('npu') or torch.ones(1).device",
         }
@@ -117,6 +119,7 @@ def test_npu_devices_place_on_the_cpu_and_torch_npu_answers() -> None:
     assert results["legacy_type"] == "torch.float16"
     assert results["legacy_isinstance"] == "True"
     assert results["capability"] == "None"
+    assert results["rng"] == "7"
     assert results["stream"] == "True"
     assert results["default_device"] == "device(type='cpu')"
 
@@ -130,7 +133,7 @@ def test_what_the_wheel_lacks_or_rejects_fails_loudly() -> None:
             "extra_argument": "torch.npu.set_device(0, 1)",
             "unknown_keyword": "torch.npu.amp.GradScaler(init_scale=2.0, scale=1)",
             "bad_method_call": "torch.npu.Event().elapsed_time()",
-            "not_emulated": "torch.npu.get_rng_state()",
+            "not_emulated": "torch.npu.utilization()",
             "operator": "torch_npu.npu_format_cast(torch.ones(1), 2)",
             "object": "torch_npu.npu.backends.fft_plan_cache.clear()",
             "module": "__import__('torch_npu.contrib.transfer_to_npu')",
@@ -147,7 +150,7 @@ def test_what_the_wheel_lacks_or_rejects_fails_loudly() -> None:
     assert "unexpected keyword argument 'scale'" in results["unknown_keyword"]
     assert results["bad_method_call"].startswith("TypeError: torch_npu.npu.streams.Event.elapsed")
     assert results["not_emulated"] == (
-        "NotImplementedError: npu stand-in does not emulate torch_npu.npu.random.get_rng_state"
+        "NotImplementedError: npu stand-in does not emulate torch_npu.npu.utilization"
     )
     assert results["operator"].endswith("does not emulate torch_npu.npu_format_cast")
     assert results["object"].endswith(

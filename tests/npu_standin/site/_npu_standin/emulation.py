@@ -28,7 +28,10 @@ from _npu_standin.strict import AsIs, not_emulated
 
 # How many npu devices the stand-in reports: NPU_STANDIN_DEVICES, else torchrun's local world size.
 DEVICES_VARIABLES = ("NPU_STANDIN_DEVICES", "LOCAL_WORLD_SIZE")
-_state = SimpleNamespace(device=0, seed=0, stream=None)
+_state = SimpleNamespace(device=0, stream=None)
+# The npu generator: seeded, saved and restored as torch_npu's, drawn from by nothing, because npu
+# tensors are CPU tensors and draw from the CPU's generator, as they do in a CPU run.
+NPU_GENERATOR = torch.Generator()
 
 
 def device_count() -> int:
@@ -64,12 +67,26 @@ def synchronize(device: Any = None) -> None:
 
 
 def manual_seed(seed: int) -> None:
-    """The npu generator's seed; npu tensors draw from the CPU's generator, as in a CPU run."""
-    _state.seed = int(seed)
+    NPU_GENERATOR.manual_seed(int(seed))
 
 
-def initial_seed() -> int:
-    return int(_state.seed)
+def get_rng_state(device: Any = "npu") -> torch.Tensor:
+    device_index(device)
+    return NPU_GENERATOR.get_state()
+
+
+def set_rng_state(new_state: torch.Tensor, device: Any = "npu") -> None:
+    device_index(device)
+    NPU_GENERATOR.set_state(new_state)
+
+
+def get_rng_state_all() -> list[torch.Tensor]:
+    return [get_rng_state(index) for index in range(device_count())]
+
+
+def set_rng_state_all(new_states: Any) -> None:
+    for index, state in enumerate(new_states):
+        set_rng_state(state, index)
 
 
 def returns(value: Any) -> Callable[..., Any]:
@@ -293,9 +310,13 @@ EMULATED: dict[str, Any] = {
     f"{NPU}.streams.Stream": Stream,
     f"{NPU}.random.manual_seed": manual_seed,
     f"{NPU}.random.manual_seed_all": manual_seed,
-    f"{NPU}.random.initial_seed": initial_seed,
-    f"{NPU}.random.seed": NOTHING,
-    f"{NPU}.random.seed_all": NOTHING,
+    f"{NPU}.random.initial_seed": NPU_GENERATOR.initial_seed,
+    f"{NPU}.random.seed": NPU_GENERATOR.seed,
+    f"{NPU}.random.seed_all": NPU_GENERATOR.seed,
+    f"{NPU}.random.get_rng_state": get_rng_state,
+    f"{NPU}.random.set_rng_state": set_rng_state,
+    f"{NPU}.random.get_rng_state_all": get_rng_state_all,
+    f"{NPU}.random.set_rng_state_all": set_rng_state_all,
     f"{NPU}.autocast_utils.get_amp_supported_dtype": returns([torch.float16, torch.bfloat16]),
     f"{NPU}.autocast_utils.is_autocast_enabled": lambda: torch.is_autocast_enabled("npu"),
     f"{NPU}.autocast_utils.get_autocast_dtype": lambda: torch.get_autocast_dtype("npu"),
