@@ -100,8 +100,8 @@ def test_npu_devices_place_on_the_cpu_and_torch_npu_answers() -> None:
             "legacy_type": "torch.zeros(2).type(torch.npu.HalfTensor).dtype",
             "legacy_isinstance": "isinstance(torch.ones(1).npu(), torch.npu.FloatTensor)",
             "capability": "torch.npu.get_device_capability()",
-            "rng": "torch.manual_seed(7) or torch.npu.set_rng_state(torch.npu.get_rng_state())"
-            " or torch.npu.initial_seed()",
+            "rng": "(torch.manual_seed(7), torch.npu.set_rng_state(torch.npu.get_rng_state()),"
+            " torch.npu.initial_seed())[2]",
             "stream": "isinstance(torch.npu.current_stream(), torch.npu.Stream)",
             "default_device": "torch.set_default_device('npu') or torch.ones(1).device",
         }
