@@ -189,3 +189,17 @@ def test_the_npu_profiler_records_the_cpu_and_writes_a_trace(tmp_path: Path) -> 
     traces = list(tmp_path.glob("*.pt.trace.json"))
     assert len(traces) == 1
     assert '"aten::sum"' in traces[0].read_text(encoding="utf-8")
+
+
+def test_every_emulation_names_something_the_wheel_has(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A misspelt key would leave the real name refusing and the emulation unused."""
+    monkeypatch.syspath_prepend(str(SITE))
+    from _npu_standin.emulation import EMULATED
+    from _npu_standin.module import api
+
+    names = set()
+    for module, description in api()["modules"].items():
+        for name, entry in description["names"].items():
+            names.add(entry.get("defined_in", f"{module}.{name}"))
+    assert len(EMULATED) > 60
+    assert sorted(set(EMULATED) - names) == []
