@@ -26,7 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+from torchgen.model import Argument, FunctionSchema  # type: ignore[import-untyped]
+
 from scripts.generate_torch_npu_data import (
+    OPS_YAML,
     PUBLIC_MODULES,
     download_wheel,
     module_public_names,
@@ -234,14 +238,36 @@ def _bound_names(node: ast.stmt) -> set[str]:
     return set()
 
 
-def exposed_operators(wheel: Wheel) -> list[str]:
+def exposed_operators(wheel: Wheel) -> dict[str, Entry]:
+    """torch_npu's top-level custom operators, each with the signatures of its schema overloads."""
     path, variable = EXPOSED_OPERATORS
+    overloads = operator_overloads(yaml.safe_load(wheel.archive.read(OPS_YAML)))
     for node in wheel.tree(path).body:
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == variable for t in node.targets
         ):
-            return sorted(ast.literal_eval(node.value))
+            names = sorted(ast.literal_eval(node.value))
+            return {name: {"kind": "operator", "overloads": overloads[name]} for name in names}
     raise ValueError(f"{path} has no {variable}")
+
+
+def operator_overloads(document: dict[str, Any]) -> dict[str, list[Signature]]:
+    """Operator name -> the call signature of each overload of its schema (``custom`` section)."""
+    overloads: dict[str, list[Signature]] = {}
+    for entry in document.get("custom") or []:
+        schema = FunctionSchema.parse(entry if isinstance(entry, str) else entry["func"])
+        arguments = schema.arguments
+        params: Signature = [
+            _schema_param(a, "POSITIONAL_OR_KEYWORD") for a in arguments.flat_positional
+        ]
+        keyword_only = [*arguments.flat_kwarg_only, *arguments.out]
+        params += [_schema_param(a, "KEYWORD_ONLY") for a in keyword_only]
+        overloads.setdefault(str(schema.name.name), []).append(params)
+    return overloads
+
+
+def _schema_param(argument: Argument, kind: str) -> list[str | None]:
+    return [argument.name, kind, argument.default]
 
 
 def api_from_wheel(wheel_path: Path) -> dict[str, Any]:
@@ -258,7 +284,7 @@ def api_from_wheel(wheel_path: Path) -> dict[str, Any]:
             names.update(child.rpartition(".")[2] for child in children)
             entries = {name: resolver.describe(dotted, name) for name in sorted(names)}
             if dotted == "torch_npu":
-                entries.update({op: {"kind": "operator"} for op in exposed_operators(wheel)})
+                entries.update(exposed_operators(wheel))
             modules[dotted] = {"file": path, "children": children, "names": entries}
         return {
             "torch_npu_version": read_version(archive, files),

@@ -24,6 +24,13 @@ config = _make_config()
 def seed(value, /, *rest, deterministic=False, **options):
     pass
 """
+OPS_YAML = """\
+custom:
+- func: npu_a_(Tensor(a!) self) -> Tensor(a!)
+- func: npu_b(Tensor self, int k=2) -> Tensor
+- func: npu_b.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+- func: npu_internal(Tensor self) -> Tensor
+"""
 STREAMS = """\
 class _Base(object):
     DEFAULT_PRIORITY = 0
@@ -54,8 +61,9 @@ def make_wheel(tmp_path: Path) -> Path:
         archive.writestr("torch_npu-9.1.0.dist-info/METADATA", "Name: torch_npu\nVersion: 9.1.0\n")
         archive.writestr("torch_npu/__init__.py", "__all__ = []\n")
         archive.writestr(
-            "torch_npu/utils/exposed_api.py", "public_npu_functions = ['npu_b', 'npu_a']\n"
+            "torch_npu/utils/exposed_api.py", "public_npu_functions = ['npu_b', 'npu_a_']\n"
         )
+        archive.writestr("torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml", OPS_YAML)
         archive.writestr("torch_npu/npu/__init__.py", NPU_INIT)
         archive.writestr("torch_npu/npu/utils.py", "def set_device(device):\n    pass\n")
         archive.writestr("torch_npu/npu/streams.py", STREAMS)
@@ -74,8 +82,14 @@ def test_reads_names_signatures_and_where_each_is_defined(tmp_path: Path) -> Non
     root = api["modules"]["torch_npu"]["names"]
     assert root == {
         "npu": {"kind": "module", "module": "torch_npu.npu"},
-        "npu_a": {"kind": "operator"},
-        "npu_b": {"kind": "operator"},
+        "npu_a_": {"kind": "operator", "overloads": [[["self", "POSITIONAL_OR_KEYWORD", None]]]},
+        "npu_b": {
+            "kind": "operator",
+            "overloads": [
+                [["self", "POSITIONAL_OR_KEYWORD", None], ["k", "POSITIONAL_OR_KEYWORD", "2"]],
+                [["self", "POSITIONAL_OR_KEYWORD", None], ["out", "KEYWORD_ONLY", None]],
+            ],
+        },
     }
     npu = api["modules"]["torch_npu.npu"]["names"]
     assert npu["set_device"] == {

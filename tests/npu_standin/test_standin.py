@@ -135,6 +135,7 @@ def test_what_the_wheel_lacks_or_rejects_fails_loudly() -> None:
             "bad_method_call": "torch.npu.Event().elapsed_time()",
             "not_emulated": "torch.npu.utilization()",
             "operator": "torch_npu.npu_format_cast(torch.ones(1), 2)",
+            "operator_arguments": "torch_npu.npu_format_cast(torch.ones(1), 2, 3)",
             "object": "torch_npu.npu.backends.fft_plan_cache.clear()",
             "module": "__import__('torch_npu.contrib.transfer_to_npu')",
             "class_constant": "torch_npu.profiler.ProfilerLevel.Level0 is not None",
@@ -153,6 +154,9 @@ def test_what_the_wheel_lacks_or_rejects_fails_loudly() -> None:
         "NotImplementedError: npu stand-in does not emulate torch_npu.npu.utilization"
     )
     assert results["operator"].endswith("does not emulate torch_npu.npu_format_cast")
+    assert results["operator_arguments"].startswith(
+        "TypeError: torch_npu.npu_format_cast: no overload takes these arguments"
+    )
     assert results["object"].endswith(
         "does not emulate torch_npu.npu.backends.fft_plan_cache.clear"
     )

@@ -11,7 +11,16 @@ import types
 from pathlib import Path
 from typing import Any, NoReturn
 
-from _npu_standin.strict import AsIs, Unemulated, checked, checked_class, not_emulated, refusing
+from _npu_standin.strict import (
+    AsIs,
+    Unemulated,
+    checked,
+    checked_class,
+    checked_overloads,
+    not_emulated,
+    refuser,
+    refusing,
+)
 
 API_FILE = Path(__file__).resolve().parents[1] / "torch_npu" / "_standin_api.json"
 
@@ -70,8 +79,10 @@ def stand_in(qualname: str, entry: dict[str, Any], emulated: dict[str, Any]) -> 
     if kind in ("class", "function"):
         return _definition(entry, emulated)
     value = emulated.get(qualname)
+    if kind == "operator":
+        return checked_overloads(qualname, entry["overloads"], value or refuser(qualname))
     if value is None:
-        return refusing(qualname, None) if kind == "operator" else Unemulated(qualname)
+        return Unemulated(qualname)
     return value.value if isinstance(value, AsIs) else value
 
 

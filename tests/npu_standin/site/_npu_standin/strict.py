@@ -64,13 +64,43 @@ def checked(
     return call
 
 
-def refusing(qualname: str, params: SerializedSignature | None) -> Callable[..., Any]:
-    """A name the wheel has and the stand-in does not emulate: bad arguments still fail first."""
+def checked_overloads(
+    qualname: str, overloads: list[SerializedSignature], target: Callable[..., Any]
+) -> Callable[..., Any]:
+    """``target`` behind an operator's schema overloads: the arguments must bind to one of them."""
+    signatures = [build_signature(params) for params in overloads]
+
+    @functools.wraps(target)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not any(_binds(signature, args, kwargs) for signature in signatures):
+            listed = " | ".join(f"{qualname}{signature}" for signature in signatures)
+            raise TypeError(f"{qualname}: no overload takes these arguments: {listed}")
+        return target(*args, **kwargs)
+
+    call.__qualname__ = call.__name__ = qualname.rpartition(".")[2]
+    return call
+
+
+def _binds(signature: inspect.Signature, args: Any, kwargs: Any) -> bool:
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError:
+        return False
+    return True
+
+
+def refuser(qualname: str) -> Callable[..., NoReturn]:
+    """The behaviour of a callable the wheel has and the stand-in does not emulate."""
 
     def refuse(*args: Any, **kwargs: Any) -> NoReturn:
         not_emulated(qualname)
 
-    return checked(qualname, params, refuse)
+    return refuse
+
+
+def refusing(qualname: str, params: SerializedSignature | None) -> Callable[..., Any]:
+    """A name the wheel has and the stand-in does not emulate: bad arguments still fail first."""
+    return checked(qualname, params, refuser(qualname))
 
 
 class Unemulated:
