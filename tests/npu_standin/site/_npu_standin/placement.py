@@ -9,6 +9,7 @@ bit for bit those of a CPU run.
 
 from __future__ import annotations
 
+import functools
 import types
 from typing import Any
 
@@ -129,6 +130,21 @@ def _ddp_without_npu_ids(original: Any) -> Any:
     return __init__
 
 
+def _collective_without_npu_devices(original: Any) -> Any:
+    """init_process_group(device_id=npu) and barrier(device_ids=[...]) bind the group to the npu
+    device, where torch itself would then place tensors; the group's tensors are on the CPU."""
+
+    @functools.wraps(original)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if is_npu(kwargs.get("device_id")):
+            kwargs["device_id"] = None
+        if _names_npu(kwargs.get("device_ids")):
+            kwargs["device_ids"] = None
+        return original(*args, **kwargs)
+
+    return call
+
+
 def _names_npu(devices: Any) -> bool:
     return any(isinstance(d, int) or is_npu(d) for d in devices or [])
 
@@ -154,5 +170,9 @@ def activate(npu_module: types.ModuleType) -> None:
     torch.Tensor.pin_memory = _pinned_on_host  # type: ignore[method-assign,assignment]
     if dist.is_available():
         dist.Backend.register_backend("hccl", _gloo_for_hccl, devices=["cpu", "npu"])
+        for name in ("init_process_group", "barrier"):
+            function = _collective_without_npu_devices(getattr(dist, name))
+            setattr(dist, name, function)
+            setattr(dist.distributed_c10d, name, function)
         ddp = torch.nn.parallel.DistributedDataParallel
         ddp.__init__ = _ddp_without_npu_ids(ddp.__init__)  # type: ignore[method-assign]
