@@ -150,9 +150,20 @@ def _names_npu(devices: Any) -> bool:
 
 
 def activate(npu_module: types.ModuleType) -> None:
-    """Make ``npu`` a device of this process (once: importing torch_npu again is a no-op)."""
+    """Make ``npu`` a device of this process whose tensors live on the CPU."""
     if torch._C._get_privateuse1_backend_name() == "npu":
         return
+    _register_device(npu_module)
+    # Pushed once and never popped: it rewrites every torch call of the importing thread.
+    PlaceNpuOnHost().__enter__()  # type: ignore[no-untyped-call]
+    torch.serialization.register_package(0, _no_tag, _restore_npu_on_host)
+    _place_tensor_methods_on_host(npu_module)
+    if dist.is_available():
+        _distributed_on_gloo()
+
+
+def _register_device(npu_module: types.ModuleType) -> None:
+    """As torch_npu registers its backend (hooks and guard from Python: there is no C++ side)."""
     rename_privateuse1_backend("npu")
     # torch.manual_seed asks every device module this private question before seeding it.
     npu_module._is_in_bad_fork = lambda: False  # type: ignore[attr-defined]
@@ -160,19 +171,22 @@ def activate(npu_module: types.ModuleType) -> None:
     torch._C._acc.register_python_privateuseone_hook(NpuHooks())
     torch._C._acc.register_python_privateuseone_device_guard(NpuDeviceGuard())
     generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True)
-    PlaceNpuOnHost().__enter__()  # type: ignore[no-untyped-call]  # for the whole process
-    torch.serialization.register_package(0, _no_tag, _restore_npu_on_host)
+
+
+def _place_tensor_methods_on_host(npu_module: types.ModuleType) -> None:
     torch.Tensor.npu = _tensor_npu  # type: ignore[attr-defined]
     torch.Tensor.record_stream = _record_stream_on_host(  # type: ignore[method-assign]
         torch.Tensor.record_stream, npu_module
     )
     torch.Tensor.type = legacy_types.tensor_type(torch.Tensor.type)  # type: ignore[method-assign]
     torch.Tensor.pin_memory = _pinned_on_host  # type: ignore[method-assign,assignment]
-    if dist.is_available():
-        dist.Backend.register_backend("hccl", _gloo_for_hccl, devices=["cpu", "npu"])
-        for name in ("init_process_group", "barrier"):
-            function = _collective_without_npu_devices(getattr(dist, name))
-            setattr(dist, name, function)
-            setattr(dist.distributed_c10d, name, function)
-        ddp = torch.nn.parallel.DistributedDataParallel
-        ddp.__init__ = _ddp_without_npu_ids(ddp.__init__)  # type: ignore[method-assign]
+
+
+def _distributed_on_gloo() -> None:
+    dist.Backend.register_backend("hccl", _gloo_for_hccl, devices=["cpu", "npu"])
+    for name in ("init_process_group", "barrier"):
+        function = _collective_without_npu_devices(getattr(dist, name))
+        setattr(dist, name, function)
+        setattr(dist.distributed_c10d, name, function)
+    ddp = torch.nn.parallel.DistributedDataParallel
+    ddp.__init__ = _ddp_without_npu_ids(ddp.__init__)  # type: ignore[method-assign]
