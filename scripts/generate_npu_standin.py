@@ -157,7 +157,7 @@ class Resolver:
         if binding is None:
             for source in star_sources:
                 entry = self.describe(source, name, seen)
-                if entry["kind"] != "external" or self.wheel.module_file(source) is None:
+                if entry["kind"] != "external":
                     return entry
             child = f"{module}.{name}"
             if self.wheel.module_file(child):
