@@ -4,8 +4,10 @@ The stand-in (``tests/npu_standin/site``) lets tests run NPU code on the CPU whi
 real torch_npu API: this script reads the wheel as a zip archive (torch_npu cannot be imported without
 CANN) and writes, for each public module, a small module file plus one JSON description of the API:
 the public names of each module and, for every function and class, its call signature read with
-``ast`` from the wheel's Python files. The hand-written runtime in ``tests/npu_standin/site/_npu_standin``
-turns that description into modules whose names bind their arguments against the real signatures.
+``ast`` from the wheel's Python files (for the custom operators, their schemas in the wheel's
+operator yaml, parsed with torch's ``torchgen``). The hand-written runtime in
+``tests/npu_standin/site/_npu_standin`` turns that description into modules whose names bind their
+arguments against the real signatures.
 
 Usage::
 
