@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import again_after_teardown_abort
+from tests.npu_standin import SITE, standin_env
 
 HERE = Path(__file__).resolve().parent
-SITE = HERE / "site"
 SCRIPTS = HERE / "scripts"
 
 
@@ -24,10 +24,8 @@ def run_python(
 ) -> str:
     """Run a script (or code) in a fresh interpreter, with the stand-in importable or not;
     ``launch`` goes before the script (``-m torch.distributed.run ...``)."""
-    env = dict(os.environ)
-    env.pop("PYTHONPATH", None)
-    if standin:
-        env["PYTHONPATH"] = str(SITE)
+    plain = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+    env = standin_env(plain) if standin else plain
     command = (
         [sys.executable, *launch, str(code_or_script)]
         if isinstance(code_or_script, Path)
