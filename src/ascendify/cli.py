@@ -6,8 +6,9 @@ hand-listed. Each module exposes ``NAME``, ``HELP``, ``add_arguments(parser)`` a
 ``ascendify --help`` and the launcher start fast (no torch import).
 
 Exit codes: 0 success, 1 findings or changes (``--check``) or a failed job, 2 usage or input errors
-(one line naming the input and the problem), 3 an internal error, 130 interrupted. Set the
-environment variable ``ASCENDIFY_DEBUG=1`` to get the traceback of an error instead.
+(one line naming the input and the problem), 3 an internal error, 130 interrupted, 141 when the
+reader of the output went away (``| head``), quietly. Set the environment variable
+``ASCENDIFY_DEBUG=1`` to get the traceback of an error instead of its one line.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ascendify.errors import AscendifyError
 
 DEBUG_VARIABLE = "ASCENDIFY_DEBUG"
 INTERNAL_ERROR = 3
+BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a writer whose reader went away
 
 
 class Command(Protocol):
@@ -68,13 +70,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.handler(args))
+        code = int(args.handler(args))
+        sys.stdout.flush()  # a reader that went away (`| head`) shows here, not at interpreter exit
+        return code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        _discard_output()
+        return BROKEN_PIPE
     except Exception as error:
         if os.environ.get(DEBUG_VARIABLE, "") not in ("", "0"):
             raise
         return _report(args.subcommand, error)
+
+
+def _discard_output() -> None:
+    """Send what is still buffered to /dev/null: the reader is gone and must not get a traceback."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        os.dup2(devnull, stream.fileno())
 
 
 def _report(subcommand: str, error: Exception) -> int:
