@@ -152,7 +152,8 @@ def test_every_npu_mirror_names_an_object_that_torch_npu_exports() -> None:
         for target, name in npu_names.items()
         if name.startswith("torch_npu.") and not facts.has(name)
     }
-    assert missing == {}
+    # Not in torch_npu's __all__ lists (the facts), but used by torch_npu's own transfer_to_npu.
+    assert set(missing.values()) == {"torch_npu._C._distributed_c10d.ProcessGroupHCCL"}
     assert npu_names["torch.cuda.CUDAGraph"] == "torch_npu.npu.NPUGraph"
     assert npu_names["torch.Tensor.cuda"] == "torch.Tensor.npu"
     assert npu_names["torch.Tensor.is_cuda"] == "torch.Tensor.is_npu"
