@@ -66,6 +66,8 @@ def test_a_module_runs_with_dash_m(tmp_path: Path) -> None:
         ([], {}, "usage"),
         (["missing.py"], {}, "no such script"),
         (["-m"], {}, "usage"),
+        (["-m", "missing"], {}, "no module named 'missing'"),
+        (["-m", "missing.sub"], {}, "no module named 'missing.sub'"),
         (["probe.py"], {"ASCENDIFY_DEVICE": "gpu"}, "is not a device"),
     ],
 )
@@ -75,6 +77,8 @@ def test_bad_input_exits_2_with_a_message(
     result = _python(["-m", "ascendify.auto", *args], env=env, cwd=probe.parent)
     assert result.returncode == 2
     assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert "running on" not in result.stderr  # refused before anything is patched or announced
 
 
 def test_importing_transfer_to_npu_enables_the_redirect(probe: Path) -> None:

@@ -7,6 +7,7 @@ Works under torchrun too: ``torchrun --nproc-per-node 2 -m ascendify.auto train.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import runpy
 import sys
@@ -26,6 +27,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args[0] == "--plan":
         return print_plan(args[1:])
+    missing = _missing_target(args)
+    if missing:
+        print(f"ascendify.auto: {missing}", file=sys.stderr)
+        return 2
     try:
         enable()
     except AscendifyError as error:
@@ -36,13 +41,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         runpy.run_module(args[1], run_name="__main__", alter_sys=True)
     else:
         script = args[0]
-        if not os.path.exists(script):
-            print(f"ascendify.auto: no such script: {script}", file=sys.stderr)
-            return 2
         sys.argv = [script, *args[1:]]
         sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
         runpy.run_path(script, run_name="__main__")
     return 0
+
+
+def _missing_target(args: Sequence[str]) -> str | None:
+    """What is wrong with the script or module to run, checked before anything is patched."""
+    if args[0] != "-m":
+        return None if os.path.exists(args[0]) else f"no such script: {args[0]}"
+    return None if _module_exists(args[1]) else f"no module named {args[1]!r}"
+
+
+def _module_exists(name: str) -> bool:
+    """Whether ``-m name`` can be found, without running it (its parent packages are imported)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a missing parent package; an empty or relative name
+        return False
 
 
 def print_plan(devices: Sequence[str]) -> int:
