@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import site
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ascendify._autostart import HOOK_LINE, write_hook
+from tests.auto.conftest import NO_CUDA
 from tests.auto.test_scripts import TORCHRUN, _env, assert_same_losses, cpu_reference
 from tests.conftest import again_after_teardown_abort
 
@@ -131,7 +133,7 @@ def test_the_start_up_hook_enables_every_process_when_asked(
 def test_the_start_up_hook_does_nothing_otherwise(python_with_hook: Path, probe: Path) -> None:
     plain = _python([str(probe)], env={"ASCENDIFY_AUTO": "0"}, executable=python_with_hook)
     assert plain.returncode != 0
-    assert "CUDA" in plain.stderr
+    assert re.search(NO_CUDA, plain.stderr)
     assert "ascendify" not in plain.stderr
     wrong = _python(
         ["-c", "print('ran')"], env={"ASCENDIFY_AUTO": "yes"}, executable=python_with_hook
