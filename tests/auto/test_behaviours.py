@@ -59,7 +59,8 @@ def test_generators_made_for_cuda_draw_like_cpu_generators() -> None:
     drawn = torch.randn(4, generator=generator, device="cuda")
     assert torch.equal(drawn, torch.randn(4, generator=reference))
     torch.manual_seed(5)
-    torch.cuda.manual_seed(6)  # seeds CUDA generators, of which there are none: a no-op, as in torch
+    # seeds CUDA generators, of which there are none: a no-op, as in torch without CUDA
+    torch.cuda.manual_seed(6)
     torch.cuda.manual_seed_all(6)
     assert torch.cuda.initial_seed() == 5
 
