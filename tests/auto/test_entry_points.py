@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import site
 import subprocess
@@ -81,6 +82,20 @@ def test_bad_input_exits_2_with_a_message(
     assert message in result.stderr
     assert "Traceback" not in result.stderr
     assert "running on" not in result.stderr  # refused before anything is patched or announced
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch_npu") is not None, reason="torch_npu is here")
+def test_npu_target_code_without_torch_npu_says_what_to_do_instead(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("import torch\nimport torch_npu\nx = torch.ones(1).npu()\n")
+    (tmp_path / "uses_other.py").write_text("import not_installed_anywhere\n")
+    result = _python(["-m", "ascendify.auto", "train.py"], cwd=tmp_path)
+    assert result.returncode == 2
+    assert "train.py: imports torch_npu, which is not installed here" in result.stderr
+    assert "--target portable" in result.stderr
+    assert "Traceback" not in result.stderr
+    other = _python(["-m", "ascendify.auto", "uses_other.py"], cwd=tmp_path)
+    assert other.returncode == 1
+    assert "No module named 'not_installed_anywhere'" in other.stderr  # only torch_npu is explained
 
 
 def test_importing_transfer_to_npu_enables_the_redirect(probe: Path) -> None:

@@ -36,6 +36,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AscendifyError as error:
         print(f"ascendify.auto: {error}", file=sys.stderr)
         return 2
+    try:
+        _run(args)
+    except ModuleNotFoundError as error:
+        if error.name != "torch_npu":
+            raise
+        program = args[1] if args[0] == "-m" else args[0]
+        print(f"ascendify.auto: {program}: {NPU_RESULT_HINT}", file=sys.stderr)
+        return 2
+    return 0
+
+
+# The redirect found no NPU and the program imports torch_npu itself: most likely a result of
+# `ascendify migrate` for the NPU target, started on a machine without torch_npu.
+NPU_RESULT_HINT = (
+    "imports torch_npu, which is not installed here (code migrated for Ascend NPUs needs it). "
+    "On this machine, migrate the original with --target portable, or run the original GPU code "
+    "with python -m ascendify.auto"
+)
+
+
+def _run(args: Sequence[str]) -> None:
     if args[0] == "-m":
         sys.argv = [args[1], *args[2:]]
         runpy.run_module(args[1], run_name="__main__", alter_sys=True)
@@ -44,7 +65,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.argv = [script, *args[1:]]
         sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
         runpy.run_path(script, run_name="__main__")
-    return 0
 
 
 def _missing_target(args: Sequence[str]) -> str | None:
