@@ -112,7 +112,7 @@ def _migrate_module(
     path: str,
 ) -> FileResult:
     facts = load_facts(settings.torch_npu_version)
-    context = Context(SourceText(text), NameResolver(), facts, settings, path=path)
+    context = Context(SourceText(text), NameResolver(), facts, settings, path=path, module=module)
     findings = list(_import_pass(context, module, registry))
     lines = None
     if not settings.modes.visit_everything:  # mode rules look beyond CUDA idioms

@@ -125,6 +125,7 @@ class Context:
     facts: TorchNpuFacts
     settings: Settings
     path: str = ""  # of the file, relative to SRC ("" when migrating a lone source)
+    module: ast.Module = field(default_factory=lambda: ast.Module(body=[], type_ignores=[]))
     cache: dict[tuple[str, int], object] = field(default_factory=dict)  # per-file scratch
 
     @property

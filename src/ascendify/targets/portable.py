@@ -16,6 +16,7 @@ HELPER_DEVICE_TYPE = f"{HELPER_MODULE}.device_type()"
 HELPER_DEVICE = f"{HELPER_MODULE}.device"
 HELPER_BACKEND = f"{HELPER_MODULE}.backend()"
 HELPER_DEVICE_IDS = f"{HELPER_MODULE}.device_ids"
+HELPER_IS_AVAILABLE = f"{HELPER_MODULE}.is_available()"
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,14 @@ from ascendify.migrate._rule import (
 from ascendify.migrate.modes._insert import imports_module, insert_lines, local_name_of
 from ascendify.migrate.rules import devices as _npu_devices  # noqa: F401  (registers the slot kinds)
 from ascendify.migrate.rules import distributed as _npu_distributed  # noqa: F401
-from ascendify.migrate.rules._literals import _KINDS, Parameter, SlotKind, literal_edit, slot_kind
+from ascendify.migrate.rules._literals import (
+    _KINDS,
+    Parameter,
+    SlotKind,
+    literal_edit,
+    slot_kind,
+    slot_literals,
+)
 from ascendify.targets import Safety
 from ascendify.targets.devices import CUDA_DEFAULT_DEVICE_CALLS, CUDA_DEVICE_TYPE
 from ascendify.targets.portable import (
@@ -34,6 +41,7 @@ from ascendify.targets.portable import (
     HELPER_DEVICE,
     HELPER_DEVICE_IDS,
     HELPER_DEVICE_TYPE,
+    HELPER_IS_AVAILABLE,
     HELPER_MODULE,
     portable_target,
 )
@@ -520,50 +528,94 @@ class _ExpressionSlotKind(SlotKind):
     """A slot kind whose literals are replaced by an expression (``expression`` of the value)."""
 
     expression: Callable[[str], str | None] = lambda value: None
+    # A literal compared with a holder, written with the given quote: the host's value where
+    # there is an accelerator, the literal itself on a CPU-only host, so that the condition keeps
+    # the truth value the original had there (on CUDA hosts, the one it had on CUDA).
+    compared: Callable[[str, str], str | None] = lambda value, quote: None
 
-    def rewrite(self, ctx: Context, slot: ast.expr, rule: type[Rule]) -> Iterator[Finding]:
+    def rewrite(
+        self, ctx: Context, slot: ast.expr, rule: type[Rule], *, compared: bool = False
+    ) -> Iterator[Finding]:
         if not _active(ctx):
             return
-        from ascendify.migrate.rules._literals import slot_literals
-
-        for literal in slot_literals(slot):
-            indexed = _indexed_fstring(ctx, literal) if rule is PortableMapLocation else None
+        for part in _alternatives(slot):
+            indexed = _indexed_device(ctx, part) if rule is PortableMapLocation else None
             if indexed is not None:
                 text = f"{HELPER_DEVICE}({indexed})"
-                yield rule.finding(literal, f"{self.label} -> {text}", ctx.replace(literal, text))
+                yield rule.finding(part, f"{self.label} -> {text}", ctx.replace(part, text))
                 continue
-            if isinstance(literal, ast.JoinedStr):
-                edited = literal_edit(ctx, literal, self.convert)
-                if edited is not None:
-                    old, new, edit = edited
-                    yield rule.finding(literal, f"{self.label} {old!r} -> {new!r}", edit)
-                continue
-            segment = ctx.segment(literal)
-            value = literal.value
-            if not (
-                isinstance(value, str)
-                and len(segment) >= 2
-                and segment[0] in "'\""
-                and segment[1:-1] == value
-            ):
-                continue
+            for literal in slot_literals(part):
+                yield from self._rewrite_literal(ctx, literal, rule, compared)
+
+    def _rewrite_literal(
+        self, ctx: Context, literal: ast.Constant | ast.JoinedStr, rule: type[Rule], compared: bool
+    ) -> Iterator[Finding]:
+        segment = ctx.segment(literal)
+        if isinstance(literal, ast.JoinedStr):
+            inner = "'" if segment.lstrip("rRfF")[:1] == '"' else '"'
+            convert = self.convert
+            if compared:
+                convert = lambda old: _in_fstring(self.compared(old, inner))  # noqa: E731
+            edited = literal_edit(ctx, literal, convert)
+            if edited is not None:
+                old, new, edit = edited
+                yield rule.finding(literal, f"{self.label} {old!r} -> {new!r}", edit)
+            return
+        value = literal.value
+        if not (
+            isinstance(value, str)
+            and len(segment) >= 2
+            and segment[0] in "'\""
+            and segment[1:-1] == value
+        ):
+            return
+        if compared:
+            replacement = self.compared(value, segment[0])
+        else:
             expression = _map_location if rule is PortableMapLocation else self.expression
             replacement = expression(value)
-            if replacement is not None:
-                if segment[0] == "'":
-                    replacement = replacement.replace('"', "'")
-                yield rule.finding(
-                    literal,
-                    f"{self.label} {value!r} -> {replacement}",
-                    ctx.replace(literal, replacement),
-                )
+            if replacement is not None and segment[0] == "'":
+                replacement = replacement.replace('"', "'")
+        if replacement is not None:
+            yield rule.finding(
+                literal,
+                f"{self.label} {value!r} -> {replacement}",
+                ctx.replace(literal, replacement),
+            )
 
 
-def _indexed_fstring(ctx: Context, literal: ast.expr) -> str | None:
-    """The index expression of ``f"cuda:{index}"`` (torch.load needs a device object there)."""
-    if not isinstance(literal, ast.JoinedStr) or len(literal.values) != 2:
+def _alternatives(slot: ast.expr) -> Iterator[ast.expr]:
+    """The values a slot may take: the branches of conditionals and ``or`` (not of our own
+    ``... if portable_device.is_available() else "cuda"``, which is migrated already)."""
+    if isinstance(slot, ast.IfExp) and ast.unparse(slot.test) == HELPER_IS_AVAILABLE:
+        return
+    if isinstance(slot, ast.IfExp):
+        yield from _alternatives(slot.body)
+        yield from _alternatives(slot.orelse)
+    elif isinstance(slot, ast.BoolOp):
+        for value in slot.values:
+            yield from _alternatives(value)
+    else:
+        yield slot
+
+
+def _indexed_device(ctx: Context, node: ast.expr) -> str | None:
+    """The index of ``f"cuda:{index}"`` or ``"cuda:{}".format(index)`` (torch.load needs a device
+    object there: ``"cpu:0"`` cannot be restored to)."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+        and isinstance(node.func.value, ast.Constant)
+        and node.func.value.value == CUDA_DEVICE_TYPE + ":{}"
+        and len(node.args) == 1
+        and not node.keywords
+        and not isinstance(node.args[0], ast.Starred)
+    ):
+        return ctx.segment(node.args[0])
+    if not isinstance(node, ast.JoinedStr) or len(node.values) != 2:
         return None
-    head, value = literal.values
+    head, value = node.values
     if (
         isinstance(head, ast.Constant)
         and head.value == CUDA_DEVICE_TYPE + ":"
@@ -599,15 +651,48 @@ def _map_location(value: str) -> str | None:
     return _device_expression(value)
 
 
+def _compared_device(value: str, quote: str) -> str | None:
+    """``"cuda"`` -> ``(<host type> if <accelerator> else "cuda")``; ``"cuda:0"`` as an f-string."""
+    if value != CUDA_DEVICE_TYPE and not value.startswith(CUDA_DEVICE_TYPE + ":"):
+        return None
+    inner = "'" if quote == '"' else '"'
+    choice = f"{HELPER_DEVICE_TYPE} if {HELPER_IS_AVAILABLE} else "
+    if value == CUDA_DEVICE_TYPE:
+        return f"({choice}{quote}{CUDA_DEVICE_TYPE}{quote})"
+    rest = value[len(CUDA_DEVICE_TYPE) :].replace("{", "{{").replace("}", "}}")
+    return f"f{quote}{{{choice}{inner}{CUDA_DEVICE_TYPE}{inner}}}{rest}{quote}"
+
+
+def _compared_backend(value: str, quote: str) -> str | None:
+    if value.lower() != "nccl":
+        return None
+    return f"({HELPER_BACKEND} if {HELPER_IS_AVAILABLE} else {quote}{value}{quote})"
+
+
+def _in_fstring(replacement: str | None) -> str | None:
+    """The leading text of an f-string for a compared replacement: ``{... else 'cuda'}:``."""
+    if replacement is None:
+        return None
+    if replacement.startswith("("):
+        return "{" + replacement[1:-1] + "}"
+    return replacement[2:-1]  # f"{...}:0" -> {...}:0
+
+
 def _backend_expression(value: str) -> str | None:
     return HELPER_BACKEND if value.lower() == "nccl" else None
 
 
 _EXPRESSIONS: dict[
-    str, tuple[Callable[[str], str | None], Callable[[str], str | None], type[Rule]]
+    str,
+    tuple[
+        Callable[[str], str | None],
+        Callable[[str], str | None],
+        Callable[[str, str], str | None],
+        type[Rule],
+    ],
 ] = {
-    "device": (_device_expression, _device_in_fstring, PortableDevice),
-    "backend": (_backend_expression, lambda value: None, PortableBackend),
+    "device": (_device_expression, _device_in_fstring, _compared_device, PortableDevice),
+    "backend": (_backend_expression, lambda value: None, _compared_backend, PortableBackend),
 }
 
 
@@ -617,7 +702,7 @@ def _register_portable_kinds() -> None:
         spec = _EXPRESSIONS.get(kind.label)
         if spec is None or isinstance(kind, _ExpressionSlotKind):
             continue
-        expression, convert, rule = spec
+        expression, convert, compared, rule = spec
         fields = {field.name: getattr(kind, field.name) for field in dataclasses.fields(kind)}
         fields.update(
             convert=convert,
@@ -625,6 +710,7 @@ def _register_portable_kinds() -> None:
             value_rule=rule,
             keyword_rules={keyword: PortableMapLocation for keyword in kind.keyword_rules},
             expression=expression,
+            compared=compared,
         )
         portable = {
             name: Parameter(
