@@ -74,6 +74,7 @@ class Rule:
     targets: ClassVar[frozenset[Target]] = frozenset({Target.NPU})  # targets whose runs apply it
     priority: ClassVar[int] = 0  # lower wins overlapping edits (user rules: -1)
     mode: ClassVar[str] = ""  # the option enabling it ("portable", "distributed", ...) or ""
+    keeps_lines: ClassVar[bool] = False  # its findings' lines are left as they are (no edits)
 
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()

@@ -34,6 +34,7 @@ from ascendify.migrate.rules._literals import (
     slot_kind,
     slot_literals,
 )
+from ascendify.migrate.rules._own import is_own_member
 from ascendify.targets import Safety
 from ascendify.targets.devices import CUDA_DEFAULT_DEVICE_CALLS, CUDA_DEVICE_TYPE
 from ascendify.targets.portable import (
@@ -43,6 +44,7 @@ from ascendify.targets.portable import (
     HELPER_DEVICE_TYPE,
     HELPER_IS_AVAILABLE,
     HELPER_MODULE,
+    LEGACY_TENSOR_DTYPES,
     portable_target,
 )
 
@@ -342,6 +344,10 @@ def check_cuda_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iter
         return
     if not isinstance(node.ctx, ast.Load):
         return
+    legacy = _legacy_type_use(ctx, node, parent, qualified)
+    if legacy is not None:
+        yield legacy
+        return
     local = node.id if isinstance(node, ast.Name) else _root(node)
     new = target.portable + tail
     current = _moved(ctx).get(local, binding.qualified)
@@ -350,6 +356,41 @@ def check_cuda_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iter
         return
     text = local + new[len(current) :] if new.startswith(current + ".") else _spell(ctx, new)
     yield PortableApi.finding(node, f"{qualified} -> {new}", ctx.replace(node, text))
+
+
+def _legacy_type_use(
+    ctx: Context, node: ast.expr, parent: ast.AST | None, qualified: str
+) -> Finding | None:
+    """``x.type(torch.cuda.FloatTensor)`` and ``isinstance(x, torch.cuda.FloatTensor)``: the
+    portable constructor is a function, not a type, so the whole call is spelled out."""
+    _, _, name = qualified.rpartition(".")
+    dtype = LEGACY_TENSOR_DTYPES.get(name)
+    if dtype is None or not isinstance(parent, ast.Call) or parent.keywords:
+        return None
+    func = parent.func
+    torch = _spell(ctx, "torch")
+    if isinstance(func, ast.Attribute) and func.attr == "type" and parent.args == [node]:
+        _, value_end = ctx.span(func.value)
+        _, end = ctx.span(parent)
+        text = f".to({HELPER_DEVICE}(), {torch}.{dtype})"
+        return PortableApi.finding(
+            node, f".type({qualified}) -> {text}", Edit(value_end, end, text)
+        )
+    if (
+        isinstance(func, ast.Name)
+        and func.id == "isinstance"
+        and len(parent.args) == 2
+        and parent.args[1] is node
+    ):
+        value = ctx.segment(parent.args[0])
+        text = (
+            f"(isinstance({value}, {torch}.Tensor) and {value}.dtype == {torch}.{dtype} "
+            f'and {value}.device.type != "cpu")'
+        )
+        return PortableApi.finding(
+            node, f"isinstance(..., {qualified}) -> {text}", ctx.replace(parent, text)
+        )
+    return None
 
 
 def _root(node: ast.expr) -> str:
@@ -466,6 +507,7 @@ def check_cuda_method(ctx: Context, node: ast.AST, parent: ast.AST | None) -> It
         isinstance(func, ast.Attribute)
         and func.attr == "cuda"
         and ctx.names.qualified_name(func.value) is None
+        and not is_own_member(ctx, func)
     ) or any(isinstance(arg, ast.Starred) for arg in node.args):
         return
     device_args = [ctx.segment(arg) for arg in node.args[:1]]
@@ -490,7 +532,7 @@ def check_cuda_method(ctx: Context, node: ast.AST, parent: ast.AST | None) -> It
 @checks(ast.Attribute)
 def check_is_cuda(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Attribute)
-    if node.attr == "is_cuda" and isinstance(node.ctx, ast.Load):
+    if node.attr == "is_cuda" and isinstance(node.ctx, ast.Load) and not is_own_member(ctx, node):
         text = f'({ctx.segment(node.value)}.device.type != "cpu")'
         yield PortableIsCuda.finding(
             node, ".is_cuda -> on-accelerator test", ctx.replace(node, text)

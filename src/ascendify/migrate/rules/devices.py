@@ -6,8 +6,10 @@ import ast
 import re
 from collections.abc import Iterator
 
-from ascendify.migrate._rule import Context, Finding, Rule, checks
+from ascendify.migrate._modes import EVERY_TARGET
+from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks
 from ascendify.migrate.rules._literals import Parameter, SlotKind, holder_name, slot_kind
+from ascendify.migrate.rules._own import cuda_branches_beside_npu, is_elif
 from ascendify.targets import Safety
 from ascendify.targets.devices import CUDA_DEVICE_TYPE, DEVICE_PARAMETERS, NPU_DEVICE_TYPE
 
@@ -116,6 +118,40 @@ slot_kind(
         for parameter in DEVICE_PARAMETERS
     },
 )
+
+
+class ExistingNpuBranch(Rule):
+    """What it does: leaves the CUDA branch of an ``if``/``elif`` chain that already has an NPU
+    branch exactly as written, and reports it: ``if x.device.type == "npu": ... elif
+    x.device.type == "cuda": ...`` keeps its ``elif`` (and that branch's body).
+
+    Why: the code already handles the NPU; rewriting its CUDA branch would make a second, dead
+    NPU branch and take the CUDA path away from CUDA hosts.
+
+    Example: in ``if torch.npu.is_available(): d = "npu"`` / ``elif torch.cuda.is_available():
+    d = "cuda"``, the ``elif`` branch is left and reported.
+
+    Fix safety: report only.
+    """
+
+    code = "NPU305"
+    name = "existing-npu-branch"
+    summary = "CUDA branch beside an existing NPU branch (left in place)"
+    safety = Safety.REPORT_ONLY
+    operation = Operation.ADVICE
+    targets = EVERY_TARGET
+    keeps_lines = True
+    triggers = (b"npu",)
+
+
+@checks(ast.If)
+def check_npu_branch(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.If)
+    if is_elif(node, parent):
+        return  # its chain was looked at from the first ``if``
+    for test, first, last in cuda_branches_beside_npu(node):
+        message = f"CUDA branch kept as written: the code has an NPU branch ({ctx.segment(test)})"
+        yield Finding(ExistingNpuBranch, first, last, message)
 
 
 class DeviceIndex(Rule):
