@@ -177,10 +177,15 @@ _EXPLICIT: tuple[ApiTarget, ...] = (
     _report(
         "torch.cuda.nccl", "NCCL bindings have no NPU counterpart; use torch.distributed (hccl)"
     ),
+    # torch_npu.npu.mstx is a class of static methods (it shadows its module): same arguments.
+    *(
+        ApiTarget(f"torch.cuda.nvtx.{name}", f"torch_npu.npu.mstx.{name}", Safety.SAFE)
+        for name in ("range_push", "range_pop", "mark")
+    ),
     _report(
         "torch.cuda.nvtx",
-        "NVTX markers have no NPU counterpart; torch_npu.npu.mstx.mark/range_push/range_pop "
-        "give msprof markers",
+        "this NVTX call has no NPU counterpart; torch_npu.npu.mstx (mark, range_push/range_pop, "
+        "range_start/range_end) gives msprof markers",
     ),
     _report(
         "torch.cuda.profiler",

@@ -213,8 +213,28 @@ def check_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[
             flowing = _flowing_rule(ctx, value, kind, parameters)
             if flowing is not None:
                 yield from kind.rewrite(ctx, value, flowing)
+        default = _looked_up_default(node, kind)
+        if default is not None:
+            yield from kind.rewrite(ctx, default, kind.value_rule)
         if isinstance(node.func, ast.Attribute):
             yield from _method_slots(ctx, node, node.func, kind)
+
+
+def _looked_up_default(node: ast.Call, kind: SlotKind) -> ast.expr | None:
+    """The default of ``getattr(args, "device", "cuda")`` or ``cfg.get("device", "cuda")``."""
+    func = node.func
+    if isinstance(func, ast.Name) and func.id == "getattr" and len(node.args) == 3:
+        name, default = node.args[1], node.args[2]
+    elif isinstance(func, ast.Attribute) and func.attr == "get" and len(node.args) == 2:
+        name, default = node.args
+    else:
+        return None
+    is_holder = (
+        isinstance(name, ast.Constant)
+        and isinstance(name.value, str)
+        and kind.holder.search(name.value) is not None
+    )
+    return default if is_holder else None
 
 
 def _starred_before(node: ast.Call, position: int) -> bool:

@@ -155,8 +155,8 @@ def check_npu_branch(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Ite
 
 
 class DeviceIndex(Rule):
-    """What it does: turns a bare device index passed to ``.to(...)`` into an NPU device:
-    ``x.to(0)`` becomes ``x.to("npu:0")`` and ``model.to(local_rank)`` becomes
+    """What it does: turns a bare device index passed to ``.to(...)`` (first or as ``device=``)
+    into an NPU device: ``x.to(0)`` becomes ``x.to("npu:0")`` and ``model.to(local_rank)`` becomes
     ``model.to(f"npu:{local_rank}")``, for literals and for variables named like an index
     (``rank``, ``local_rank``, ``gpu``, ``gpu_id``, ``device_id``, ...).
 
@@ -189,9 +189,12 @@ _INDEX_NAME = re.compile(
 def check_device_index(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
     func = node.func
-    if not (isinstance(func, ast.Attribute) and func.attr == "to" and node.args):
+    if not (isinstance(func, ast.Attribute) and func.attr == "to"):
         return
-    index = node.args[0]
+    devices = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "device")]
+    if not devices:
+        return
+    index = devices[0]
     if isinstance(index, ast.Constant) and type(index.value) is int:
         replacement = f'"{NPU_DEVICE_TYPE}:{index.value}"'
     elif (name := holder_name(index)) is not None and _INDEX_NAME.fullmatch(name):

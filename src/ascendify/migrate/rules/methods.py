@@ -14,15 +14,15 @@ from ascendify.targets.devices import ATTRIBUTE_RENAMES, METHOD_RENAMES
 
 class CudaMethod(Rule):
     """What it does: renames the method call ``<expr>.cuda(...)`` to ``<expr>.npu(...)`` (tensors,
-    modules, storages, including ``storage.cuda()`` inside a ``map_location`` lambda). Arguments
-    are kept: ``x.cuda(rank, non_blocking=True)`` becomes ``x.npu(rank, non_blocking=True)``.
+    modules, storages, including ``storage.cuda()`` inside a ``map_location`` lambda), and the
+    method picked by a conditional (``(x.cuda if gpu else x.cpu)()``). Arguments are kept: ``x.cuda(rank, non_blocking=True)`` becomes ``x.npu(rank, non_blocking=True)``.
 
     Why: ``.cuda()`` moves data to a CUDA device, which an Ascend host does not have.
 
     Example: ``model = Net().cuda()`` becomes ``model = Net().npu()``.
 
-    Fix safety: safe. Like every static tool it cannot tell a user-defined method named ``cuda``
-    from torch's; calls on an imported module (``torch.cuda``) are never renamed.
+    Fix safety: safe. Calls on an imported module (``torch.cuda``) are never renamed, nor the
+    project's own ``cuda`` methods (NPU203).
     """
 
     code = "NPU201"
@@ -72,6 +72,16 @@ class OwnCudaMember(Rule):
     triggers = (b"cuda",)
 
 
+def _is_chosen_method(node: ast.Attribute, parent: ast.AST | None) -> bool:
+    """``x.cuda`` as one of the methods a conditional picks (``x.cuda if c else x.cpu``)."""
+    if node.attr not in METHOD_RENAMES or not isinstance(node.ctx, ast.Load):
+        return False
+    if isinstance(parent, ast.IfExp) and node is not parent.test:
+        other = parent.orelse if node is parent.body else parent.body
+        return isinstance(other, ast.Attribute) and other.attr in ("cpu", "to")
+    return False
+
+
 def _rename_attribute(ctx: Context, node: ast.Attribute, new: str) -> Edit:
     """Replace the attribute name, the last token of the node."""
     _, end = ctx.span(node)
@@ -96,6 +106,13 @@ def check_cuda_method(ctx: Context, node: ast.AST, parent: ast.AST | None) -> It
 @checks(ast.Attribute)
 def check_is_cuda(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Attribute)
+    if _is_chosen_method(node, parent) and not is_own_member(ctx, node):
+        # (x.cuda if on_gpu else x.cpu)(): the bound method is picked, then called.
+        if ctx.names.qualified_name(node.value) is None:
+            new_method = METHOD_RENAMES[node.attr]
+            edit = _rename_attribute(ctx, node, new_method)
+            yield CudaMethod.finding(node, f".{node.attr} -> .{new_method}", edit)
+        return
     if is_own_member(ctx, node) and isinstance(node.ctx, ast.Load):
         called = isinstance(parent, ast.Call) and parent.func is node
         yield OwnCudaMember.finding(
