@@ -35,6 +35,7 @@ from ascendify.migrate.rules._literals import (
     slot_literals,
 )
 from ascendify.migrate.rules._own import is_own_member
+from ascendify.migrate.rules.devices import DeviceIndex, device_index
 from ascendify.targets import Safety
 from ascendify.targets.devices import CUDA_DEFAULT_DEVICE_CALLS, CUDA_DEVICE_TYPE
 from ascendify.targets.portable import (
@@ -228,6 +229,28 @@ class PortableDevice(Rule):
     targets = _PORTABLE
     mode = "portable"
     triggers = (b"cuda",)
+
+
+class PortableDeviceIndex(Rule):
+    """What it does: turns a bare device index passed to ``.to(...)`` (the places NPU304 edits)
+    into the host's device: ``model.to(local_rank)`` becomes
+    ``model.to(portable_device.device(local_rank))``.
+
+    Why: an integer means a CUDA device to torch, which a CPU-only or NPU host does not have.
+
+    Example: ``source = source.to(self.gpu_id)`` becomes
+    ``source = source.to(portable_device.device(self.gpu_id))``.
+
+    Fix safety: unsafe: a variable is taken to be an index by its name (as for NPU304).
+    """
+
+    code = "PRT303"
+    name = "portable-device-index"
+    summary = "integer device index in .to() -> the host's device"
+    safety = Safety.UNSAFE
+    targets = _PORTABLE
+    mode = "portable"
+    triggers = DeviceIndex.triggers
 
 
 class PortableMapLocation(Rule):
@@ -536,6 +559,18 @@ def check_is_cuda(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterat
         text = f'({ctx.segment(node.value)}.device.type != "cpu")'
         yield PortableIsCuda.finding(
             node, ".is_cuda -> on-accelerator test", ctx.replace(node, text)
+        )
+
+
+@only_when(_portable_run)
+@checks(ast.Call)
+def check_device_index(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Call)
+    index = device_index(node)
+    if index is not None:
+        text = f"{HELPER_DEVICE}({ctx.segment(index)})"
+        yield PortableDeviceIndex.finding(
+            index, f"device index -> {text}", ctx.replace(index, text)
         )
 
 

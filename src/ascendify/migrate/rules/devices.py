@@ -185,24 +185,34 @@ _INDEX_NAME = re.compile(
 )
 
 
+def device_index(node: ast.Call) -> ast.expr | None:
+    """The device index given to ``.to(...)`` (first or ``device=``): an int literal or a variable
+    named like an index (``local_rank``, ``self.gpu_id``), never ``cfg["gpu"]``."""
+    func = node.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "to"):
+        return None
+    devices = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "device")]
+    if not devices:
+        return None
+    index = devices[0]
+    if isinstance(index, ast.Constant) and type(index.value) is int:
+        return index
+    name = holder_name(index)
+    if name is not None and _INDEX_NAME.fullmatch(name) and not isinstance(index, ast.Subscript):
+        return index
+    return None
+
+
 @checks(ast.Call)
 def check_device_index(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
-    func = node.func
-    if not (isinstance(func, ast.Attribute) and func.attr == "to"):
+    index = device_index(node)
+    if index is None:
         return
-    devices = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "device")]
-    if not devices:
-        return
-    index = devices[0]
-    if isinstance(index, ast.Constant) and type(index.value) is int:
-        replacement = f'"{NPU_DEVICE_TYPE}:{index.value}"'
-    elif (name := holder_name(index)) is not None and _INDEX_NAME.fullmatch(name):
-        if isinstance(index, ast.Subscript):
-            return  # cfg["gpu"]: an f-string would need other quotes; left alone
-        replacement = f'f"{NPU_DEVICE_TYPE}:{{{ctx.segment(index)}}}"'
+    if isinstance(index, ast.Constant):
+        replacement = f'"{NPU_DEVICE_TYPE}:{ctx.segment(index)}"'
     else:
-        return
+        replacement = f'f"{NPU_DEVICE_TYPE}:{{{ctx.segment(index)}}}"'
     yield DeviceIndex.finding(
         index, f".to({ctx.segment(index)}) -> .to({replacement})", ctx.replace(index, replacement)
     )
