@@ -256,6 +256,23 @@ def _method_slots(
                 yield from kind.rewrite(ctx, keyword.value, kind.value_rule)
     elif func.attr in ("startswith", "endswith") and node.args and kind.is_holder(func.value):
         yield from kind.rewrite(ctx, node.args[0], kind.value_rule, compared=True)
+    elif func.attr == "replace" and node.args and _text_of_holder(kind, func.value):
+        # str(device).strip().lower().replace("cuda:", ""): parsing a device name
+        yield from kind.rewrite(ctx, node.args[0], kind.value_rule, compared=True)
+
+
+_TEXT_METHODS = frozenset({"strip", "lstrip", "rstrip", "lower", "upper", "replace"})
+
+
+def _text_of_holder(kind: SlotKind, node: ast.expr) -> bool:
+    """``device``, ``str(device)``, ``str(device).strip().lower()``: a holder's value as text."""
+    while (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _TEXT_METHODS
+    ):
+        node = node.func.value
+    return kind.is_holder(node)
 
 
 @checks(ast.Compare)

@@ -30,6 +30,7 @@ class BackendFlag(Rule):
     summary = "cuDNN/CUDA backend flag without effect on NPU (left in place)"
     safety = Safety.REPORT_ONLY
     operation = Operation.ADVICE
+    targets = EVERY_TARGET  # portable code keeps the flag too: it acts on CUDA hosts only
     triggers = (b"cudnn", b"allow_tf32")
 
 
