@@ -208,6 +208,7 @@ def _kept(findings: Iterable[Finding], source: SourceText, settings: Settings) -
         finding
         for finding in findings
         if (settings.select is None or finding.rule.code in settings.select)
+        and (not finding.rule.opt_in or finding.rule.code in settings.enabled)
         and settings.modes.target in finding.rule.targets
         and not is_suppressed(source, {finding.start_line, finding.end_line}, finding.rule.code)
     ]

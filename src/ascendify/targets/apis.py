@@ -240,6 +240,12 @@ _EXPLICIT: tuple[ApiTarget, ...] = (
     ),
 )
 
+# TF32 switches and their NPU counterparts: HF32 rounds differently, so the rewrite is opt-in.
+HF32_FLAGS: dict[str, str] = {
+    "torch.backends.cuda.matmul.allow_tf32": "torch_npu.npu.matmul.allow_hf32",
+    "torch.backends.cudnn.allow_tf32": "torch_npu.npu.conv.allow_hf32",
+}
+
 _BY_CUDA_NAME: dict[str, ApiTarget] = {target.cuda: target for target in _EXPLICIT}
 
 

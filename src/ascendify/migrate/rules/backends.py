@@ -9,6 +9,7 @@ from ascendify.migrate._modes import EVERY_TARGET
 from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks
 from ascendify.migrate.rules._api import api_family
 from ascendify.targets import Safety
+from ascendify.targets.apis import HF32_FLAGS
 
 
 class BackendFlag(Rule):
@@ -32,6 +33,41 @@ class BackendFlag(Rule):
     operation = Operation.ADVICE
     targets = EVERY_TARGET  # portable code keeps the flag too: it acts on CUDA hosts only
     triggers = (b"cudnn", b"allow_tf32")
+
+
+class AllowHf32(Rule):
+    """What it does: on request (``--enable NPU908``), rewrites the TF32 switches to their NPU
+    counterparts: ``torch.backends.cuda.matmul.allow_tf32`` becomes
+    ``torch_npu.npu.matmul.allow_hf32`` and ``torch.backends.cudnn.allow_tf32`` becomes
+    ``torch_npu.npu.conv.allow_hf32``. Without ``--enable NPU908`` the switches are only reported
+    (NPU901).
+
+    Why: both trade float32 precision for speed, but HF32 rounds differently from TF32, so
+    results change; the user decides.
+
+    Example: ``torch.backends.cuda.matmul.allow_tf32 = True`` becomes
+    ``torch_npu.npu.matmul.allow_hf32 = True``.
+
+    Fix safety: unsafe (numerics change); opt-in.
+    """
+
+    code = "NPU908"
+    name = "allow-hf32"
+    summary = "TF32 switch -> torch_npu HF32 switch (opt-in: --enable NPU908)"
+    safety = Safety.UNSAFE
+    opt_in = True
+    triggers = (b"allow_tf32",)
+
+
+@checks(ast.Attribute)
+def check_allow_tf32(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Attribute)
+    if node.attr != "allow_tf32":
+        return
+    qualified = ctx.names.qualified_name(node)
+    npu = HF32_FLAGS.get(qualified or "")
+    if npu is not None and ctx.facts.has(npu):
+        yield AllowHf32.finding(node, f"{qualified} -> {npu} (HF32)", ctx.replace(node, npu))
 
 
 class BackendUnsupported(Rule):
