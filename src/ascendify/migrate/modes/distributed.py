@@ -424,7 +424,12 @@ def _rebinds_model_inside(ctx: Context, stmt: ast.stmt, model: str) -> bool:
     if not isinstance(stmt, ast.If | ast.With | ast.Try):
         return False
     for inner in ast.walk(stmt):
-        if isinstance(inner, ast.Assign) and isinstance(inner.value, ast.Call):
+        if (
+            isinstance(inner, ast.Assign)
+            and isinstance(inner.value, ast.Call)
+            # a DataParallel wrapper is removed (DST204), not something to wrap after
+            and not (ctx.names.qualified_name(inner.value.func) or "").endswith("DataParallel")
+        ):
             names = [
                 element
                 for target in inner.targets
