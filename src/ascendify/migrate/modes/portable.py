@@ -621,8 +621,15 @@ class _ExpressionSlotKind(SlotKind):
                 text = f"{HELPER_DEVICE}({indexed})"
                 yield rule.finding(part, f"{self.label} -> {text}", ctx.replace(part, text))
                 continue
+            migrated = {
+                id(inner)
+                for node in ast.walk(part)
+                if _is_migrated_choice(node)
+                for inner in ast.walk(node)
+            }
             for literal in slot_literals(part):
-                yield from self._rewrite_literal(ctx, literal, rule, compared)
+                if id(literal) not in migrated:
+                    yield from self._rewrite_literal(ctx, literal, rule, compared)
 
     def _rewrite_literal(
         self, ctx: Context, literal: ast.Constant | ast.JoinedStr, rule: type[Rule], compared: bool
@@ -661,10 +668,15 @@ class _ExpressionSlotKind(SlotKind):
             )
 
 
+def _is_migrated_choice(node: ast.AST) -> bool:
+    """``(... if portable_device.is_available() else "cuda")``, written by a previous run."""
+    return isinstance(node, ast.IfExp) and ast.unparse(node.test) == HELPER_IS_AVAILABLE
+
+
 def _alternatives(slot: ast.expr) -> Iterator[ast.expr]:
     """The values a slot may take: the branches of conditionals and ``or`` (not of our own
     ``... if portable_device.is_available() else "cuda"``, which is migrated already)."""
-    if isinstance(slot, ast.IfExp) and ast.unparse(slot.test) == HELPER_IS_AVAILABLE:
+    if _is_migrated_choice(slot):
         return
     if isinstance(slot, ast.IfExp):
         yield from _alternatives(slot.body)
