@@ -4,8 +4,10 @@ The stand-in (``tests/npu_standin/site``) lets tests run NPU code on the CPU whi
 real torch_npu API: this script reads the wheel as a zip archive (torch_npu cannot be imported without
 CANN) and writes, for each public module, a small module file plus one JSON description of the API:
 the public names of each module and, for every function and class, its call signature read with
-``ast`` from the wheel's Python files. The hand-written runtime in ``tests/npu_standin/site/_npu_standin``
-turns that description into modules whose names bind their arguments against the real signatures.
+``ast`` from the wheel's Python files (for the custom operators, their schemas in the wheel's
+operator yaml, parsed with torch's ``torchgen``). The hand-written runtime in
+``tests/npu_standin/site/_npu_standin`` turns that description into modules whose names bind their
+arguments against the real signatures.
 
 Usage::
 
@@ -26,7 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+from torchgen.model import Argument, FunctionSchema  # type: ignore[import-untyped]
+
 from scripts.generate_torch_npu_data import (
+    OPS_YAML,
     PUBLIC_MODULES,
     download_wheel,
     module_public_names,
@@ -42,6 +48,8 @@ DEFAULT_VERSION = "2.13.0"
 STANDIN_MODULES = {**PUBLIC_MODULES, "torch_npu.optim": "torch_npu/optim/__init__.py"}
 # torch_npu exports its custom operators (torch.ops.npu.*) at the top level from this list.
 EXPOSED_OPERATORS = ("torch_npu/utils/exposed_api.py", "public_npu_functions")
+# How deep the list of the wheel's other modules goes (torch_npu.contrib.transfer_to_npu).
+OTHER_MODULES_DEPTH = 3
 # Dunder methods that are part of how user code calls a class.
 CALLED_DUNDERS = {"__call__", "__enter__", "__exit__"}
 
@@ -151,7 +159,7 @@ class Resolver:
         if binding is None:
             for source in star_sources:
                 entry = self.describe(source, name, seen)
-                if entry["kind"] != "external" or self.wheel.module_file(source) is None:
+                if entry["kind"] != "external":
                     return entry
             child = f"{module}.{name}"
             if self.wheel.module_file(child):
@@ -194,8 +202,10 @@ class Resolver:
                 if described["kind"] == "class":
                     inherited = described
         methods: dict[str, Signature] = dict(inherited["methods"])
+        attributes: list[str] = list(inherited.get("attributes", []))
         constructors: dict[str, Signature] = {}
         for item in node.body:
+            attributes += [name for name in _bound_names(item) if not name.startswith("_")]
             if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             decorators = _decorators(item)
@@ -209,7 +219,13 @@ class Resolver:
         constructor = constructors.get("__init__", constructors.get("__new__"))
         if constructor is None:
             constructor = inherited["signature"]
-        return {"kind": "class", "signature": constructor, "methods": methods}
+        attributes = sorted(set(attributes) - set(methods))
+        return {
+            "kind": "class",
+            "signature": constructor,
+            "methods": methods,
+            "attributes": attributes,
+        }
 
 
 def _bound_names(node: ast.stmt) -> set[str]:
@@ -224,14 +240,36 @@ def _bound_names(node: ast.stmt) -> set[str]:
     return set()
 
 
-def exposed_operators(wheel: Wheel) -> list[str]:
+def exposed_operators(wheel: Wheel) -> dict[str, Entry]:
+    """torch_npu's top-level custom operators, each with the signatures of its schema overloads."""
     path, variable = EXPOSED_OPERATORS
+    overloads = operator_overloads(yaml.safe_load(wheel.archive.read(OPS_YAML)))
     for node in wheel.tree(path).body:
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == variable for t in node.targets
         ):
-            return sorted(ast.literal_eval(node.value))
+            names = sorted(ast.literal_eval(node.value))
+            return {name: {"kind": "operator", "overloads": overloads[name]} for name in names}
     raise ValueError(f"{path} has no {variable}")
+
+
+def operator_overloads(document: dict[str, Any]) -> dict[str, list[Signature]]:
+    """Operator name -> the call signature of each overload of its schema (``custom`` section)."""
+    overloads: dict[str, list[Signature]] = {}
+    for entry in document.get("custom") or []:
+        schema = FunctionSchema.parse(entry if isinstance(entry, str) else entry["func"])
+        arguments = schema.arguments
+        params: Signature = [
+            _schema_param(a, "POSITIONAL_OR_KEYWORD") for a in arguments.flat_positional
+        ]
+        keyword_only = [*arguments.flat_kwarg_only, *arguments.out]
+        params += [_schema_param(a, "KEYWORD_ONLY") for a in keyword_only]
+        overloads.setdefault(str(schema.name.name), []).append(params)
+    return overloads
+
+
+def _schema_param(argument: Argument, kind: str) -> list[str | None]:
+    return [argument.name, kind, argument.default]
 
 
 def api_from_wheel(wheel_path: Path) -> dict[str, Any]:
@@ -248,13 +286,26 @@ def api_from_wheel(wheel_path: Path) -> dict[str, Any]:
             names.update(child.rpartition(".")[2] for child in children)
             entries = {name: resolver.describe(dotted, name) for name in sorted(names)}
             if dotted == "torch_npu":
-                entries.update({op: {"kind": "operator"} for op in exposed_operators(wheel)})
+                entries.update(exposed_operators(wheel))
             modules[dotted] = {"file": path, "children": children, "names": entries}
         return {
             "torch_npu_version": read_version(archive, files),
             "source": wheel_path.name,
             "modules": modules,
+            "other_modules": other_modules(files, set(modules)),
         }
+
+
+def other_modules(files: set[str], provided: set[str]) -> list[str]:
+    """The wheel's public modules the stand-in does not provide, down to OTHER_MODULES_DEPTH parts
+    (importing a deeper one imports one of these first)."""
+    found = set()
+    for path in files:
+        if path.startswith("torch_npu/") and path.endswith(".py"):
+            parts = path.removesuffix(".py").removesuffix("/__init__").split("/")
+            if not any(part.startswith("_") for part in parts[1:OTHER_MODULES_DEPTH]):
+                found.add(".".join(parts[:OTHER_MODULES_DEPTH]))
+    return sorted(found - provided)
 
 
 def write_standin(api: dict[str, Any], output_dir: Path) -> list[Path]:

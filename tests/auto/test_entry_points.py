@@ -41,6 +41,7 @@ def probe(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_script_runs_as_main_with_its_own_arguments(probe: Path) -> None:
     result = _python(["-m", "ascendify.auto", str(probe), "--epochs", "2", "cuda"])
     assert result.returncode == 0, result.stderr
@@ -49,6 +50,7 @@ def test_a_script_runs_as_main_with_its_own_arguments(probe: Path) -> None:
     assert result.stderr.count("ascendify.auto: running on CPU") == 1
 
 
+@pytest.mark.slow
 def test_a_module_runs_with_dash_m(tmp_path: Path) -> None:
     package = tmp_path / "trainer"
     package.mkdir()
@@ -60,6 +62,7 @@ def test_a_module_runs_with_dash_m(tmp_path: Path) -> None:
     assert "device cpu" in result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "env", "message"),
     [
@@ -77,6 +80,7 @@ def test_bad_input_exits_2_with_a_message(
     assert message in result.stderr
 
 
+@pytest.mark.slow
 def test_importing_transfer_to_npu_enables_the_redirect(probe: Path) -> None:
     script = probe.parent / "one_line.py"
     script.write_text("import ascendify.transfer_to_npu\n" + probe.read_text())
@@ -108,6 +112,7 @@ def python_with_hook(tmp_path: Path) -> Path:
     return python
 
 
+@pytest.mark.slow
 def test_the_start_up_hook_enables_every_process_when_asked(
     python_with_hook: Path, probe: Path
 ) -> None:
@@ -124,6 +129,7 @@ def test_the_start_up_hook_enables_every_process_when_asked(
     assert untouched.stdout.strip() == "[]"  # nothing heavy until the program imports torch
 
 
+@pytest.mark.slow
 def test_the_start_up_hook_does_nothing_otherwise(python_with_hook: Path, probe: Path) -> None:
     plain = _python([str(probe)], env={"ASCENDIFY_AUTO": "0"}, executable=python_with_hook)
     assert plain.returncode != 0
@@ -136,6 +142,7 @@ def test_the_start_up_hook_does_nothing_otherwise(python_with_hook: Path, probe:
     assert "only '0' or '1'" in wrong.stderr
 
 
+@pytest.mark.slow
 def test_the_hook_reaches_every_torchrun_worker(python_with_hook: Path) -> None:
     script = Path(__file__).parent / "scripts" / "classifier_ddp.py"
 
@@ -160,6 +167,7 @@ print("fsdp restored:", not hasattr(FullyShardedDataParallel.__init__, "__wrappe
 """
 
 
+@pytest.mark.slow
 def test_targets_in_modules_not_yet_imported_are_patched_when_imported() -> None:
     result = _python(["-c", DEFERRED_PROBE])
     assert result.returncode == 0, result.stderr

@@ -10,6 +10,8 @@ import pytest
 
 from tests.conftest import again_after_teardown_abort, ascendify_env
 
+pytestmark = pytest.mark.slow  # every test here starts processes
+
 SCRIPTS = Path(__file__).parent / "scripts"
 ANNOUNCEMENT = "ascendify.auto: running on CPU"
 TORCHRUN = ["-m", "torch.distributed.run", "--standalone", "--monitor-interval", "0.1",

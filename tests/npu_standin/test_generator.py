@@ -24,8 +24,16 @@ config = _make_config()
 def seed(value, /, *rest, deterministic=False, **options):
     pass
 """
+OPS_YAML = """\
+custom:
+- func: npu_a_(Tensor(a!) self) -> Tensor(a!)
+- func: npu_b(Tensor self, int k=2) -> Tensor
+- func: npu_b.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+- func: npu_internal(Tensor self) -> Tensor
+"""
 STREAMS = """\
 class _Base(object):
+    DEFAULT_PRIORITY = 0
     def __init__(self, device=None, priority=0):
         pass
     def query(self):
@@ -53,8 +61,9 @@ def make_wheel(tmp_path: Path) -> Path:
         archive.writestr("torch_npu-9.1.0.dist-info/METADATA", "Name: torch_npu\nVersion: 9.1.0\n")
         archive.writestr("torch_npu/__init__.py", "__all__ = []\n")
         archive.writestr(
-            "torch_npu/utils/exposed_api.py", "public_npu_functions = ['npu_b', 'npu_a']\n"
+            "torch_npu/utils/exposed_api.py", "public_npu_functions = ['npu_b', 'npu_a_']\n"
         )
+        archive.writestr("torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml", OPS_YAML)
         archive.writestr("torch_npu/npu/__init__.py", NPU_INIT)
         archive.writestr("torch_npu/npu/utils.py", "def set_device(device):\n    pass\n")
         archive.writestr("torch_npu/npu/streams.py", STREAMS)
@@ -73,8 +82,14 @@ def test_reads_names_signatures_and_where_each_is_defined(tmp_path: Path) -> Non
     root = api["modules"]["torch_npu"]["names"]
     assert root == {
         "npu": {"kind": "module", "module": "torch_npu.npu"},
-        "npu_a": {"kind": "operator"},
-        "npu_b": {"kind": "operator"},
+        "npu_a_": {"kind": "operator", "overloads": [[["self", "POSITIONAL_OR_KEYWORD", None]]]},
+        "npu_b": {
+            "kind": "operator",
+            "overloads": [
+                [["self", "POSITIONAL_OR_KEYWORD", None], ["k", "POSITIONAL_OR_KEYWORD", "2"]],
+                [["self", "POSITIONAL_OR_KEYWORD", None], ["out", "KEYWORD_ONLY", None]],
+            ],
+        },
     }
     npu = api["modules"]["torch_npu.npu"]["names"]
     assert npu["set_device"] == {
@@ -103,9 +118,11 @@ def test_classes_take_their_constructor_and_methods_from_the_source(tmp_path: Pa
         "defined_in": "torch_npu.npu.streams.Stream",
         "signature": device_and_priority,
         "methods": {"query": [], "wait_event": [["event", "POSITIONAL_OR_KEYWORD", None]]},
+        "attributes": ["DEFAULT_PRIORITY"],
     }
     assert npu["Event"]["signature"] == [["enable_timing", "POSITIONAL_OR_KEYWORD", "False"]]
     assert npu["Event"]["methods"] == {"now": [["stream", "POSITIONAL_OR_KEYWORD", "None"]]}
+    assert npu["Event"]["attributes"] == ["handle"]  # a property is read as an attribute
     assert npu["Timer"]["signature"] is None  # its base is not in the wheel: unknown, unchecked
 
 

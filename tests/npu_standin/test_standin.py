@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import again_after_teardown_abort
+from tests.npu_standin import SITE, standin_env
 
 HERE = Path(__file__).resolve().parent
-SITE = HERE / "site"
 SCRIPTS = HERE / "scripts"
 
 
@@ -24,10 +24,8 @@ def run_python(
 ) -> str:
     """Run a script (or code) in a fresh interpreter, with the stand-in importable or not;
     ``launch`` goes before the script (``-m torch.distributed.run ...``)."""
-    env = dict(os.environ)
-    env.pop("PYTHONPATH", None)
-    if standin:
-        env["PYTHONPATH"] = str(SITE)
+    plain = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+    env = standin_env(plain) if standin else plain
     command = (
         [sys.executable, *launch, str(code_or_script)]
         if isinstance(code_or_script, Path)
@@ -97,6 +95,13 @@ def test_npu_devices_place_on_the_cpu_and_torch_npu_answers() -> None:
             "event": "torch.npu.Event(enable_timing=True).query()",
             "mstx": "torch_npu.npu.mstx.range_push('step')",
             "version": "torch_npu.__version__",
+            "legacy_type": "torch.zeros(2).type(torch.npu.HalfTensor).dtype",
+            "legacy_isinstance": "isinstance(torch.ones(1).npu(), torch.npu.FloatTensor)",
+            "capability": "torch.npu.get_device_capability()",
+            "rng": "(torch.manual_seed(7), torch.npu.set_rng_state(torch.npu.get_rng_state()),"
+            " torch.npu.initial_seed())[2]",
+            "stream": "isinstance(torch.npu.current_stream(), torch.npu.Stream)",
+            "default_device": "torch.set_default_device('npu') or torch.ones(1).device",
         }
     )
     assert {results[k] for k in ("factory", "to", "method", "module")} == {"device(type='cpu')"}
@@ -109,6 +114,12 @@ def test_npu_devices_place_on_the_cpu_and_torch_npu_answers() -> None:
     assert results["event"] == "True"
     assert results["mstx"] == "0"
     assert results["version"] == "'2.13.0'"
+    assert results["legacy_type"] == "torch.float16"
+    assert results["legacy_isinstance"] == "True"
+    assert results["capability"] == "None"
+    assert results["rng"] == "7"
+    assert results["stream"] == "True"
+    assert results["default_device"] == "device(type='cpu')"
 
 
 @pytest.mark.slow
@@ -120,9 +131,13 @@ def test_what_the_wheel_lacks_or_rejects_fails_loudly() -> None:
             "extra_argument": "torch.npu.set_device(0, 1)",
             "unknown_keyword": "torch.npu.amp.GradScaler(init_scale=2.0, scale=1)",
             "bad_method_call": "torch.npu.Event().elapsed_time()",
-            "not_emulated": "torch.npu.get_rng_state()",
+            "not_emulated": "torch.npu.utilization()",
             "operator": "torch_npu.npu_format_cast(torch.ones(1), 2)",
-            "object": "torch.npu.FloatTensor(2)",
+            "operator_arguments": "torch_npu.npu_format_cast(torch.ones(1), 2, 3)",
+            "object": "torch_npu.npu.backends.fft_plan_cache.clear()",
+            "module": "__import__('torch_npu.contrib.transfer_to_npu')",
+            "class_constant": "torch_npu.profiler.ProfilerLevel.Level0 is not None",
+            "unemulated_class": "torch.npu.NPUGraph()",
         }
     )
     assert results["missing"].startswith("AttributeError: module 'torch_npu.npu' has no attribute")
@@ -134,10 +149,18 @@ def test_what_the_wheel_lacks_or_rejects_fails_loudly() -> None:
     assert "unexpected keyword argument 'scale'" in results["unknown_keyword"]
     assert results["bad_method_call"].startswith("TypeError: torch_npu.npu.streams.Event.elapsed")
     assert results["not_emulated"] == (
-        "NotImplementedError: npu stand-in does not emulate torch_npu.npu.random.get_rng_state"
+        "NotImplementedError: npu stand-in does not emulate torch_npu.npu.utilization"
     )
     assert results["operator"].endswith("does not emulate torch_npu.npu_format_cast")
-    assert results["object"].endswith("does not emulate torch_npu.npu.FloatTensor")
+    assert results["operator_arguments"].startswith(
+        "TypeError: torch_npu.npu_format_cast: no overload takes these arguments"
+    )
+    assert results["object"].endswith(
+        "does not emulate torch_npu.npu.backends.fft_plan_cache.clear"
+    )
+    assert results["module"].endswith("does not emulate module torch_npu.contrib.transfer_to_npu")
+    assert results["class_constant"] == "True"
+    assert results["unemulated_class"].endswith("does not emulate torch_npu.npu.graphs.NPUGraph")
 
 
 def test_nothing_in_the_package_imports_the_standin() -> None:
@@ -146,3 +169,39 @@ def test_nothing_in_the_package_imports_the_standin() -> None:
         path for path in package.rglob("*.py") if "_npu_standin" in path.read_text(encoding="utf-8")
     ]
     assert offenders == []
+
+
+@pytest.mark.slow
+def test_the_npu_profiler_records_the_cpu_and_writes_a_trace(tmp_path: Path) -> None:
+    code = f"""
+        import torch, torch_npu
+        profiler = torch_npu.profiler
+        config = profiler._ExperimentalConfig(profiler_level=profiler.ProfilerLevel.Level1)
+        with profiler.profile(
+            activities=[profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.NPU],
+            schedule=profiler.schedule(wait=0, warmup=1, active=1, repeat=1),
+            on_trace_ready=profiler.tensorboard_trace_handler({str(tmp_path)!r}),
+            experimental_config=config,
+        ) as prof:
+            for _ in range(3):
+                torch.ones(3, device="npu").sum()
+                prof.step()
+    """
+    run_python(code, standin=True)
+    traces = list(tmp_path.glob("*.pt.trace.json"))
+    assert len(traces) == 1
+    assert '"aten::sum"' in traces[0].read_text(encoding="utf-8")
+
+
+def test_every_emulation_names_something_the_wheel_has(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A misspelt key would leave the real name refusing and the emulation unused."""
+    monkeypatch.syspath_prepend(str(SITE))
+    from _npu_standin.emulation import EMULATED
+    from _npu_standin.module import api
+
+    names = set()
+    for module, description in api()["modules"].items():
+        for name, entry in description["names"].items():
+            names.add(entry.get("defined_in", f"{module}.{name}"))
+    assert len(EMULATED) > 60
+    assert sorted(set(EMULATED) - names) == []

@@ -14,10 +14,12 @@ if kind == "npu":
 
     torch.npu.set_device(local_rank)
     device = torch.device("npu", local_rank)
-    dist.init_process_group("hccl")
+    dist.init_process_group("hccl", device_id=device)
+    dist.barrier(device_ids=[local_rank])
 else:
     device = torch.device("cpu")
     dist.init_process_group("gloo")
+    dist.barrier()
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
 ids = [local_rank] if kind == "npu" else None

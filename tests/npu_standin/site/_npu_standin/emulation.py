@@ -11,20 +11,27 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from types import SimpleNamespace
 from typing import Any
 
 import torch
 
+from _npu_standin import legacy_types
 from _npu_standin.placement import is_npu
-from _npu_standin.strict import not_emulated
+from _npu_standin.profiling import EMULATED_PROFILER
+from _npu_standin.strict import AsIs, not_emulated
 
 # How many npu devices the stand-in reports: NPU_STANDIN_DEVICES, else torchrun's local world size.
 DEVICES_VARIABLES = ("NPU_STANDIN_DEVICES", "LOCAL_WORLD_SIZE")
-_state = SimpleNamespace(device=0, seed=0, stream=None)
+_state = SimpleNamespace(device=0, stream=None)
+# The npu generator: seeded, saved and restored as torch_npu's, drawn from by nothing, because npu
+# tensors are CPU tensors and draw from the CPU's generator, as they do in a CPU run.
+NPU_GENERATOR = torch.Generator()
 
 
 def device_count() -> int:
@@ -60,12 +67,26 @@ def synchronize(device: Any = None) -> None:
 
 
 def manual_seed(seed: int) -> None:
-    """The npu generator's seed; npu tensors draw from the CPU's generator, as in a CPU run."""
-    _state.seed = int(seed)
+    NPU_GENERATOR.manual_seed(int(seed))
 
 
-def initial_seed() -> int:
-    return int(_state.seed)
+def get_rng_state(device: Any = "npu") -> torch.Tensor:
+    device_index(device)
+    return NPU_GENERATOR.get_state()
+
+
+def set_rng_state(new_state: torch.Tensor, device: Any = "npu") -> None:
+    device_index(device)
+    NPU_GENERATOR.set_state(new_state)
+
+
+def get_rng_state_all() -> list[torch.Tensor]:
+    return [get_rng_state(index) for index in range(device_count())]
+
+
+def set_rng_state_all(new_states: Any) -> None:
+    for index, state in enumerate(new_states):
+        set_rng_state(state, index)
 
 
 def returns(value: Any) -> Callable[..., Any]:
@@ -85,6 +106,15 @@ def mem_get_info(device: Any = None) -> tuple[int, int]:
 def get_device_properties(device_name: Any = None) -> SimpleNamespace:
     device_index(device_name)
     return SimpleNamespace(name="npu stand-in", total_memory=mem_get_info()[1], cube_core_num=0)
+
+
+def get_device_capability(device: Any = None) -> tuple[int, int] | None:
+    """As torch_npu: not a hardware fact, but TORCH_NPU_DEVICE_CAPABILITY ("major.minor") if set."""
+    configured = re.fullmatch(r"(\d+)\.(\d+)", os.environ.get("TORCH_NPU_DEVICE_CAPABILITY", ""))
+    if configured is None:
+        warnings.warn("set the device capability with TORCH_NPU_DEVICE_CAPABILITY", stacklevel=2)
+        return None
+    return int(configured[1]), int(configured[2])
 
 
 def set_option(option: Any) -> None:
@@ -275,13 +305,18 @@ EMULATED: dict[str, Any] = {
     f"{NPU}.get_device_name": returns("npu stand-in"),
     f"{NPU}.get_device_properties": get_device_properties,
     f"{NPU}.mem_get_info": mem_get_info,
+    f"{NPU}.get_device_capability": get_device_capability,
     f"{NPU}.streams.Event": Event,
     f"{NPU}.streams.Stream": Stream,
     f"{NPU}.random.manual_seed": manual_seed,
     f"{NPU}.random.manual_seed_all": manual_seed,
-    f"{NPU}.random.initial_seed": initial_seed,
-    f"{NPU}.random.seed": NOTHING,
-    f"{NPU}.random.seed_all": NOTHING,
+    f"{NPU}.random.initial_seed": NPU_GENERATOR.initial_seed,
+    f"{NPU}.random.seed": NPU_GENERATOR.seed,
+    f"{NPU}.random.seed_all": NPU_GENERATOR.seed,
+    f"{NPU}.random.get_rng_state": get_rng_state,
+    f"{NPU}.random.set_rng_state": set_rng_state,
+    f"{NPU}.random.get_rng_state_all": get_rng_state_all,
+    f"{NPU}.random.set_rng_state_all": set_rng_state_all,
     f"{NPU}.autocast_utils.get_amp_supported_dtype": returns([torch.float16, torch.bfloat16]),
     f"{NPU}.autocast_utils.is_autocast_enabled": lambda: torch.is_autocast_enabled("npu"),
     f"{NPU}.autocast_utils.get_autocast_dtype": lambda: torch.get_autocast_dtype("npu"),
@@ -314,3 +349,5 @@ MEMORY_RESETS += " reset_max_memory_cached reset_accumulated_memory_stats"
 EMULATED.update({f"{NPU}.memory.{name}": returns(0) for name in MEMORY_COUNTERS.split()})
 EMULATED.update({f"{NPU}.memory.{name}": NOTHING for name in MEMORY_RESETS.split()})
 EMULATED[f"{NPU}.memory.memory_stats"] = lambda device=None: {}
+EMULATED.update(EMULATED_PROFILER)
+EMULATED.update({f"{NPU}.{name}": AsIs(legacy) for name, legacy in legacy_types.TYPES.items()})

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.abc
 import json
 import sys
 import types
 from pathlib import Path
 from typing import Any, NoReturn
 
-from _npu_standin.strict import Unemulated, checked, checked_class, not_emulated, refusing
+from _npu_standin.strict import (
+    AsIs,
+    Unemulated,
+    checked,
+    checked_class,
+    checked_overloads,
+    not_emulated,
+    refuser,
+    refusing,
+)
 
 API_FILE = Path(__file__).resolve().parents[1] / "torch_npu" / "_standin_api.json"
 
@@ -29,6 +39,17 @@ class UnemulatedModule(types.ModuleType):
         not_emulated(f"{self.__name__}.{name}")
 
 
+class UnemulatedModuleFinder(importlib.abc.MetaPathFinder):
+    """Importing a torch_npu module the wheel has and the stand-in does not provide fails loudly."""
+
+    def __init__(self, modules: set[str]) -> None:
+        self.modules = modules
+
+    def find_spec(self, fullname: str, path: object, target: object = None) -> None:
+        if fullname in self.modules:
+            not_emulated(f"module {fullname}")
+
+
 def install(name: str) -> None:
     """Give module ``name`` exactly the wheel's public names, each emulated or refusing."""
     from _npu_standin.emulation import EMULATED
@@ -45,6 +66,7 @@ def install(name: str) -> None:
     if name == "torch_npu":
         from _npu_standin.placement import activate
 
+        sys.meta_path.insert(0, UnemulatedModuleFinder(set(api()["other_modules"])))
         module.__version__ = api()["torch_npu_version"]  # type: ignore[attr-defined]
         activate(sys.modules["torch_npu.npu"])
 
@@ -56,9 +78,12 @@ def stand_in(qualname: str, entry: dict[str, Any], emulated: dict[str, Any]) -> 
         return sys.modules.get(entry["module"]) or UnemulatedModule(entry["module"])
     if kind in ("class", "function"):
         return _definition(entry, emulated)
+    value = emulated.get(qualname)
     if kind == "operator":
-        return emulated.get(qualname) or refusing(qualname, None)
-    return emulated.get(qualname, Unemulated(qualname))
+        return checked_overloads(qualname, entry["overloads"], value or refuser(qualname))
+    if value is None:
+        return Unemulated(qualname)
+    return value.value if isinstance(value, AsIs) else value
 
 
 # Wheel definition (module.name where torch_npu defines it) -> its stand-in.
@@ -70,7 +95,9 @@ def _definition(entry: dict[str, Any], emulated: dict[str, Any]) -> Any:
     if defined_in not in _definitions:
         implementation = emulated.get(defined_in)
         made: Any
-        if entry["kind"] == "class":
+        if isinstance(implementation, AsIs):
+            made = implementation.value
+        elif entry["kind"] == "class":
             made = checked_class(defined_in, entry, implementation)
         elif implementation is None:
             made = refusing(defined_in, entry["signature"])

@@ -9,6 +9,7 @@ bit for bit those of a CPU run.
 
 from __future__ import annotations
 
+import functools
 import types
 from typing import Any
 
@@ -20,6 +21,8 @@ from torch.utils.backend_registration import (
     generate_methods_for_privateuse1_backend,
     rename_privateuse1_backend,
 )
+
+from _npu_standin import legacy_types
 
 HOST = torch.device("cpu")
 
@@ -44,15 +47,15 @@ class PlaceNpuOnHost(TorchFunctionMode):
         args: tuple[Any, ...] = (),
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
-        kwargs = dict(kwargs or {})
-        if "device" in kwargs:
-            kwargs["device"] = on_host(kwargs["device"])
-        elif func in default_device._device_constructors() and is_npu(
-            default_device.CURRENT_DEVICE
+        kwargs = kwargs or {}
+        if is_npu(kwargs.get("device")):
+            kwargs = {**kwargs, "device": HOST}
+        elif (
+            is_npu(default_device.CURRENT_DEVICE) and func in default_device._device_constructors()
         ):
             # torch.set_default_device("npu") / `with torch.device("npu")`: torch keeps its mode
             # below this one, so it would add the npu device after this rewrite.
-            kwargs["device"] = HOST
+            kwargs = {**kwargs, "device": HOST}
         if func is torch.Tensor.to:
             args = tuple(on_host(arg) for arg in args)
         return func(*args, **kwargs)
@@ -127,14 +130,40 @@ def _ddp_without_npu_ids(original: Any) -> Any:
     return __init__
 
 
+def _collective_without_npu_devices(original: Any) -> Any:
+    """init_process_group(device_id=npu) and barrier(device_ids=[...]) bind the group to the npu
+    device, where torch itself would then place tensors; the group's tensors are on the CPU."""
+
+    @functools.wraps(original)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if is_npu(kwargs.get("device_id")):
+            kwargs["device_id"] = None
+        if _names_npu(kwargs.get("device_ids")):
+            kwargs["device_ids"] = None
+        return original(*args, **kwargs)
+
+    return call
+
+
 def _names_npu(devices: Any) -> bool:
     return any(isinstance(d, int) or is_npu(d) for d in devices or [])
 
 
 def activate(npu_module: types.ModuleType) -> None:
-    """Make ``npu`` a device of this process (once: importing torch_npu again is a no-op)."""
+    """Make ``npu`` a device of this process whose tensors live on the CPU."""
     if torch._C._get_privateuse1_backend_name() == "npu":
         return
+    _register_device(npu_module)
+    # Pushed once and never popped: it rewrites every torch call of the importing thread.
+    PlaceNpuOnHost().__enter__()  # type: ignore[no-untyped-call]
+    torch.serialization.register_package(0, _no_tag, _restore_npu_on_host)
+    _place_tensor_methods_on_host(npu_module)
+    if dist.is_available():
+        _distributed_on_gloo()
+
+
+def _register_device(npu_module: types.ModuleType) -> None:
+    """As torch_npu registers its backend (hooks and guard from Python: there is no C++ side)."""
     rename_privateuse1_backend("npu")
     # torch.manual_seed asks every device module this private question before seeding it.
     npu_module._is_in_bad_fork = lambda: False  # type: ignore[attr-defined]
@@ -142,14 +171,22 @@ def activate(npu_module: types.ModuleType) -> None:
     torch._C._acc.register_python_privateuseone_hook(NpuHooks())
     torch._C._acc.register_python_privateuseone_device_guard(NpuDeviceGuard())
     generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True)
-    PlaceNpuOnHost().__enter__()  # type: ignore[no-untyped-call]  # for the whole process
-    torch.serialization.register_package(0, _no_tag, _restore_npu_on_host)
+
+
+def _place_tensor_methods_on_host(npu_module: types.ModuleType) -> None:
     torch.Tensor.npu = _tensor_npu  # type: ignore[attr-defined]
     torch.Tensor.record_stream = _record_stream_on_host(  # type: ignore[method-assign]
         torch.Tensor.record_stream, npu_module
     )
+    torch.Tensor.type = legacy_types.tensor_type(torch.Tensor.type)  # type: ignore[method-assign]
     torch.Tensor.pin_memory = _pinned_on_host  # type: ignore[method-assign,assignment]
-    if dist.is_available():
-        dist.Backend.register_backend("hccl", _gloo_for_hccl, devices=["cpu", "npu"])
-        ddp = torch.nn.parallel.DistributedDataParallel
-        ddp.__init__ = _ddp_without_npu_ids(ddp.__init__)  # type: ignore[method-assign]
+
+
+def _distributed_on_gloo() -> None:
+    dist.Backend.register_backend("hccl", _gloo_for_hccl, devices=["cpu", "npu"])
+    for name in ("init_process_group", "barrier"):
+        function = _collective_without_npu_devices(getattr(dist, name))
+        setattr(dist, name, function)
+        setattr(dist.distributed_c10d, name, function)
+    ddp = torch.nn.parallel.DistributedDataParallel
+    ddp.__init__ = _ddp_without_npu_ids(ddp.__init__)  # type: ignore[method-assign]

@@ -64,13 +64,43 @@ def checked(
     return call
 
 
-def refusing(qualname: str, params: SerializedSignature | None) -> Callable[..., Any]:
-    """A name the wheel has and the stand-in does not emulate: bad arguments still fail first."""
+def checked_overloads(
+    qualname: str, overloads: list[SerializedSignature], target: Callable[..., Any]
+) -> Callable[..., Any]:
+    """``target`` behind an operator's schema overloads: the arguments must bind to one of them."""
+    signatures = [build_signature(params) for params in overloads]
+
+    @functools.wraps(target)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not any(_binds(signature, args, kwargs) for signature in signatures):
+            listed = " | ".join(f"{qualname}{signature}" for signature in signatures)
+            raise TypeError(f"{qualname}: no overload takes these arguments: {listed}")
+        return target(*args, **kwargs)
+
+    call.__qualname__ = call.__name__ = qualname.rpartition(".")[2]
+    return call
+
+
+def _binds(signature: inspect.Signature, args: Any, kwargs: Any) -> bool:
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError:
+        return False
+    return True
+
+
+def refuser(qualname: str) -> Callable[..., NoReturn]:
+    """The behaviour of a callable the wheel has and the stand-in does not emulate."""
 
     def refuse(*args: Any, **kwargs: Any) -> NoReturn:
         not_emulated(qualname)
 
-    return checked(qualname, params, refuse)
+    return refuse
+
+
+def refusing(qualname: str, params: SerializedSignature | None) -> Callable[..., Any]:
+    """A name the wheel has and the stand-in does not emulate: bad arguments still fail first."""
+    return checked(qualname, params, refuser(qualname))
 
 
 class Unemulated:
@@ -113,7 +143,44 @@ def checked_class(qualname: str, entry: dict[str, Any], implementation: type | N
     members["__init__"] = __init__
     for method, params in entry["methods"].items():
         members[method] = _checked_method(f"{qualname}.{method}", params, implementation, method)
+    for attribute in entry["attributes"]:
+        if implementation is None or not hasattr(implementation, attribute):
+            opaque = implementation is not None and issubclass(implementation, OpaqueConstants)
+            members[attribute] = (Token if opaque else NotEmulatedAttribute)(
+                f"{qualname}.{attribute}"
+            )
     return type(name, (base,), members)
+
+
+class AsIs:
+    """An emulation used as it is, unchecked: torch's own class where the wheel re-exports torch's
+    (an enum cannot be subclassed to check its arguments)."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+
+class OpaqueConstants:
+    """Implementation of a class of constants whose values only mean something to an NPU: each of
+    the wheel's class attributes becomes a distinct token."""
+
+
+class Token:
+    def __init__(self, qualname: str) -> None:
+        self.qualname = qualname
+
+    def __repr__(self) -> str:
+        return self.qualname
+
+
+class NotEmulatedAttribute:
+    """A class attribute the wheel has and the stand-in does not emulate (instances may set it)."""
+
+    def __init__(self, qualname: str) -> None:
+        self.qualname = qualname
+
+    def __get__(self, instance: object, owner: type | None = None) -> NoReturn:
+        not_emulated(self.qualname)
 
 
 def _checked_method(
