@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import again_after_teardown_abort, ascendify_env
+from tests.npu_standin import standin_env
 
 HERE = Path(__file__).resolve().parent
 SCRIPTS = HERE / "scripts"
-STANDIN_SITE = HERE.parent / "npu_standin" / "site"
 TORCHRUN = ("-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2")
 
 
@@ -82,7 +82,7 @@ def _run(script: Script, path: Path, args: tuple[str, ...], cwd: Path, standin: 
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     env.update(OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     if standin:
-        env["PYTHONPATH"] = str(STANDIN_SITE)
+        env = standin_env(env)
     command = [sys.executable, *(TORCHRUN if script.distributed else ()), str(path), *args]
 
     def run() -> subprocess.CompletedProcess[str]:
