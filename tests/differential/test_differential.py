@@ -52,6 +52,7 @@ CORPUS = (
     Script("ddp_torchrun", ("--cpu",), (), distributed=True),
     Script("yolo_select_device", ("--device", "cpu"), ("--device", "0"), portable_args=()),
     Script("prefetcher", ("--device", "cpu"), ()),
+    Script("gan_style", (), ()),
 )
 
 

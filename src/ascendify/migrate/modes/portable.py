@@ -388,10 +388,18 @@ def _legacy_type_use(
     portable constructor is a function, not a type, so the whole call is spelled out."""
     _, _, name = qualified.rpartition(".")
     dtype = LEGACY_TENSOR_DTYPES.get(name)
-    if dtype is None or not isinstance(parent, ast.Call) or parent.keywords:
+    if dtype is None or qualified != f"torch.cuda.{name}":
+        return None
+    torch = _spell(ctx, "torch")
+    if not (isinstance(parent, ast.Call) and parent.func is node):
+        # Tensor = torch.cuda.FloatTensor: a value that may reach .type() or isinstance, so it
+        # must stay a type: the device module's own legacy type, the CPU one without accelerator.
+        text = f'getattr({HELPER_MODULE}.module(), "{name}", {torch}.{name})'
+        if not _is_type_or_isinstance_argument(parent, node):
+            return PortableApi.finding(node, f"{qualified} -> {text}", ctx.replace(node, text))
+    if not isinstance(parent, ast.Call) or parent.keywords:
         return None
     func = parent.func
-    torch = _spell(ctx, "torch")
     if isinstance(func, ast.Attribute) and func.attr == "type" and parent.args == [node]:
         _, value_end = ctx.span(func.value)
         _, end = ctx.span(parent)
@@ -414,6 +422,15 @@ def _legacy_type_use(
             node, f"isinstance(..., {qualified}) -> {text}", ctx.replace(parent, text)
         )
     return None
+
+
+def _is_type_or_isinstance_argument(parent: ast.AST | None, node: ast.expr) -> bool:
+    if not isinstance(parent, ast.Call):
+        return False
+    func = parent.func
+    if isinstance(func, ast.Attribute) and func.attr == "type":
+        return parent.args == [node]
+    return isinstance(func, ast.Name) and func.id == "isinstance" and parent.args[1:] == [node]
 
 
 def _root(node: ast.expr) -> str:
