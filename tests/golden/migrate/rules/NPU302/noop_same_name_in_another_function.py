@@ -1,4 +1,5 @@
 # rules:
+import torch
 
 
 def label():
