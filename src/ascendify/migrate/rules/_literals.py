@@ -185,6 +185,12 @@ def _sink_label(kind: SlotKind, rule: type[Rule]) -> str:
     return f"{id(kind)}:{rule.code}"
 
 
+def _names_cuda(literal: ast.Constant | ast.JoinedStr) -> bool:
+    head = literal.values[0] if isinstance(literal, ast.JoinedStr) and literal.values else literal
+    text = head.value if isinstance(head, ast.Constant) else None
+    return isinstance(text, str) and ("cuda" in text or "nccl" in text.lower())
+
+
 def _flowing_rule(
     ctx: Context, value: ast.expr, kind: SlotKind, parameters: dict[str, Parameter]
 ) -> type[Rule] | None:
@@ -192,6 +198,8 @@ def _flowing_rule(
 
     A value reaching a slot with a rule of its own (``map_location``) gets that rule.
     """
+    if not any(_names_cuda(literal) for literal in slot_literals(value)):
+        return None  # nothing to rewrite: spare the file's data-flow analysis
     special = {*kind.keyword_rules.values(), *(p.rule for p in parameters.values() if p.rule)}
     found = None
     for rule in (kind.argument_rule, *special):

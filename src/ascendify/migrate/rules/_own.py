@@ -9,6 +9,7 @@ its CUDA branch as the user wrote it.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -18,6 +19,7 @@ from ascendify.targets.devices import ATTRIBUTE_RENAMES, CUDA_DEVICE_TYPE, NPU_D
 _MEMBERS = frozenset({*ATTRIBUTE_RENAMES, "cuda"})  # members named after the device
 _OWN_KEY = ("own-members", 0)
 _SELF = frozenset({"self", "cls"})
+_DEFINES = re.compile(r"\bdef\s+(?:is_)?cuda\b|\.(?:is_)?cuda\s*(?:=[^=]|:)")
 
 
 @dataclass
@@ -33,7 +35,8 @@ def is_own_member(ctx: Context, node: ast.Attribute) -> bool:
         return False
     owned = ctx.cache.get(_OWN_KEY)
     if owned is None:
-        owned = _collect(ctx)
+        # Most files define no such member: a text search spares them the tree walks.
+        owned = _collect(ctx) if _DEFINES.search(ctx.source.text) else _Owned()
         ctx.cache[_OWN_KEY] = owned
     assert isinstance(owned, _Owned)
     if node.attr not in owned.members:

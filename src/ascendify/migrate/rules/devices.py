@@ -141,7 +141,7 @@ class ExistingNpuBranch(Rule):
     operation = Operation.ADVICE
     targets = EVERY_TARGET
     keeps_lines = True
-    triggers = (b"npu",)
+    triggers = (b"cuda",)  # a CUDA branch names CUDA
 
 
 @checks(ast.If)

@@ -40,6 +40,7 @@ class ImportTorchNpu(Rule):
     summary = "insert import torch_npu"
     safety = Safety.SAFE
     operation = Operation.INSERT
+    triggers = (b"torch.npu",)  # a file that uses torch.npu already needs the import too
 
 
 class UnusedAmpC(Rule):
