@@ -36,6 +36,7 @@ from ascendify.migrate.rules._literals import (
 )
 from ascendify.migrate.rules._own import is_own_member
 from ascendify.migrate.rules.devices import DeviceIndex, device_index
+from ascendify.migrate.rules.methods import is_chosen_method
 from ascendify.targets import Safety
 from ascendify.targets.devices import CUDA_DEFAULT_DEVICE_CALLS, CUDA_DEVICE_TYPE
 from ascendify.targets.portable import (
@@ -177,7 +178,10 @@ class PortableCudaMethod(Rule):
     Example: ``images = images.cuda(non_blocking=True)`` becomes
     ``images = images.to(portable_device.device(), non_blocking=True)``.
 
-    Fix safety: safe. A user method named ``cuda`` cannot be told apart (as for NPU201).
+    A method picked by a conditional (``(x.cuda if gpu else x.cpu)()``) becomes a callable that
+    does the same move.
+
+    Fix safety: safe. The project's own ``cuda`` methods are left (NPU203).
     """
 
     code = "PRT201"
@@ -577,6 +581,15 @@ def check_is_cuda(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterat
         yield PortableIsCuda.finding(
             node, ".is_cuda -> on-accelerator test", ctx.replace(node, text)
         )
+    elif (
+        is_chosen_method(node, parent)
+        and ctx.names.qualified_name(node.value) is None
+        and not is_own_member(ctx, node)
+    ):
+        # (x.cuda if gpu else x.cpu)(...): a callable that moves x to the host's device.
+        target = ctx.segment(node.value)
+        text = f"(lambda *args, **kwargs: {target}.to({HELPER_DEVICE}(*args[:1]), **kwargs))"
+        yield PortableCudaMethod.finding(node, f".cuda -> {text}", ctx.replace(node, text))
 
 
 @only_when(_portable_run)

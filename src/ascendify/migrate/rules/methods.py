@@ -72,7 +72,7 @@ class OwnCudaMember(Rule):
     triggers = (b"cuda",)
 
 
-def _is_chosen_method(node: ast.Attribute, parent: ast.AST | None) -> bool:
+def is_chosen_method(node: ast.Attribute, parent: ast.AST | None) -> bool:
     """``x.cuda`` as one of the methods a conditional picks (``x.cuda if c else x.cpu``)."""
     if node.attr not in METHOD_RENAMES or not isinstance(node.ctx, ast.Load):
         return False
@@ -106,7 +106,7 @@ def check_cuda_method(ctx: Context, node: ast.AST, parent: ast.AST | None) -> It
 @checks(ast.Attribute)
 def check_is_cuda(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Attribute)
-    if _is_chosen_method(node, parent) and not is_own_member(ctx, node):
+    if is_chosen_method(node, parent) and not is_own_member(ctx, node):
         # (x.cuda if on_gpu else x.cpu)(): the bound method is picked, then called.
         if ctx.names.qualified_name(node.value) is None:
             new_method = METHOD_RENAMES[node.attr]
