@@ -87,6 +87,7 @@ def test_bad_input_exits_2_with_a_message(
     assert "running on" not in result.stderr  # refused before anything is patched or announced
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("torch_npu") is not None, reason="torch_npu is here")
 def test_npu_target_code_without_torch_npu_says_what_to_do_instead(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text("import torch\nimport torch_npu\nx = torch.ones(1).npu()\n")
