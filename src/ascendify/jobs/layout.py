@@ -68,6 +68,15 @@ class JobLayout:
             return None
         return data
 
+    def root_cause(self, nodes: int) -> dict[str, Any] | None:
+        """The first failure of the job, from the summary of the node whose rank failed."""
+        for node in range(nodes):
+            summary = self.summary(node) or {}
+            if summary.get("state") == "failed" and summary.get("root_cause"):
+                root: dict[str, Any] = summary["root_cause"]
+                return root
+        return None
+
     def link_rank_logs(self, node: int, cards: int) -> None:
         """ModelArts' per-rank names for the launcher's ``rank_<r>.log`` files.
 

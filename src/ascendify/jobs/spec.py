@@ -86,6 +86,12 @@ class JobSpec:
         data["env"] = {k: REDACTED if _SECRET_NAME.search(k) else v for k, v in self.env.items()}
         return data
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> JobSpec:
+        """A spec :meth:`to_json` wrote (already checked); redacted credentials are left out."""
+        env = {k: v for k, v in data["env"].items() if v != REDACTED}
+        return cls(**{**data, "code_dir": Path(data["code_dir"]), "env": env})
+
 
 FIELDS = tuple(JobSpec.__dataclass_fields__)
 
