@@ -24,6 +24,10 @@ _SPEC_FLAGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("--boot-file", {"metavar": "FILE", "help": "script in the code dir, run on every card"}),
     ("--module", {"action": "store_const", "const": True, "help": "boot file is a module"}),
     ("--no-python", {"action": "store_const", "const": True, "help": "boot file is a command"}),
+    (
+        "--auto",
+        {"action": "store_const", "const": True, "help": "GPU code via the runtime redirect"},
+    ),
     ("--data-url", {"metavar": "URL", "help": "input channel: path, s3:// or obs://"}),
     ("--train-url", {"metavar": "URL", "help": "output channel: path, s3:// or obs://"}),
     ("--log-url", {"metavar": "URL", "help": "also copy the logs here at the end"}),

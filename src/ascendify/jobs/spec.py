@@ -47,6 +47,7 @@ class JobSpec:
     engine: str = "local"
     module: bool = False
     no_python: bool = False
+    auto: bool = False  # run GPU code unchanged: the boot file under ``python -m ascendify.auto``
     hyper: Mapping[str, str] = field(default_factory=dict)
     data_url: str | None = None
     train_url: str | None = None
@@ -72,8 +73,9 @@ class JobSpec:
             return (*shlex.split(self.boot_file), *self.training_args())
         if self.module:
             return (python, "-m", self.boot_file, *self.training_args())
+        redirect = ("-m", "ascendify.auto") if self.auto else ()
         # An absolute boot file, as ModelArts runs it: the ranks' working dir is elsewhere.
-        return (python, str(code_root / self.boot_file), *self.training_args())
+        return (python, *redirect, str(code_root / self.boot_file), *self.training_args())
 
     def _channels(self) -> tuple[tuple[str, str | None], ...]:
         return (("data_url", self.data_url), ("train_url", self.train_url))
@@ -140,9 +142,9 @@ def resolve(raw: Mapping[str, Any]) -> JobSpec:
         hint = f"; did you mean {close[0]!r}?" if close else f"; known fields: {', '.join(FIELDS)}"
         raise SpecError(unknown[0], f"unknown field{hint}")
     code_dir = _code_dir(raw.get("code_dir"))
-    module, no_python = _flag(raw, "module"), _flag(raw, "no_python")
-    if module and no_python:
-        raise SpecError("module", "module and no_python exclude each other")
+    module, no_python, auto = _flag(raw, "module"), _flag(raw, "no_python"), _flag(raw, "auto")
+    if module + no_python + auto > 1:
+        raise SpecError("module", "module, no_python and auto exclude each other")
     boot_file = _boot_file(raw.get("boot_file"), code_dir, module=module, no_python=no_python)
     cards, flavor = _cards(raw)
     engine = _text(raw, "engine") or "local"
@@ -155,6 +157,7 @@ def resolve(raw: Mapping[str, Any]) -> JobSpec:
         engine=engine,
         module=module,
         no_python=no_python,
+        auto=auto,
         hyper=_table(raw, "hyper"),
         data_url=_url(raw, "data_url"),
         train_url=_url(raw, "train_url"),
