@@ -24,7 +24,7 @@ SECRET = "s3cr3t-ascendify-storage-test-value"  # the S3 test server's, as tests
 def _submit(job: JobCli, *args: str, env: dict[str, str] | None = None) -> str:
     result = job("submit", *args, env=env)
     assert result.returncode == 0, result.stderr
-    return result.stdout.strip()
+    return result.stdout.splitlines()[0]  # --wait follows with the logs
 
 
 def _state(jobs_dir: Path, job_id: str) -> str:
@@ -112,10 +112,13 @@ def test_stop_ends_every_rank_and_uploads_outputs(
 
 
 def test_rank_failure_is_named(job: JobCli, project: Path, jobs_dir: Path) -> None:
-    job_id = _submit(
-        job, "--code-dir", str(project), "--boot-file", "rank.py", "--nodes", "2", "--cards", "2",
-        "--hyper", "mode=fail", "--hyper", "fail_rank=3", "--wait",
+    result = job(
+        "submit", "--code-dir", str(project), "--boot-file", "rank.py", "--nodes", "2",
+        "--cards", "2", "--hyper", "mode=fail", "--hyper", "fail_rank=3", "--wait",
     )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    job_id = result.stdout.splitlines()[0]
+    assert f"job {job_id} failed: node 1 rank 3: exit code 3" in result.stderr
     record = JobStore(jobs_dir).get(job_id)
     assert (record.state, record.exit_code) == ("failed", 3)
     assert record.cause == "node 1 rank 3: exit code 3"
