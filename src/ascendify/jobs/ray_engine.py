@@ -1,21 +1,284 @@
-"""The Ray engine (placeholder until the next commit): refuses clearly."""
+"""The Ray engine: one placement-group bundle per node, each running the node agent.
+
+The bundles are ``STRICT_SPREAD`` (one per Ray node; Ascend cards are Ray's ``NPU`` resource,
+a CPU-only job asks for one CPU per node). A first round of tasks learns each bundle's node
+address (node 0's is the rendezvous address); then one task per bundle unpacks the code
+snapshot on its node and runs :func:`ascendify.jobs.node.run_node` there, exactly as the local
+engine does, and returns the node's logs to the job directory. ``job stop`` raises a flag the
+tasks poll (they stop their node gracefully); tasks still running after the grace period are
+cancelled outright, and the node agents die with their Ray worker.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
+import os
+import shutil
+import socket
+import sys
+import tempfile
 import threading
+import time
+import zipfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
 
 from ascendify.errors import AscendifyError
+from ascendify.jobs.flavor import parse_flavor
 from ascendify.jobs.layout import JobLayout
-from ascendify.jobs.node import NodeResult
+from ascendify.jobs.node import UPLOAD_ALLOWANCE, NodeResult, run_node
+from ascendify.jobs.plan import PRE_START_SCRIPT, REQUIREMENTS, node_plan
 from ascendify.jobs.spec import JobSpec
-from ascendify.jobs.store import JobStore
+from ascendify.jobs.store import JobStore, NodeRecord
+from ascendify.launch.job import free_port
+
+ADDRESS_VARIABLE = "RAY_ADDRESS"
+PLACEMENT_TIMEOUT = 120.0
+STOP_POLL = 0.5
+# What the node agents need to reach the object store, as the submitting shell has it. Passed to
+# the tasks in memory; never written to the job store.
+STORAGE_VARIABLES = (
+    "S3_ENDPOINT", "S3_USE_HTTPS", "S3_VERIFY_SSL", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3",
+    "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+)  # fmt: skip
 
 
 def check_cluster(address: str | None) -> str:
-    raise AscendifyError("the ray engine is not available yet")
+    """The cluster address, checked: Ray installed, and something answers there."""
+    address = address or os.environ.get(ADDRESS_VARIABLE)
+    if not address:
+        raise AscendifyError(f"engine ray needs --address HOST:PORT (or {ADDRESS_VARIABLE})")
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise AscendifyError("engine ray needs Ray: pip install 'ascendify[ray]'") from None
+    host, colon, port = address.rpartition(":")
+    if address.startswith("ray://") or not colon or not port.isdigit():
+        raise AscendifyError(f"Ray address {address!r}: expected HOST:PORT of the cluster's head")
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as error:
+        raise AscendifyError(
+            f"no Ray cluster answers at {address} ({error.strerror or error}): "
+            "is `ray start --head` running there?"
+        ) from None
+    return address
+
+
+def bundle(spec: JobSpec) -> dict[str, float]:
+    """What one node of the job reserves: its Ascend cards, else one CPU."""
+    if spec.flavor is not None and parse_flavor(spec.flavor).accelerator == "Ascend":
+        return {"NPU": float(spec.cards)}
+    return {"CPU": 1.0}
 
 
 def run_nodes(
     spec: JobSpec, layout: JobLayout, store: JobStore, stop: threading.Event
 ) -> list[NodeResult]:
-    raise AscendifyError("the ray engine is not available yet")
+    import ray
+    from ray.util.placement_group import placement_group, remove_placement_group
+    from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+    assert spec.address is not None  # checked at submit
+    ray.init(address=spec.address, logging_level=logging.ERROR, log_to_driver=False)
+    group = placement_group([bundle(spec)] * spec.nodes, strategy="STRICT_SPREAD")
+    try:
+        ready, _ = ray.wait([group.ready()], timeout=PLACEMENT_TIMEOUT)
+        if not ready:
+            raise AscendifyError(
+                f"the Ray cluster has no room for {spec.nodes} node(s) of {bundle(spec)} "
+                f"on separate Ray nodes within {PLACEMENT_TIMEOUT:g}s"
+            )
+
+        def on(node: int) -> dict[str, Any]:
+            strategy = PlacementGroupSchedulingStrategy(group, placement_group_bundle_index=node)
+            return {"num_cpus": 0, "scheduling_strategy": strategy}
+
+        where = ray.get([_node_address.options(**on(n)).remote() for n in range(spec.nodes)])
+        addresses = tuple(address for address, _port in where)
+        flag = _StopFlag.options(num_cpus=0).remote()
+        code = ray.put(_zip(layout.code))
+        storage = {k: os.environ[k] for k in STORAGE_VARIABLES if k in os.environ}
+        tasks = [
+            _run_node.options(**on(n)).remote(
+                NodeTask(spec, layout.job_id, n, addresses, where[0][1], storage), code, flag
+            )
+            for n in range(spec.nodes)
+        ]
+        for node, address in enumerate(addresses):
+            store.set_node(layout.job_id, NodeRecord(node, address, None, None, None))
+        outputs = _wait(ray, tasks, flag, stop, spec.grace_period + UPLOAD_ALLOWANCE)
+        return [
+            _collect(spec, layout, store, addresses=addresses, node=node, output=out)
+            for node, out in outputs
+        ]
+    finally:
+        remove_placement_group(group)
+        ray.shutdown()
+
+
+def _wait(
+    ray: Any, tasks: list[Any], flag: Any, stop: threading.Event, allowance: float
+) -> list[tuple[int, dict[str, Any] | None]]:
+    """Each task's output (None when it was cancelled); a stop raises the flag, then cancels."""
+    pending = list(tasks)
+    deadline = None
+    while pending:
+        _done, pending = ray.wait(pending, num_returns=len(pending), timeout=STOP_POLL)
+        if stop.is_set() and deadline is None:
+            ray.get(flag.set.remote())
+            deadline = time.monotonic() + allowance
+        if deadline is not None and time.monotonic() > deadline:
+            for task in pending:
+                ray.cancel(task, force=True)
+            break
+    outputs: list[tuple[int, dict[str, Any] | None]] = []
+    for node, task in enumerate(tasks):
+        try:
+            outputs.append((node, ray.get(task, timeout=10)))
+        except Exception:  # cancelled, or its worker died: the node's result is unknown
+            outputs.append((node, None))
+    return outputs
+
+
+def _collect(
+    spec: JobSpec,
+    layout: JobLayout,
+    store: JobStore,
+    *,
+    addresses: tuple[str, ...],
+    node: int,
+    output: dict[str, Any] | None,
+) -> NodeResult:
+    """Write a node's returned logs into the job directory, under the local layout's names."""
+    layout.link_rank_logs(node, spec.cards)
+    if output is None:
+        result = NodeResult(node, 137, None)
+    else:
+        layout.worker_log(node).write_bytes(output["worker_log"])
+        launcher = layout.launcher_dir(node)
+        launcher.mkdir(parents=True, exist_ok=True)
+        for name, content in output["launcher_files"].items():
+            (launcher / name).write_bytes(content)
+        result = NodeResult(node, output["exit_code"], output["failed_step"])
+    store.set_node(layout.job_id, NodeRecord(node, addresses[node], None, None, result.exit_code))
+    return result
+
+
+def _zip(directory: Path) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(directory.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(directory).as_posix())
+    return buffer.getvalue()
+
+
+def _remote(function: Any) -> Any:
+    """Ray's decorator, applied when Ray is imported (it is an optional dependency)."""
+    import ray
+
+    return ray.remote(function)
+
+
+class _LazyRemote:
+    """A Ray remote function or actor class built on first use, so this module imports without
+    Ray (``job validate``/``list`` never need it)."""
+
+    def __init__(self, target: Any) -> None:
+        self._target = target
+        self._remote: Any = None
+
+    def options(self, **options: Any) -> Any:
+        if self._remote is None:
+            self._remote = _remote(self._target)
+        return self._remote.options(**options)
+
+
+class _Flag:
+    def __init__(self) -> None:
+        self._set = False
+
+    def set(self) -> None:
+        self._set = True
+
+    def is_set(self) -> bool:
+        return self._set
+
+
+def _address() -> tuple[str, int]:
+    import ray
+
+    address: str = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
+    return address, free_port()
+
+
+@dataclass(frozen=True)
+class NodeTask:
+    """What a node's task needs besides the code and the stop flag."""
+
+    spec: JobSpec
+    job_id: str
+    node: int
+    addresses: tuple[str, ...]
+    master_port: int
+    storage: dict[str, str]  # object-store settings and credentials from the submitting shell
+
+
+def _node_task(task: NodeTask, code: bytes, flag: Any) -> dict[str, Any]:
+    """On a Ray node: unpack the code, run this node of the job, return its logs."""
+    import ray
+
+    spec, job_id, node = task.spec, task.job_id, task.node
+    addresses, master_port = task.addresses, task.master_port
+    root = Path(tempfile.mkdtemp(prefix=f"ascendify-job-{job_id}-{node}-"))
+    layout = JobLayout(root, job_id)
+    with zipfile.ZipFile(io.BytesIO(code)) as archive:
+        archive.extractall(layout.code)
+    layout.link_rank_logs(node, spec.cards)
+    plan = node_plan(
+        spec,
+        layout,
+        node=node,
+        addresses=addresses,
+        master_port=master_port,
+        python=sys.executable,
+        has_requirements=(layout.code / REQUIREMENTS).is_file(),
+        has_pre_start=(layout.code / PRE_START_SCRIPT).is_file(),
+    )
+    # Only this node's processes get the credentials: the Ray worker's own environment stays clean.
+    plan = replace(plan, env={**plan.env, **task.storage})
+    stop = threading.Event()
+    results: list[NodeResult] = []
+    worker = threading.Thread(
+        target=lambda: results.append(
+            run_node(plan, cwd=layout.workdir(node), log_path=layout.worker_log(node),
+                     stop=stop, grace_period=spec.grace_period)
+        )
+    )  # fmt: skip
+    worker.start()
+    while worker.is_alive():
+        worker.join(STOP_POLL)
+        with contextlib.suppress(Exception):
+            if not stop.is_set() and ray.get(flag.is_set.remote(), timeout=STOP_POLL):
+                stop.set()
+    (result,) = results
+    launcher = layout.launcher_dir(node)
+    files = {p.name: p.read_bytes() for p in launcher.iterdir() if p.is_file()}
+    output = {
+        "exit_code": result.exit_code,
+        "failed_step": result.failed_step,
+        "worker_log": layout.worker_log(node).read_bytes(),
+        "launcher_files": files,
+    }
+    shutil.rmtree(root, ignore_errors=True)
+    return output
+
+
+_node_address = _LazyRemote(_address)
+_run_node = _LazyRemote(_node_task)
+_StopFlag = _LazyRemote(_Flag)
