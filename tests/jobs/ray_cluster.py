@@ -48,8 +48,8 @@ def _start(args: list[str], log: Path) -> subprocess.Popen[bytes]:
 
 def _nodes_alive(address: str) -> int:
     script = (
-        "import ray; ray.init(address=%r, logging_level='ERROR', log_to_driver=False); "
-        "print(sum(n['Alive'] for n in ray.nodes()))" % address
+        f"import ray; ray.init(address={address!r}, logging_level='ERROR', log_to_driver=False); "
+        "print(sum(n['Alive'] for n in ray.nodes()))"
     )
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
@@ -64,10 +64,8 @@ def _stop(process: subprocess.Popen[bytes]) -> list[psutil.Process]:
         below = psutil.Process(process.pid).children(recursive=True)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGTERM)
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        pass
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)  # what did not stop on SIGTERM
     process.wait()

@@ -16,6 +16,7 @@ import io
 import logging
 import os
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -84,7 +85,10 @@ def run_nodes(
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
     assert spec.address is not None  # checked at submit
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     ray.init(address=spec.address, logging_level=logging.ERROR, log_to_driver=False)
+    for sig, handler in handlers.items():  # Ray's own would end the runner on `job stop`
+        signal.signal(sig, handler)
     group = placement_group([bundle(spec)] * spec.nodes, strategy="STRICT_SPREAD")
     try:
         ready, _ = ray.wait([group.ready()], timeout=PLACEMENT_TIMEOUT)
@@ -96,7 +100,8 @@ def run_nodes(
 
         def on(node: int) -> dict[str, Any]:
             strategy = PlacementGroupSchedulingStrategy(group, placement_group_bundle_index=node)
-            return {"num_cpus": 0, "scheduling_strategy": strategy}
+            # A node that failed is the job's failure: Ray must not run it again.
+            return {"num_cpus": 0, "scheduling_strategy": strategy, "max_retries": 0}
 
         where = ray.get([_node_address.options(**on(n)).remote() for n in range(spec.nodes)])
         addresses = tuple(address for address, _port in where)

@@ -1,0 +1,86 @@
+"""The Ray engine against a real two-node Ray cluster on loopback addresses (started once here).
+
+The cluster costs about 20 s to start on a 2-core machine, so this module keeps to two jobs.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ascendify.jobs.store import JobStore
+from tests.jobs.conftest import JobCli, S3Channel, pids, running, wait_for
+from tests.storage.conftest import read_objects
+
+pytest.importorskip("ray")
+
+from tests.jobs.ray_cluster import HEAD_ADDRESS, NODE_ADDRESS, ray_cluster
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    with ray_cluster() as address:
+        yield address
+
+
+def test_two_nodes_on_ray(
+    cluster: str, job: JobCli, project: Path, tmp_path: Path, s3_channel: S3Channel
+) -> None:
+    out = tmp_path / "out"
+    spec = tmp_path / "job.yaml"
+    spec.write_text(
+        f"code_dir: {project}\nboot_file: rank.py\nengine: ray\naddress: '{cluster}'\n"
+        f"nodes: 2\ncards: 2\ntrain_url: {out}\nlog_url: s3://{s3_channel.bucket}/logs/\n"
+        "hyper: {mode: probe}\n"
+    )
+    result = job("submit", str(spec), "--wait", env=s3_channel.env)
+    job_id = result.stdout.splitlines()[0]
+    assert result.returncode == 0, job("describe", job_id).stdout
+    records = {int(p.stem.split("_")[1]): json.loads(p.read_text()) for p in out.glob("*.json")}
+    assert sorted(records) == [0, 1, 2, 3]
+    for rank, record in records.items():
+        env = record["env"]
+        assert env["RANK"] == env["RANK_ID"] == str(rank)
+        assert env["RANK_SIZE"] == "4"
+        assert env["DEVICE_ID"] == env["ASCEND_DEVICE_ID"] == str(rank % 2)
+        assert record["sum"] == 10
+    logs = job("logs", job_id).stdout
+    assert all(f"[rank {rank}]: rank {rank} of 4 starts" in logs for rank in range(4))
+    described = job("describe", job_id).stdout
+    # STRICT_SPREAD: one node of the job on each Ray node (which one is node 0 is Ray's choice).
+    placed = {
+        line.split("(")[1].split(")")[0] for line in described.splitlines() if "  node " in line
+    }
+    assert placed == {HEAD_ADDRESS, NODE_ADDRESS}
+    uploaded = read_objects(s3_channel.client, s3_channel.bucket, "logs/")
+    assert f"modelarts-job-{job_id}-worker-1.log" in uploaded
+
+
+def test_stop_on_ray_leaves_no_rank(
+    cluster: str, job: JobCli, project: Path, tmp_path: Path, s3_channel: S3Channel,
+) -> None:  # fmt: skip
+    pid_dir = tmp_path / "pids"
+    pid_dir.mkdir()
+    submitted = job(
+        "submit", "--code-dir", str(project), "--boot-file", "rank.py", "--engine", "ray",
+        "--address", cluster, "--nodes", "2", "--cards", "2", "--hyper", "mode=hang",
+        "--train-url", f"s3://{s3_channel.bucket}/run/", "--env", f"PIDS_DIR={pid_dir}",
+        env=s3_channel.env,
+    )  # fmt: skip
+    assert submitted.returncode == 0, submitted.stderr
+    job_id = submitted.stdout.strip()
+    wait_for(lambda: len(pids(pid_dir)) == 4, 120, "4 ranks running")
+    rank_pids = list(pids(pid_dir).values())
+    started = time.monotonic()
+    stopped = job("stop", job_id, env=s3_channel.env)
+    assert stopped.returncode == 0, stopped.stderr
+    wait_for(lambda: not running(rank_pids), 10 - (time.monotonic() - started), "ranks to end")
+    assert JobStore(tmp_path / "store").get(job_id).state == "stopped"
+    uploaded = read_objects(s3_channel.client, s3_channel.bucket, "run/")
+    assert uploaded == {"partial.txt": b"written before the stop"}
