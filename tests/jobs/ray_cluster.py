@@ -77,8 +77,11 @@ def _stop(process: subprocess.Popen[bytes]) -> list[psutil.Process]:
 
 
 @contextlib.contextmanager
-def ray_cluster(cpus_per_node: int = 2) -> Iterator[str]:
-    """Start a head and a second node; yield the cluster address; tear both down."""
+def ray_cluster(cpus_per_node: int = 2, dashboard: bool = False) -> Iterator[str]:
+    """Start a head and a second node; yield the cluster address; tear both down.
+
+    ``dashboard`` also starts the head's dashboard on port 8265 (``ray job submit`` needs it).
+    """
     # Ray's unix sockets need a short path (about 100 characters at most).
     temp = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))
     port = _free_port(HEAD_ADDRESS)
@@ -87,7 +90,8 @@ def ray_cluster(cpus_per_node: int = 2) -> Iterator[str]:
     processes = [
         _start(
             ["--head", f"--node-ip-address={HEAD_ADDRESS}", f"--port={port}",
-             "--include-dashboard=false", f"--temp-dir={temp}", *common],
+             f"--include-dashboard={str(dashboard).lower()}", f"--dashboard-host={HEAD_ADDRESS}",
+             f"--temp-dir={temp}", *common],
             temp / "head.log",
         )
     ]  # fmt: skip

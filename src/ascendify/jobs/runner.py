@@ -36,7 +36,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     def request_stop(signum: int, _frame: Any) -> None:
         if not stop.is_set():
             stop.set()
-            store.transition(job_id, "stopping", f"{signal.Signals(signum).name} received")
+            # Not here: the interrupted code may be inside a store transaction.
+            detail = f"{signal.Signals(signum).name} received"
+            threading.Thread(target=store.transition, args=(job_id, "stopping", detail)).start()
 
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
