@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ascendify.launch.agent import SUMMARY_NAME
-
 SNAPSHOT_IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".venv", ".mypy_cache")
 
 
@@ -60,6 +58,8 @@ class JobLayout:
 
     def summary(self, node: int) -> dict[str, Any] | None:
         """The node launcher's ``run_summary.json``: per-rank exit codes and the root cause."""
+        from ascendify.launch.agent import SUMMARY_NAME  # the launcher is heavy to import
+
         try:
             data: dict[str, Any] = json.loads(
                 (self.launcher_dir(node) / SUMMARY_NAME).read_text(encoding="utf-8")

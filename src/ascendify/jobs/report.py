@@ -45,11 +45,9 @@ def list_table(jobs: Sequence[JobRecord]) -> str:
         )
         for job in jobs
     ]
-    widths = [max(len(row[column]) for row in rows) for column in range(len(LIST_HEADER))]
-    return "\n".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        for row in rows
-    )
+    widths = [max(map(len, column)) for column in zip(*rows, strict=True)]
+    line = "  ".join(f"{{:<{width}}}" for width in widths[:-1]) + "  {}"
+    return "\n".join(line.format(*row) for row in rows)
 
 
 def describe(

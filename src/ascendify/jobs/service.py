@@ -19,11 +19,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-import psutil
-
 from ascendify.errors import AscendifyError
 from ascendify.jobs.layout import JobLayout
-from ascendify.jobs.node import kill, tree
 from ascendify.jobs.spec import MANIFEST_ENGINES, JobSpec
 from ascendify.jobs.store import ACTIVE, FINAL, RUNNER_LOST, JobRecord, JobStore
 
@@ -59,6 +56,8 @@ def submit(store: JobStore, spec: JobSpec, rerun_of: str | None = None) -> JobRe
 
 
 def _start_runner(store: JobStore, spec: JobSpec, layout: JobLayout) -> None:
+    import psutil
+
     # The full spec (credentials in env included) goes through a pipe, never to disk.
     full = {**spec.to_json(), "env": dict(spec.env), "code_dir": str(layout.code)}
     with layout.runner_log.open("ab") as log:
@@ -106,6 +105,8 @@ def reconcile(store: JobStore) -> None:
 
 
 def _end_leftovers(store: JobStore, job: JobRecord) -> None:
+    from ascendify.jobs.node import kill, tree
+
     leftovers = [
         found
         for node in store.nodes(job.id)
@@ -117,6 +118,8 @@ def _end_leftovers(store: JobStore, job: JobRecord) -> None:
 
 def _alive(pid: int, started: float | None) -> bool:
     """Is ``pid`` still the process that started at ``started`` (pids are reused)?"""
+    import psutil  # only when there are active jobs: `job list` stays quick
+
     try:
         process = psutil.Process(pid)
         if process.status() == psutil.STATUS_ZOMBIE:
