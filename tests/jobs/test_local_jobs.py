@@ -163,3 +163,33 @@ def test_concurrent_submits_are_all_recorded(job: JobCli, project: Path, jobs_di
     assert len(ids) == 20
     assert {record.id for record in store.jobs()} == ids
     wait_for(lambda: all(r.state == "succeeded" for r in store.jobs()), 180, "20 jobs to succeed")
+
+
+def test_pre_start_rerun_and_rm(job: JobCli, project: Path, jobs_dir: Path) -> None:
+    (project / "quick.py").write_text("import os\nprint('quick sees', os.environ['PRE'])\n")
+    (project / "ma-pre-start.sh").write_text(
+        'echo "pre-start ran in $PWD"\nexit "${PRE_EXIT:-0}"\n'
+    )
+    result = job(
+        "submit", "--code-dir", str(project), "--boot-file", "quick.py", "--env", "PRE=yes",
+        "--wait",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    first = result.stdout.splitlines()[0]
+    logs = job("logs", first).stdout
+    assert logs.index("pre-start ran in") < logs.index("[rank 0]: quick sees yes")
+    again = job("rerun", first)
+    assert again.returncode == 0, again.stderr
+    second = again.stdout.strip()
+    store = JobStore(jobs_dir)
+    wait_for(lambda: store.get(second).state == "succeeded", 60, "the rerun to succeed")
+    assert store.get(second).rerun_of == first
+    assert job("rm", first).returncode == 0
+    assert not (jobs_dir / first).exists()
+    assert [record.id for record in store.jobs()] == [second]
+    failing = job(
+        "submit", "--code-dir", str(project), "--boot-file", "quick.py", "--env", "PRE_EXIT=5",
+        "--env", "PRE=x", "--wait",
+    )  # fmt: skip
+    assert failing.returncode == 1
+    assert "failed: node 0: ma-pre-start.sh exited with 5" in failing.stderr

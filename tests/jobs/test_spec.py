@@ -138,3 +138,23 @@ def test_volcano_dry_run_renders_the_launchers_manifest(job: JobCli, project: Pa
     )  # fmt: skip
     assert real.returncode == 2
     assert "--dry-run" in real.stderr
+
+
+def test_local_dry_run_plans_every_node(job: JobCli, project: Path) -> None:
+    import json
+
+    result = job(
+        "submit", "--code-dir", str(project), "--boot-file", "rank.py", "--nodes", "2",
+        "--cards", "4", "--hyper", "mode=probe", "--dry-run",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    nodes = json.loads(result.stdout)
+    assert [node["address"] for node in nodes] == ["127.0.0.1", "127.0.0.2"]
+    (launcher,) = nodes[1]["steps"]
+    argv = launcher["argv"]
+    assert argv[1:4] == ["-m", "ascendify", "run"]
+    flags = dict(zip(argv[4:-3:2], argv[5:-3:2], strict=True))
+    assert flags["--nproc-per-node"] == "4"
+    assert (flags["--nnodes"], flags["--node-rank"]) == ("2", "1")
+    assert (flags["--master-addr"], flags["--local-addr"]) == ("127.0.0.1", "127.0.0.2")
+    assert argv[-2:] == ["<jobs dir>/<job id>/code/rank.py", "--mode=probe"]
