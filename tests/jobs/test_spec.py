@@ -75,6 +75,7 @@ def test_bad_fields_are_named(
     assert raised.value.field == field
 
 
+@pytest.mark.slow  # runs the CLI
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
@@ -92,6 +93,7 @@ def test_validate_cli_names_the_field(job: JobCli, project: Path, spec: str, mes
     assert line.startswith(f"ascendify job: error: {message}")
 
 
+@pytest.mark.slow  # runs the CLI
 def test_validate_cli_accepts_flags(job: JobCli, project: Path) -> None:
     result = job("validate", "--code-dir", str(project), "--boot-file", "rank.py", "--cards", "2")
     assert result.returncode == 0, result.stderr
@@ -101,6 +103,7 @@ def test_validate_cli_accepts_flags(job: JobCli, project: Path) -> None:
     assert "boot_file: required" in missing.stderr
 
 
+@pytest.mark.slow  # runs the CLI
 def test_unreachable_ray_address_is_refused(job: JobCli, project: Path, jobs_dir: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -114,6 +117,7 @@ def test_unreachable_ray_address_is_refused(job: JobCli, project: Path, jobs_dir
     assert not (jobs_dir / "jobs.db").exists() or "ray" not in job("list").stdout
 
 
+@pytest.mark.slow  # runs the CLI
 def test_volcano_dry_run_renders_the_launchers_manifest(job: JobCli, project: Path) -> None:
     import yaml
 
@@ -140,6 +144,7 @@ def test_volcano_dry_run_renders_the_launchers_manifest(job: JobCli, project: Pa
     assert "--dry-run" in real.stderr
 
 
+@pytest.mark.slow  # runs the CLI
 def test_local_dry_run_plans_every_node(job: JobCli, project: Path) -> None:
     import json
 
