@@ -60,6 +60,10 @@ def test_two_nodes_on_ray(
     assert placed == {HEAD_ADDRESS, NODE_ADDRESS}
     uploaded = read_objects(s3_channel.client, s3_channel.bucket, "logs/")
     assert f"modelarts-job-{job_id}-worker-1.log" in uploaded
+    secret = s3_channel.env["AWS_SECRET_ACCESS_KEY"].encode()
+    store_files = [path for path in (tmp_path / "store").rglob("*") if path.is_file()]
+    assert [path for path in store_files if secret in path.read_bytes()] == []
+    assert all(secret not in content for content in uploaded.values())
 
 
 def test_stop_on_ray_leaves_no_rank(
