@@ -14,14 +14,13 @@ from ascendify.jobs.node import NodeResult, run_node
 from ascendify.jobs.plan import PRE_START_SCRIPT, REQUIREMENTS, loopback_addresses, node_plan
 from ascendify.jobs.spec import JobSpec
 from ascendify.jobs.store import JobStore, NodeRecord
-from ascendify.launch.job import free_port
 
 
 def run_nodes(
     spec: JobSpec, layout: JobLayout, store: JobStore, stop: threading.Event
 ) -> list[NodeResult]:
     addresses = loopback_addresses(spec.nodes)
-    master_port = free_port()
+    master_port = _rendezvous_port() if spec.nodes > 1 else 0  # one node: the launcher picks
     plans = [
         node_plan(
             spec,
@@ -57,3 +56,10 @@ def run_nodes(
 
     with ThreadPoolExecutor(max_workers=spec.nodes) as pool:
         return list(pool.map(run, range(spec.nodes)))
+
+
+def _rendezvous_port() -> int:
+    # The launcher package is heavy to import; a one-node job starts without it here.
+    from ascendify.launch.job import free_port
+
+    return free_port()
