@@ -1,11 +1,13 @@
 """The Ray engine against a real two-node Ray cluster on loopback addresses (started once here).
 
-The cluster costs about 20 s to start on a 2-core machine, so this module keeps to two jobs.
+The cluster costs about 20 s to start on a 2-core machine, so this module keeps to three jobs.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -88,3 +90,26 @@ def test_stop_on_ray_leaves_no_rank(
     assert JobStore(tmp_path / "store").get(job_id).state == "stopped"
     uploaded = read_objects(s3_channel.client, s3_channel.bucket, "run/")
     assert uploaded == {"partial.txt": b"written before the stop"}
+
+
+def test_killed_runner_on_ray_leaves_no_rank(
+    cluster: str, job: JobCli, project: Path, tmp_path: Path
+) -> None:
+    pid_dir = tmp_path / "pids"
+    pid_dir.mkdir()
+    submitted = job(
+        "submit", "--code-dir", str(project), "--boot-file", "rank.py", "--engine", "ray",
+        "--address", cluster, "--nodes", "2", "--cards", "2", "--hyper", "mode=hang",
+        "--env", f"PIDS_DIR={pid_dir}",
+    )  # fmt: skip
+    assert submitted.returncode == 0, submitted.stderr
+    job_id = submitted.stdout.strip()
+    wait_for(lambda: len(pids(pid_dir)) == 4, 120, "4 ranks running")
+    runner = JobStore(tmp_path / "store").get(job_id).runner_pid
+    assert runner is not None
+    os.kill(runner, signal.SIGKILL)
+    wait_for(lambda: not running([runner]), 10, "the runner to die")
+    listed = job("list").stdout
+    assert "failed (runner lost)" in next(line for line in listed.splitlines() if job_id in line)
+    # Ray ends the node tasks; each node agent then stops its ranks within the grace period.
+    wait_for(lambda: not running(list(pids(pid_dir).values())), 30, "orphan ranks to end")

@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
@@ -66,7 +66,7 @@ def run_node(
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,  # noqa: PLW1509
+                preexec_fn=die_with_parent if sys.platform == "linux" else None,  # noqa: PLW1509
             )
             if started is not None:
                 started(plan.node, psutil.Process(process.pid))
@@ -83,7 +83,7 @@ def _wait(process: subprocess.Popen[bytes], stop: threading.Event, grace_period:
         if stop.wait(POLL):
             _stop(process, grace_period)
             break
-    return _exit_code(process.wait())
+    return exit_code(process.wait())
 
 
 def _stop(process: subprocess.Popen[bytes], grace_period: float) -> None:
@@ -123,7 +123,7 @@ def _running(process: psutil.Process) -> bool:
     return False
 
 
-def _exit_code(code: int) -> int:
+def exit_code(code: int) -> int:
     """As a shell reports it: 128 + N for a process killed by signal N."""
     return 128 - code if code < 0 else code
 
@@ -134,7 +134,14 @@ def _note(log: IO[bytes], message: str) -> None:
     log.flush()
 
 
-def _die_with_parent() -> None:
+def kept(plan: NodePlan, python: str) -> NodePlan:
+    """``plan`` with every step run under :mod:`ascendify.jobs.keeper` (see there why)."""
+    keeper = (python, "-m", "ascendify.jobs.keeper")
+    steps = tuple(replace(step, argv=(*keeper, *step.argv)) for step in plan.steps)
+    return replace(plan, steps=steps)
+
+
+def die_with_parent() -> None:
     """In the child before exec: SIGTERM when the parent dies (Linux ``PR_SET_PDEATHSIG``)."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)

@@ -30,7 +30,7 @@ from typing import Any
 from ascendify.errors import AscendifyError
 from ascendify.jobs.flavor import parse_flavor
 from ascendify.jobs.layout import JobLayout
-from ascendify.jobs.node import UPLOAD_ALLOWANCE, NodeResult, run_node
+from ascendify.jobs.node import UPLOAD_ALLOWANCE, NodeResult, kept, run_node
 from ascendify.jobs.plan import PRE_START_SCRIPT, REQUIREMENTS, node_plan
 from ascendify.jobs.spec import JobSpec
 from ascendify.jobs.store import JobStore, NodeRecord
@@ -256,7 +256,7 @@ def _node_task(task: NodeTask, code: bytes, flag: Any) -> dict[str, Any]:
         has_pre_start=(layout.code / PRE_START_SCRIPT).is_file(),
     )
     # Only this node's processes get the credentials: the Ray worker's own environment stays clean.
-    plan = replace(plan, env={**plan.env, **task.storage})
+    plan = kept(replace(plan, env={**plan.env, **task.storage}), sys.executable)
     stop = threading.Event()
     results: list[NodeResult] = []
     worker = threading.Thread(
