@@ -83,6 +83,11 @@ def test_stop_on_ray_leaves_no_rank(
     job_id = submitted.stdout.strip()
     wait_for(lambda: len(pids(pid_dir)) == 4, 120, "4 ranks running")
     rank_pids = list(pids(pid_dir).values())
+    # The logs come back while the job runs.
+    wait_for(
+        lambda: job("logs", job_id).stdout.count("]: waiting to be stopped") == 4, 20, "live logs"
+    )
+    assert job("logs", job_id, "--rank", "3").stdout.startswith("rank 3 of 4 starts")
     started = time.monotonic()
     stopped = job("stop", job_id, env=s3_channel.env)
     assert stopped.returncode == 0, stopped.stderr

@@ -4,7 +4,7 @@ The bundles are ``STRICT_SPREAD`` (one per Ray node; Ascend cards are Ray's ``NP
 a CPU-only job asks for one CPU per node). A first round of tasks learns each bundle's node
 address (node 0's is the rendezvous address); then one task per bundle unpacks the code
 snapshot on its node and runs :func:`ascendify.jobs.node.run_node` there, exactly as the local
-engine does, and returns the node's logs to the job directory. ``job stop`` raises a flag the
+engine does, streaming the node's logs back to the job directory. ``job stop`` raises a flag the
 tasks poll (they stop their node gracefully); tasks still running after the grace period are
 cancelled outright, and the node agents die with their Ray worker.
 """
@@ -23,6 +23,7 @@ import tempfile
 import threading
 import time
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -108,50 +109,72 @@ def run_nodes(
         flag = _StopFlag.options(num_cpus=0).remote()
         code = ray.put(_zip(layout.code))
         storage = {k: os.environ[k] for k in STORAGE_VARIABLES if k in os.environ}
-        tasks = [
-            _run_node.options(**on(n)).remote(
+        for node, address in enumerate(addresses):
+            store.set_node(layout.job_id, NodeRecord(node, address, None, None, None))
+            layout.link_rank_logs(node, spec.cards)
+        streams = [
+            _run_node.options(**on(n), num_returns="streaming").remote(
                 NodeTask(spec, layout.job_id, n, addresses, where[0][1], storage), code, flag
             )
             for n in range(spec.nodes)
         ]
-        for node, address in enumerate(addresses):
-            store.set_node(layout.job_id, NodeRecord(node, address, None, None, None))
-        outputs = _wait(ray, tasks, flag, stop, spec.grace_period + UPLOAD_ALLOWANCE)
+        allowance = spec.grace_period + UPLOAD_ALLOWANCE
+        outputs = _follow(ray, streams, layout, flag=flag, stop=stop, allowance=allowance)
         return [
-            _collect(spec, layout, store, addresses=addresses, node=node, output=out)
-            for node, out in outputs
+            _collect(layout, store, addresses=addresses, node=node, output=out)
+            for node, out in enumerate(outputs)
         ]
     finally:
         remove_placement_group(group)
         ray.shutdown()
 
 
-def _wait(
-    ray: Any, tasks: list[Any], flag: Any, stop: threading.Event, allowance: float
-) -> list[tuple[int, dict[str, Any] | None]]:
-    """Each task's output (None when it was cancelled); a stop raises the flag, then cancels."""
-    pending = list(tasks)
+def _follow(
+    ray: Any,
+    streams: list[Any],
+    layout: JobLayout,
+    *,
+    flag: Any,
+    stop: threading.Event,
+    allowance: float,
+) -> list[dict[str, Any] | None]:
+    """Copy each node's log output into the job dir as it comes; return each node's result.
+
+    A stop raises the flag the tasks poll; tasks still running ``allowance`` seconds later are
+    cancelled (their result is None).
+    """
+    outputs: list[dict[str, Any] | None] = [None] * len(streams)
+
+    def receive(node: int) -> None:
+        with contextlib.suppress(Exception):  # cancelled, or its worker died: result unknown
+            for ref in streams[node]:
+                item = ray.get(ref)
+                for name, data in item.get("logs", {}).items():
+                    path = layout.logs / name
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    with path.open("ab") as log:
+                        log.write(data)
+                if "exit_code" in item:
+                    outputs[node] = item
+
+    readers = [threading.Thread(target=receive, args=(n,)) for n in range(len(streams))]
+    for reader in readers:
+        reader.start()
     deadline = None
-    while pending:
-        _done, pending = ray.wait(pending, num_returns=len(pending), timeout=STOP_POLL)
+    while any(reader.is_alive() for reader in readers):
+        time.sleep(STOP_POLL)
         if stop.is_set() and deadline is None:
             ray.get(flag.set.remote())
             deadline = time.monotonic() + allowance
         if deadline is not None and time.monotonic() > deadline:
-            for task in pending:
-                ray.cancel(task, force=True)
-            break
-    outputs: list[tuple[int, dict[str, Any] | None]] = []
-    for node, task in enumerate(tasks):
-        try:
-            outputs.append((node, ray.get(task, timeout=10)))
-        except Exception:  # cancelled, or its worker died: the node's result is unknown
-            outputs.append((node, None))
+            for stream in streams:
+                with contextlib.suppress(Exception):
+                    ray.cancel(stream, force=True)
+            deadline = float("inf")
     return outputs
 
 
 def _collect(
-    spec: JobSpec,
     layout: JobLayout,
     store: JobStore,
     *,
@@ -159,12 +182,10 @@ def _collect(
     node: int,
     output: dict[str, Any] | None,
 ) -> NodeResult:
-    """Write a node's returned logs into the job directory, under the local layout's names."""
-    layout.link_rank_logs(node, spec.cards)
+    """A node's result, and its launcher's summary and rank table, into the job directory."""
     if output is None:
         result = NodeResult(node, 137, None)
     else:
-        layout.worker_log(node).write_bytes(output["worker_log"])
         launcher = layout.launcher_dir(node)
         launcher.mkdir(parents=True, exist_ok=True)
         for name, content in output["launcher_files"].items():
@@ -234,8 +255,9 @@ class NodeTask:
     storage: dict[str, str]  # object-store settings and credentials from the submitting shell
 
 
-def _node_task(task: NodeTask, code: bytes, flag: Any) -> dict[str, Any]:
-    """On a Ray node: unpack the code, run this node of the job, return its logs."""
+def _node_task(task: NodeTask, code: bytes, flag: Any) -> Iterator[dict[str, Any]]:
+    """On a Ray node: unpack the code and run this node of the job, streaming its log output;
+    the last item is the node's result."""
     import ray
 
     spec, job_id, node = task.spec, task.job_id, task.node
@@ -266,22 +288,41 @@ def _node_task(task: NodeTask, code: bytes, flag: Any) -> dict[str, Any]:
         )
     )  # fmt: skip
     worker.start()
+    shipped: dict[Path, int] = {}
     while worker.is_alive():
         worker.join(STOP_POLL)
         with contextlib.suppress(Exception):
             if not stop.is_set() and ray.get(flag.is_set.remote(), timeout=STOP_POLL):
                 stop.set()
+        new = _new_output(layout, node, shipped)
+        if new:
+            yield {"logs": new}
+    new = _new_output(layout, node, shipped)
+    if new:
+        yield {"logs": new}
     (result,) = results
     launcher = layout.launcher_dir(node)
-    files = {p.name: p.read_bytes() for p in launcher.iterdir() if p.is_file()}
-    output = {
+    yield {
         "exit_code": result.exit_code,
         "failed_step": result.failed_step,
-        "worker_log": layout.worker_log(node).read_bytes(),
-        "launcher_files": files,
+        "launcher_files": {
+            p.name: p.read_bytes() for p in launcher.iterdir() if p.is_file() and p not in shipped
+        },
     }
     shutil.rmtree(root, ignore_errors=True)
-    return output
+
+
+def _new_output(layout: JobLayout, node: int, shipped: dict[Path, int]) -> dict[str, bytes]:
+    """What the node's worker log and rank logs gained since the last call, by name in logs/."""
+    new: dict[str, bytes] = {}
+    for path in [layout.worker_log(node), *layout.launcher_dir(node).glob("rank_*.log")]:
+        with contextlib.suppress(OSError), path.open("rb") as log:
+            log.seek(shipped.get(path, 0))
+            data = log.read()
+            if data:
+                new[path.relative_to(layout.logs).as_posix()] = data
+                shipped[path] = shipped.get(path, 0) + len(data)
+    return new
 
 
 _node_address = _LazyRemote(_address)
