@@ -51,8 +51,9 @@ class ImportPortableDevice(Rule):
     """What it does: inserts ``import portable_device`` (and ``import torch`` if the file lacks it)
     after the file's imports when a rewrite calls the generated helper module.
 
-    Why: the helper answers what public torch APIs cannot on every device; it is copied into the
-    result root, so scripts run from there (or with it on ``PYTHONPATH``) import it.
+    Why: the helper answers what public torch APIs cannot on every device; it is copied beside
+    every file that imports it and into each folder above, up to the result root, so every script
+    finds it however it is started.
 
     Example: a file whose ``torch.cuda.synchronize()`` became ``portable_device.synchronize()``
     gains ``import portable_device``.
