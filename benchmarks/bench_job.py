@@ -176,7 +176,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--no-ray", action="store_true", help="skip the Ray comparison")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-job-", dir="/tmp") as scratch:
+    with tempfile.TemporaryDirectory(prefix="bench-job-") as scratch:
         work = Path(scratch)
         (work / "code").mkdir()
         (work / "code" / "rank.py").write_text(RANK_SCRIPT)

@@ -1,12 +1,13 @@
 """The Ray engine: one placement-group bundle per node, each running the node agent.
 
 The bundles are ``STRICT_SPREAD`` (one per Ray node; Ascend cards are Ray's ``NPU`` resource,
-a CPU-only job asks for one CPU per node). A first round of tasks learns each bundle's node
-address (node 0's is the rendezvous address); then one task per bundle unpacks the code
+a CPU-only job asks for one CPU per node). The Ray node holding bundle 0 hosts the rendezvous
+(a first small task finds a port free there). Then one task per bundle unpacks the code
 snapshot on its node and runs :func:`ascendify.jobs.node.run_node` there, exactly as the local
 engine does, streaming the node's logs back to the job directory. ``job stop`` raises a flag the
 tasks poll (they stop their node gracefully); tasks still running after the grace period are
-cancelled outright, and the node agents die with their Ray worker.
+cancelled outright, and the node agents die with their Ray worker (see
+:mod:`ascendify.jobs.keeper`).
 """
 
 from __future__ import annotations
@@ -103,8 +104,9 @@ def run_nodes(
             # A node that failed is the job's failure: Ray must not run it again.
             return {"num_cpus": 0, "scheduling_strategy": strategy, "max_retries": 0}
 
-        where = ray.get([_node_address.options(**on(n)).remote() for n in range(spec.nodes)])
-        addresses = tuple(address for address, _port in where)
+        addresses = _addresses(ray, group, spec.nodes)
+        # Node 0's agent hosts the rendezvous: a port free on its machine (one node needs none).
+        master_port = ray.get(_free_port.options(**on(0)).remote()) if spec.nodes > 1 else 0
         flag = _StopFlag.options(num_cpus=0).remote()
         code = ray.put(_zip(layout.code))
         storage = {k: os.environ[k] for k in STORAGE_VARIABLES if k in os.environ}
@@ -113,7 +115,7 @@ def run_nodes(
             layout.link_rank_logs(node, spec.cards)
         streams = [
             _run_node.options(**on(n), num_returns="streaming").remote(
-                NodeTask(spec, layout.job_id, n, addresses, where[0][1], storage), code, flag
+                NodeTask(spec, layout.job_id, n, addresses, master_port, storage), code, flag
             )
             for n in range(spec.nodes)
         ]
@@ -235,11 +237,13 @@ class _Flag:
         return self._set
 
 
-def _address() -> tuple[str, int]:
-    import ray
+def _addresses(ray: Any, group: Any, nodes: int) -> tuple[str, ...]:
+    """The address of the Ray node that holds each bundle, in bundle order."""
+    from ray.util import placement_group_table
 
-    address: str = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
-    return address, free_port()
+    placed = placement_group_table(group)["bundles_to_node_id"]
+    address_of = {node["NodeID"]: node["NodeManagerAddress"] for node in ray.nodes()}
+    return tuple(str(address_of[placed[bundle]]) for bundle in range(nodes))
 
 
 @dataclass(frozen=True)
@@ -324,6 +328,6 @@ def _new_output(layout: JobLayout, node: int, shipped: dict[Path, int]) -> dict[
     return new
 
 
-_node_address = _LazyRemote(_address)
+_free_port = _LazyRemote(free_port)
 _run_node = _LazyRemote(_node_task)
 _StopFlag = _LazyRemote(_Flag)
