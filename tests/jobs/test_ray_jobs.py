@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -62,6 +63,8 @@ def test_two_nodes_on_ray(
     assert placed == {HEAD_ADDRESS, NODE_ADDRESS}
     uploaded = read_objects(s3_channel.client, s3_channel.bucket, "logs/")
     assert f"modelarts-job-{job_id}-worker-1.log" in uploaded
+    # Each node unpacked the code in a temporary dir of its own, removed when it finished.
+    assert list(Path(tempfile.gettempdir()).glob(f"ascendify-job-{job_id}-*")) == []
     secret = s3_channel.env["AWS_SECRET_ACCESS_KEY"].encode()
     store_files = [path for path in (tmp_path / "store").rglob("*") if path.is_file()]
     assert [path for path in store_files if secret in path.read_bytes()] == []

@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -261,11 +261,23 @@ class NodeTask:
 def _node_task(task: NodeTask, code: bytes, flag: Any) -> Iterator[dict[str, Any]]:
     """On a Ray node: unpack the code and run this node of the job, streaming its log output;
     the last item is the node's result."""
+    root = Path(tempfile.mkdtemp(prefix=f"ascendify-job-{task.job_id}-{task.node}-"))
+    try:
+        result = yield from _run_here(task, code, flag, root)
+    finally:
+        # Before the last item: once the runner has it, Ray may end this task at any moment.
+        shutil.rmtree(root, ignore_errors=True)
+    yield result
+
+
+def _run_here(
+    task: NodeTask, code: bytes, flag: Any, root: Path
+) -> Generator[dict[str, Any], None, dict[str, Any]]:
+    """Run the node in ``root``, yielding new log output; returns the node's result."""
     import ray
 
     spec, job_id, node = task.spec, task.job_id, task.node
     addresses, master_port = task.addresses, task.master_port
-    root = Path(tempfile.mkdtemp(prefix=f"ascendify-job-{job_id}-{node}-"))
     layout = JobLayout(root, job_id)
     with zipfile.ZipFile(io.BytesIO(code)) as archive:
         archive.extractall(layout.code)
@@ -305,14 +317,13 @@ def _node_task(task: NodeTask, code: bytes, flag: Any) -> Iterator[dict[str, Any
         yield {"logs": new}
     (result,) = results
     launcher = layout.launcher_dir(node)
-    yield {
+    return {
         "exit_code": result.exit_code,
         "failed_step": result.failed_step,
         "launcher_files": {
             p.name: p.read_bytes() for p in launcher.iterdir() if p.is_file() and p not in shipped
         },
     }
-    shutil.rmtree(root, ignore_errors=True)
 
 
 def _new_output(layout: JobLayout, node: int, shipped: dict[Path, int]) -> dict[str, bytes]:
