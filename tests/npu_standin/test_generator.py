@@ -149,6 +149,7 @@ def tree(root: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.network
 def test_committed_standin_matches_the_real_wheel(tmp_path: Path) -> None:
     try:

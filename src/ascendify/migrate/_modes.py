@@ -67,5 +67,6 @@ class Modes:
 
     @property
     def visit_everything(self) -> bool:
-        """Modes whose rules look at code without CUDA idioms (data loaders, file APIs, user names)."""
-        return bool(self.modelarts or self.distributed or self.user_rules)
+        """Modes whose rules look at code without CUDA idioms (data loaders, file APIs, user names,
+        every file that imports torch for ``-s``)."""
+        return bool(self.modelarts or self.distributed or self.user_rules or self.specify_device)

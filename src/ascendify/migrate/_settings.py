@@ -16,6 +16,7 @@ class Settings:
     torch_npu_version: str = DEFAULT_VERSION
     max_bytes: int = MAX_SOURCE_BYTES  # larger files are copied unchanged and reported
     select: frozenset[str] | None = None  # rule codes to run; None runs every rule
+    enabled: frozenset[str] = frozenset()  # codes of opt-in rules to run as well
     modes: Modes = field(default_factory=Modes)  # target and modes (ascendify.migrate._modes)
 
 

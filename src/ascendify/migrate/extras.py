@@ -84,9 +84,11 @@ def write_extras(modes: Modes, result: TreeResult) -> list[str]:
     if directory is None:
         return []
     written = []
-    if modes.target is Target.PORTABLE and result.with_status("changed"):
-        _copy_template(f"{HELPER_MODULE}.py.txt", directory / f"{HELPER_MODULE}.py", directory)
-        written.append(f"{HELPER_MODULE}.py")
+    if modes.target is Target.PORTABLE:
+        for folder in helper_folders(directory, result):
+            helper = directory / folder / f"{HELPER_MODULE}.py"
+            _copy_template(f"{HELPER_MODULE}.py.txt", helper, directory)
+            written.append((folder / f"{HELPER_MODULE}.py").as_posix())
     if modes.distributed is not None:
         script = distributed_script(modes.distributed.main).encode()
         write_bytes(directory / DISTRIBUTED_SCRIPT, script, directory, 0o750)
@@ -98,6 +100,23 @@ def write_extras(modes: Modes, result: TreeResult) -> list[str]:
             _copy_template(f"{MODELARTS_PACKAGE}/{name}.txt", package / name, directory)
         written.append(f"{MODELARTS_PACKAGE}/")
     return written
+
+
+def helper_folders(directory: Path, result: TreeResult) -> list[Path]:
+    """Where the portable helper goes: beside every result file that imports it, and in every folder
+    above those up to the result root.
+
+    Python finds ``import portable_device`` in the folder of the script it started (``python
+    codes/run.py``, ``cd gan && python gan.py``) or in a folder on ``sys.path`` above an imported
+    package's module, so a copy in each of those folders serves the script however it is started.
+    """
+    importing = re.compile(rf"^[ \t]*import {HELPER_MODULE}\b", re.MULTILINE)
+    folders: set[Path] = set()
+    for outcome in result.with_status("changed"):
+        relative = Path(outcome.path)
+        if importing.search((directory / relative).read_text(encoding="utf-8", errors="replace")):
+            folders.update(relative.parents)
+    return sorted(folders)
 
 
 def _copy_template(name: str, destination: Path, root: Path) -> None:
