@@ -1,0 +1,133 @@
+"""The catalogue of replacements: which PyTorch APIs ``ascend_function`` replaces, how, and when.
+
+Pure data (no torch): ``ascendify migrate -r`` reads it to rewrite calls, ``ascendify.auto`` to patch torch.
+The replacement code itself is :mod:`ascendify.replace.library`; each entry names one of its functions.
+
+An API is replaced for a torch_npu version only when that version's generated data says the NPU cannot
+run it: some aten overload it reaches (as a trace of the original on the CPU shows them, after torch's
+composite operators have decomposed) has no NPU kernel, and torch_npu does not register a kernel for the
+API's own operator either (``direct_kernel``, e.g. ``linalg_cholesky`` from 2.13 on).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from ascendify.targets.facts import TorchNpuFacts
+
+PACKAGE = "ascend_function"  # what the result imports; never an import of ascendify
+
+
+class Kind(str, Enum):
+    EXACT = "exact"  # a composite of operators with NPU kernels
+    FALLBACK = "fallback"  # the original on the CPU, moved back: slow, explicitly marked
+
+
+@dataclass(frozen=True)
+class Replacement:
+    code: str  # stable, never reused: "ASF001"
+    function: str  # its name in ascend_function (and in ascendify.replace.library)
+    apis: tuple[str, ...]  # the qualified names whose calls it replaces
+    kind: Kind
+    kernels: tuple[str, ...]  # aten overloads the original needs an NPU kernel for
+    direct_kernel: str | None = None  # an overload whose NPU kernel runs the API by itself
+    # Stated tolerance against the original on the CPU, float32 (float64 is checked 1e6 times tighter,
+    # floored at its own rounding): |ours - original| <= atol + rtol * |original|. Fallbacks are
+    # bitwise: they run the original.
+    rtol: float = 0.0
+    atol: float = 0.0
+
+    def unsupported(self, facts: TorchNpuFacts) -> bool:
+        """Whether this torch_npu release cannot run the original API on the NPU."""
+        if self.direct_kernel is not None and facts.has_npu_kernel(self.direct_kernel):
+            return False
+        return not all(facts.has_npu_kernel(kernel) for kernel in self.kernels)
+
+    def reference(self) -> str:
+        return f"{PACKAGE}.{self.function}"
+
+
+def _fallback(code: str, function: str, apis: tuple[str, ...], *kernels: str) -> Replacement:
+    return Replacement(code, function, apis, Kind.FALLBACK, kernels)
+
+
+_DISTRIBUTIONS = "torch.distributions"
+
+CATALOGUE: tuple[Replacement, ...] = (
+    Replacement(
+        "ASF001", "linalg_cholesky", ("torch.linalg.cholesky",), Kind.EXACT,
+        ("linalg_cholesky_ex",), direct_kernel="linalg_cholesky", rtol=1e-4, atol=1e-5,
+    ),
+    Replacement(
+        "ASF002", "linalg_inv", ("torch.linalg.inv", "torch.inverse"), Kind.EXACT,
+        ("linalg_inv_ex",), rtol=1e-4, atol=1e-5,
+    ),
+    Replacement(
+        "ASF003", "linalg_det", ("torch.linalg.det", "torch.det"), Kind.EXACT,
+        ("_linalg_det",), rtol=1e-4, atol=1e-5,
+    ),
+    Replacement(
+        "ASF004", "linalg_slogdet", ("torch.linalg.slogdet", "torch.slogdet"), Kind.EXACT,
+        ("_linalg_slogdet",), rtol=1e-4, atol=1e-5,
+    ),
+    Replacement(
+        "ASF005", "linalg_solve", ("torch.linalg.solve",), Kind.EXACT,
+        ("_linalg_solve_ex",), rtol=1e-4, atol=1e-5,
+    ),
+    Replacement(
+        "ASF006", "MultivariateNormal",
+        (f"{_DISTRIBUTIONS}.MultivariateNormal",
+         f"{_DISTRIBUTIONS}.multivariate_normal.MultivariateNormal"),
+        Kind.EXACT, ("linalg_cholesky_ex",), rtol=1e-4, atol=1e-5,
+    ),
+    Replacement(
+        "ASF007", "logcumsumexp", ("torch.logcumsumexp",), Kind.EXACT,
+        ("_logcumsumexp",), rtol=1e-5, atol=1e-6,
+    ),
+    _fallback("ASF101", "linalg_eigh", ("torch.linalg.eigh",), "_linalg_eigh"),
+    _fallback("ASF102", "linalg_eigvalsh", ("torch.linalg.eigvalsh",), "_linalg_eigh"),
+    _fallback("ASF103", "lgamma", ("torch.lgamma", "torch.special.gammaln"), "lgamma"),
+    _fallback(
+        "ASF104", "digamma", ("torch.digamma", "torch.special.digamma", "torch.special.psi"),
+        "digamma",
+    ),
+    _fallback("ASF105", "polygamma", ("torch.polygamma", "torch.special.polygamma"), "polygamma"),
+    _fallback("ASF106", "mode", ("torch.mode",), "mode"),
+    _fallback("ASF107", "histogram", ("torch.histogram",), "histogram.bin_ct", "histogram.bins_tensor"),
+    _fallback("ASF108", "poisson", ("torch.poisson",), "poisson"),
+    _fallback(
+        "ASF109", "fractional_max_pool2d", ("torch.nn.functional.fractional_max_pool2d",),
+        "fractional_max_pool2d",
+    ),
+    _fallback(
+        "ASF110", "Gamma", (f"{_DISTRIBUTIONS}.Gamma", f"{_DISTRIBUTIONS}.gamma.Gamma"),
+        "_standard_gamma",
+    ),
+    _fallback(
+        "ASF111", "Dirichlet",
+        (f"{_DISTRIBUTIONS}.Dirichlet", f"{_DISTRIBUTIONS}.dirichlet.Dirichlet"),
+        "_sample_dirichlet",
+    ),
+    _fallback(
+        "ASF112", "Beta", (f"{_DISTRIBUTIONS}.Beta", f"{_DISTRIBUTIONS}.beta.Beta"),
+        "_sample_dirichlet",
+    ),
+    _fallback(
+        "ASF113", "Poisson", (f"{_DISTRIBUTIONS}.Poisson", f"{_DISTRIBUTIONS}.poisson.Poisson"),
+        "poisson",
+    ),
+    _fallback(
+        "ASF114", "Binomial",
+        (f"{_DISTRIBUTIONS}.Binomial", f"{_DISTRIBUTIONS}.binomial.Binomial"),
+        "binomial",
+    ),
+)  # fmt: skip
+
+BY_API: dict[str, Replacement] = {api: entry for entry in CATALOGUE for api in entry.apis}
+
+
+def replacement_for(api: str | None, facts: TorchNpuFacts) -> Replacement | None:
+    """The catalogue entry for a qualified API name, if that torch_npu release cannot run the API."""
+    entry = BY_API.get(api or "")
+    return entry if entry is not None and entry.unsupported(facts) else None
