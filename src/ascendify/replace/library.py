@@ -375,13 +375,17 @@ def linalg_cholesky(A: torch.Tensor, *, upper: bool = False) -> torch.Tensor:
 
 
 def _qr_solve(A: torch.Tensor, B: torch.Tensor, api: str) -> torch.Tensor:
-    """X with A X = B through a QR factorization (``linalg_qr`` and a triangular solve)."""
-    Q, R = torch.linalg.qr(A)
-    diagonal = torch.diagonal(R, dim1=-2, dim2=-1)
-    if diagonal.numel() and bool((diagonal == 0).any()):
+    """X with A X = B through a QR factorization (``linalg_qr`` and a triangular solve).
+
+    Singular means what it means to torch's LU-based solvers: a zero pivot in an LU factorization
+    with partial pivoting (QR's R would only show a tiny diagonal entry).
+    """
+    pivots, _ = _lu_pivots(A)
+    if bool((pivots == 0).any()):
         raise torch.linalg.LinAlgError(  # type: ignore[attr-defined]
             f"{api}: The solver failed because the input matrix is singular."
         )
+    Q, R = torch.linalg.qr(A)
     solution: torch.Tensor = torch.linalg.solve_triangular(R, Q.mT @ B, upper=True)
     return solution
 
@@ -505,16 +509,23 @@ class MultivariateNormal(_MultivariateNormal):
         validate_args: bool | None = None,
     ) -> None:
         given = [m for m in (covariance_matrix, precision_matrix, scale_tril) if m is not None]
-        if len(given) == 1 and covariance_matrix is not None:
-            scale_tril = linalg_cholesky(covariance_matrix)
-        elif len(given) == 1 and precision_matrix is not None:
-            scale_tril = _precision_to_scale_tril(precision_matrix)
-        else:  # scale_tril, or a wrong combination for torch to report
+        if len(given) != 1 or scale_tril is not None:  # torch's own path, or its error message
             super().__init__(
                 loc, covariance_matrix, precision_matrix, scale_tril, validate_args=validate_args
             )
             return
-        super().__init__(loc, scale_tril=scale_tril, validate_args=validate_args)
+        matrix = given[0]
+        if covariance_matrix is not None:
+            factor = linalg_cholesky(covariance_matrix)
+        else:
+            factor = _precision_to_scale_tril(matrix)
+        super().__init__(loc, scale_tril=factor, validate_args=validate_args)
+        # Keep the given matrix, as torch does: its gradient then flows the way torch's does.
+        expanded = matrix.expand((*self.batch_shape, -1, -1))
+        if covariance_matrix is not None:
+            self.covariance_matrix = expanded
+        else:
+            self.precision_matrix = expanded
 
 
 def _precision_to_scale_tril(P: torch.Tensor) -> torch.Tensor:
