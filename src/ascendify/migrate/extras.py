@@ -1,5 +1,6 @@
 """What the modes add to a run: their settings from the command line, and the files they put in the result
-(the portable helper module, ``run_distributed_npu.sh``, ``ascend_modelarts_function/``).
+(the portable helper module, ``run_distributed_npu.sh``, ``ascend_modelarts_function/``,
+``ascend_function/``).
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ from ascendify.errors import AscendifyError
 from ascendify.migrate._modes import DistributedMode, Modes, Target
 from ascendify.migrate._tree import TreeResult
 from ascendify.migrate.rulefile import load_rule_file
+from ascendify.replace import BY_API, PACKAGE, library_source
 from ascendify.targets.portable import HELPER_MODULE
 
 DISTRIBUTED_SCRIPT = "run_distributed_npu.sh"
 MODELARTS_PACKAGE = "ascend_modelarts_function"
 _MODEL_VARIABLE = re.compile(r"^([A-Za-z_]\w*\.)*[A-Za-z_]\w*$")
 _TEMPLATES = "ascendify.migrate.templates"
+_REFERENCE = re.compile(rf"\b{PACKAGE}\.(\w+)")
 _MODELARTS_FILES = ("__init__.py", "modelarts_path_manager.py", "path_mapping_config.py")
 
 
@@ -31,6 +34,7 @@ def build_modes(
     main: Path | None = None,
     model: str = "model",
     rules_file: Path | None = None,
+    replace_unsupported: bool = False,
 ) -> Modes:
     """Check the mode options against SRC and turn them into :class:`Modes`."""
     distributed = None
@@ -42,6 +46,7 @@ def build_modes(
         modelarts=modelarts,
         distributed=distributed,
         user_rules=() if rules_file is None else load_rule_file(rules_file),
+        replace_unsupported=replace_unsupported,
     )
 
 
@@ -86,7 +91,25 @@ def write_extras(modes: Modes, result: TreeResult) -> list[str]:
         for name in _MODELARTS_FILES:
             _copy_template(f"{MODELARTS_PACKAGE}/{name}.txt", package / name)
         written.append(f"{MODELARTS_PACKAGE}/")
+    used = _replacements_used(result) if modes.replace_unsupported else set()
+    if used:
+        package = directory / PACKAGE
+        package.mkdir(exist_ok=True)
+        (package / "__init__.py").write_text(library_source(used), encoding="utf-8")
+        written.append(f"{PACKAGE}/ ({', '.join(sorted(used))})")
     return written
+
+
+def _replacements_used(result: TreeResult) -> set[str]:
+    """The ascend_function names the migrated files call: those the changed files now refer to."""
+    directory = result.result_dir
+    assert directory is not None
+    names = {entry.function for entry in BY_API.values()}
+    used: set[str] = set()
+    for outcome in result.with_status("changed"):
+        text = (directory / outcome.path).read_text(encoding="utf-8", errors="replace")
+        used.update(name for name in _REFERENCE.findall(text) if name in names)
+    return used
 
 
 def _copy_template(name: str, destination: Path) -> None:

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from ascendify.replace._source import library_source
+from ascendify.replace._source import docstring, library_source
 from ascendify.replace.catalogue import (
     BY_API,
     CATALOGUE,
@@ -22,6 +22,7 @@ __all__ = [
     "PACKAGE",
     "Kind",
     "Replacement",
+    "docstring",
     "library_source",
     "replacement_for",
 ]

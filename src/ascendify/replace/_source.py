@@ -23,10 +23,24 @@ composite or a CPU fallback.
 
 
 @cache
+def _module() -> tuple[str, ast.Module]:
+    text = resources.files("ascendify.replace").joinpath("library.py").read_text(encoding="utf-8")
+    return text, ast.parse(text)
+
+
+def docstring(name: str) -> str:
+    """The docstring of a library function or class (What it does / Why / Example / Fix safety)."""
+    _, module = _module()
+    for node in module.body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name == name:
+            return ast.get_docstring(node) or ""
+    raise KeyError(f"not in the replacement library: {name}")
+
+
+@cache
 def _library() -> tuple[list[str], dict[str, tuple[int, str, frozenset[str]]]]:
     """(import lines, {top-level name: (position, source, top-level names it refers to)})."""
-    text = resources.files("ascendify.replace").joinpath("library.py").read_text(encoding="utf-8")
-    module = ast.parse(text)
+    text, module = _module()
     imports: list[str] = []
     definitions: dict[str, tuple[int, str, frozenset[str]]] = {}
     for position, node in enumerate(module.body):
