@@ -91,7 +91,7 @@ def write_extras(modes: Modes, result: TreeResult) -> list[str]:
         for name in _MODELARTS_FILES:
             _copy_template(f"{MODELARTS_PACKAGE}/{name}.txt", package / name)
         written.append(f"{MODELARTS_PACKAGE}/")
-    used = _replacements_used(result) if modes.replace_unsupported else set()
+    used = _replacements_used(result, directory) if modes.replace_unsupported else set()
     if used:
         package = directory / PACKAGE
         package.mkdir(exist_ok=True)
@@ -100,10 +100,8 @@ def write_extras(modes: Modes, result: TreeResult) -> list[str]:
     return written
 
 
-def _replacements_used(result: TreeResult) -> set[str]:
+def _replacements_used(result: TreeResult, directory: Path) -> set[str]:
     """The ascend_function names the migrated files call: those the changed files now refer to."""
-    directory = result.result_dir
-    assert directory is not None
     names = {entry.function for entry in BY_API.values()}
     used: set[str] = set()
     for outcome in result.with_status("changed"):
