@@ -12,6 +12,7 @@ from ascendify.errors import AscendifyError
 from ascendify.replace import library
 
 ORIGINAL_LGAMMA = torch.lgamma
+ORIGINAL_MODE = torch.mode
 ORIGINAL_GAMMA = torch.distributions.Gamma
 
 
@@ -32,8 +33,10 @@ def test_opt_in_patches_the_unsupported_apis_and_results_stay_the_same() -> None
     assert torch.distributions.gamma.Gamma is library.Gamma
     assert torch.linalg.inv is library.linalg_inv
     assert torch.linalg.cholesky is not library.linalg_cholesky  # 2.13 has an NPU kernel
+    assert torch.mode is library.mode
     x = torch.linspace(0.5, 4.0, 8)
-    assert torch.equal(torch.lgamma(x), ORIGINAL_LGAMMA(x))  # the library kept the original
+    votes = torch.tensor([[1, 2, 2], [3, 3, 0]])
+    assert torch.equal(torch.mode(votes, 1).values, ORIGINAL_MODE(votes, 1).values)  # no recursion
     torch.manual_seed(3)
     ours = torch.distributions.Gamma(x, x).sample()
     torch.manual_seed(3)

@@ -1,6 +1,6 @@
 """Every catalogue function against the original on the CPU, over generated inputs, forward and backward.
 
-Exact composites must stay within the catalogue's stated tolerance (float64 a million times tighter);
+Exact composites must stay within the catalogue's stated tolerance (float64 100 000 times tighter);
 fallbacks must be bitwise equal, random draws included. Dtypes and shapes must match; where the
 original raises, the replacement raises the same kind of error.
 """
@@ -61,7 +61,7 @@ def call(
 def tolerance(entry: Replacement, dtype: torch.dtype) -> dict[str, float]:
     if entry.kind is Kind.FALLBACK or not dtype.is_floating_point:
         return {"rtol": 0.0, "atol": 0.0}
-    scale = 1e-6 if dtype == torch.float64 else 1.0
+    scale = 1e-5 if dtype == torch.float64 else 1.0
     return {"rtol": entry.rtol * scale, "atol": entry.atol * scale}
 
 

@@ -18,6 +18,7 @@ Each function's docstring says what it does, why, an example, and how safe it is
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -26,9 +27,9 @@ import torch
 # The originals, captured at import so that the runtime redirect, which patches torch with the functions
 # below, does not make them call themselves.
 _CPU = torch.device("cpu")
+_STIRLING_FROM = 10.0  # the asymptotic series of lgamma and digamma is exact to float64 from here
+_HALF_LOG_TWO_PI = 0.5 * math.log(2 * math.pi)
 _NO_SHAPE = torch.Size()
-_lgamma = torch.lgamma
-_digamma = torch.digamma
 _polygamma = torch.polygamma
 _mode = torch.mode
 _histogram = torch.histogram
@@ -79,33 +80,6 @@ def _on_cpu(original: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     device = _device_of((args, kwargs))
     result = original(*_moved(args, _CPU), **_moved(kwargs, _CPU))
     return _moved(result, device)
-
-
-def lgamma(input: torch.Tensor) -> torch.Tensor:
-    """What it does: ``torch.lgamma(x)`` (``torch.special.gammaln``), computed on the CPU.
-
-    Why: torch_npu has no ``lgamma`` kernel; log-likelihoods of Gamma, Beta, Poisson and Student-t
-    distributions call it.
-
-    Example: ``torch.lgamma(counts + 1)`` becomes ``ascend_function.lgamma(counts + 1)``.
-
-    Fix safety: fallback: the same values and gradient as on the CPU; slow (copies and a sync).
-    """
-    result: torch.Tensor = _on_cpu(_lgamma, input)
-    return result
-
-
-def digamma(input: torch.Tensor) -> torch.Tensor:
-    """What it does: ``torch.digamma(x)`` (``torch.special.digamma``/``psi``), computed on the CPU.
-
-    Why: torch_npu has no ``digamma`` kernel; entropies and gradients of Gamma/Beta/Dirichlet need it.
-
-    Example: ``torch.digamma(alpha)`` becomes ``ascend_function.digamma(alpha)``.
-
-    Fix safety: fallback: the same values and gradient as on the CPU; slow (copies and a sync).
-    """
-    result: torch.Tensor = _on_cpu(_digamma, input)
-    return result
 
 
 def polygamma(n: int, input: torch.Tensor) -> torch.Tensor:
@@ -538,3 +512,89 @@ def _precision_to_scale_tril(P: torch.Tensor) -> torch.Tensor:
     eye = torch.eye(P.size(-1), dtype=P.dtype, device=P.device)
     factor: torch.Tensor = torch.linalg.solve_triangular(inverse_factor, eye, upper=False)
     return factor
+
+
+def _shifted_up(y: torch.Tensor) -> tuple[torch.Tensor, list[tuple[torch.Tensor, torch.Tensor]]]:
+    """``y + n`` with the least n that reaches _STIRLING_FROM, and the steps taken: for k < 10, the
+    mask of the elements that took step k and their value ``y + k`` then."""
+    steps = []
+    for _ in range(int(_STIRLING_FROM)):
+        below = y < _STIRLING_FROM
+        steps.append((below, y))
+        y = torch.where(below, y + 1, y)
+    return y, steps
+
+
+def _sin_pi_magnitude(x: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
+    """|sin(pi x)| where ``where`` holds (1 elsewhere, so that no gradient meets a zero), reduced to
+    [-1/2, 1/2] first so that large arguments keep their accuracy."""
+    reduced = x - torch.floor(x + 0.5)
+    return torch.where(where, torch.sin(math.pi * reduced).abs(), torch.ones_like(x))
+
+
+def lgamma(input: torch.Tensor) -> torch.Tensor:
+    """What it does: ``torch.lgamma(x)`` (``torch.special.gammaln``) from Stirling's series.
+
+    Why: torch_npu has no ``lgamma`` kernel; log-likelihoods of Poisson, Gamma, Beta and Student-t
+    models and count losses call it. Shifting the argument up to 10 (``lgamma(y) = lgamma(y + n) -
+    log(y (y + 1) ... (y + n - 1))``) and the reflection formula below 1/2 need only ``log``, ``sin``,
+    ``where`` and arithmetic, which have NPU kernels.
+
+    Example: ``torch.lgamma(counts + 1)`` becomes ``ascend_function.lgamma(counts + 1)``.
+
+    Fix safety: exact: ``inf`` at 0, the negative integers and both infinities, as torch; values and
+    gradient (``digamma``) within the catalogue's tolerance.
+    """
+    x = input
+    reflect = x < 0.5
+    y = torch.where(reflect, 1 - x, x)  # >= 1/2
+    z, steps = _shifted_up(y)
+    series = _stirling_correction(1 / z)
+    positive = (z - 0.5) * torch.log(z) - z + _HALF_LOG_TWO_PI + series
+    factors = [torch.where(below, value, torch.ones_like(value)) for below, value in steps]
+    positive = positive - torch.log(torch.prod(torch.stack(factors), 0))
+    # lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x)
+    reflected = math.log(math.pi) - torch.log(_sin_pi_magnitude(x, reflect)) - positive
+    result = torch.where(reflect, reflected, positive)
+    pole = (x <= 0) & (x == torch.floor(x))
+    return torch.where(pole | (x.abs() == math.inf), torch.full_like(x, math.inf), result)
+
+
+def _stirling_correction(r: torch.Tensor) -> torch.Tensor:
+    """1/(12z) - 1/(360z^3) + 1/(1260z^5) - 1/(1680z^7), with r = 1/z."""
+    r2 = r * r
+    return r * (1 / 12 - r2 * (1 / 360 - r2 * (1 / 1260 - r2 / 1680)))
+
+
+def digamma(input: torch.Tensor) -> torch.Tensor:
+    """What it does: ``torch.digamma(x)`` (``torch.special.digamma``/``psi``) from its asymptotic
+    series.
+
+    Why: torch_npu has no ``digamma`` kernel; entropies and gradients of Gamma, Beta and Dirichlet
+    distributions need it. The recurrence ``digamma(y) = digamma(y + 1) - 1/y`` up to 10 and the
+    reflection formula below 1/2 need only ``log``, ``tan``, ``where`` and arithmetic.
+
+    Example: ``torch.digamma(alpha)`` becomes ``ascend_function.digamma(alpha)``.
+
+    Fix safety: exact: ``-inf`` at +0 and ``inf`` at -0, NaN at the negative integers and -inf, as
+    torch; values and gradient (``polygamma(1, x)``) within the catalogue's tolerance.
+    """
+    x = input
+    reflect = x < 0.5
+    y = torch.where(reflect, 1 - x, x)  # >= 1/2
+    z, steps = _shifted_up(y)
+    r2 = 1 / (z * z)
+    series = r2 * (1 / 12 - r2 * (1 / 120 - r2 * (1 / 252 - r2 * (1 / 240 - r2 / 132))))
+    terms = [torch.where(below, 1 / value, torch.zeros_like(value)) for below, value in steps]
+    recurrence = torch.stack(terms).sum(0)
+    positive = torch.log(z) - 0.5 / z - series - recurrence
+    # digamma(x) = digamma(1 - x) - pi / tan(pi x)
+    reduced = x - torch.floor(x + 0.5)
+    tangent = torch.where(
+        reflect & (reduced != 0), torch.tan(math.pi * reduced), torch.ones_like(x)
+    )
+    reflected = positive - math.pi / tangent
+    result = torch.where(reflect, reflected, positive)
+    result = torch.where(x == 0, -1 / x, result)  # -inf at +0, inf at -0
+    negative_integer = (x < 0) & (x == torch.floor(x))
+    return torch.where(negative_integer, torch.full_like(x, math.nan), result)

@@ -22,8 +22,8 @@ _IMPORT = f"import {PACKAGE}"
 class ReplaceExact(Rule):
     """What it does: rewrites a call of an API that the chosen torch_npu version has no NPU kernel
     for to its exact replacement in ``ascend_function``: a composite of operators that do have NPU
-    kernels (``torch.linalg.inv``, ``torch.linalg.cholesky`` before 2.13, ``torch.logcumsumexp``,
-    ``MultivariateNormal``, ...; docs/replace.md lists them).
+    kernels (``torch.linalg.inv``, ``torch.linalg.cholesky`` before 2.13, ``torch.lgamma``,
+    ``torch.logcumsumexp``, ``MultivariateNormal``, ...; docs/replace.md lists them).
 
     Why: without it the operator falls back to the CPU on every call (or fails under
     ``TORCH_NPU_FALLBACK_CPU_DISABLE=1``), and the fix people write by hand is to move the tensors to
@@ -52,7 +52,7 @@ class ReplaceExact(Rule):
 class ReplaceFallback(Rule):
     """What it does: rewrites a call of an API that the chosen torch_npu version has no NPU kernel
     for, and that has no exact composite, to its CPU fallback in ``ascend_function``: the original
-    runs on CPU copies and the result moves back to the input's device (``torch.lgamma``,
+    runs on CPU copies and the result moves back to the input's device (``torch.polygamma``,
     ``torch.linalg.eigh``, Gamma/Beta/Dirichlet/Poisson/Binomial sampling, ...).
 
     Why: it makes the fallback explicit, visible in the code and in this report, and identical on

@@ -5,10 +5,10 @@ import torch.nn.functional as F
 from torch import distributions as dist
 
 lam = dist.Beta(alpha, alpha).sample()
-nll = torch.lgamma(k + 1) - k * torch.log(rate)
+rate = torch.poisson(k + 1) - k * torch.log(rate)
 values, vectors = torch.linalg.eigh(cov)
 pooled = F.fractional_max_pool2d(x, 2, output_ratio=(0.5, 0.5))
-psi = torch.special.digamma(a)
+trigamma = torch.special.polygamma(1, a)
 # output
 import torch
 import torch_npu
@@ -17,7 +17,7 @@ from torch import distributions as dist
 import ascend_function
 
 lam = ascend_function.Beta(alpha, alpha).sample()
-nll = ascend_function.lgamma(k + 1) - k * torch.log(rate)
+rate = ascend_function.poisson(k + 1) - k * torch.log(rate)
 values, vectors = ascend_function.linalg_eigh(cov)
 pooled = ascend_function.fractional_max_pool2d(x, 2, output_ratio=(0.5, 0.5))
-psi = ascend_function.digamma(a)
+trigamma = ascend_function.polygamma(1, a)

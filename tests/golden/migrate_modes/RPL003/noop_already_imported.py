@@ -3,10 +3,10 @@
 import torch
 import ascend_function
 
-y = torch.lgamma(x)
+y = torch.mode(x, 0)
 # output
 import torch
 import torch_npu
 import ascend_function
 
-y = ascend_function.lgamma(x)
+y = ascend_function.mode(x, 0)
