@@ -202,6 +202,7 @@ def _special(n: int | None = None) -> list[Case]:
         Case("edges", (*lead, edges), backward=False),
         Case("empty", (*lead, torch.zeros(0, 3)), backward=False),
         Case("scalar", (*lead, torch.tensor(3.5))),
+        Case("integers", (*lead, torch.arange(-3, 6)), backward=False),
     ]
 
 

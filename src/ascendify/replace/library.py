@@ -525,11 +525,17 @@ def _shifted_up(y: torch.Tensor) -> tuple[torch.Tensor, list[tuple[torch.Tensor,
     return y, steps
 
 
-def _sin_pi_magnitude(x: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
-    """|sin(pi x)| where ``where`` holds (1 elsewhere, so that no gradient meets a zero), reduced to
-    [-1/2, 1/2] first so that large arguments keep their accuracy."""
-    reduced = x - torch.floor(x + 0.5)
-    return torch.where(where, torch.sin(math.pi * reduced).abs(), torch.ones_like(x))
+def _reflection_setup(
+    input: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(x as a float tensor, where x < 1/2, y = max(x, 1 - x) >= 1/2, x - round(x) in [-1/2, 1/2]).
+
+    Below 1/2 the functions are reflected; trigonometry of the reduced argument keeps its accuracy
+    for large arguments.
+    """
+    x = input if input.is_floating_point() else input.to(torch.get_default_dtype())
+    reflect = x < 0.5
+    return x, reflect, torch.where(reflect, 1 - x, x), x - torch.floor(x + 0.5)
 
 
 def lgamma(input: torch.Tensor) -> torch.Tensor:
@@ -545,25 +551,20 @@ def lgamma(input: torch.Tensor) -> torch.Tensor:
     Fix safety: exact: ``inf`` at 0, the negative integers and both infinities, as torch; values and
     gradient (``digamma``) within the catalogue's tolerance.
     """
-    x = input
-    reflect = x < 0.5
-    y = torch.where(reflect, 1 - x, x)  # >= 1/2
+    x, reflect, y, reduced = _reflection_setup(input)
     z, steps = _shifted_up(y)
-    series = _stirling_correction(1 / z)
+    r = 1 / z
+    r2 = r * r
+    series = r * (1 / 12 - r2 * (1 / 360 - r2 * (1 / 1260 - r2 / 1680)))
     positive = (z - 0.5) * torch.log(z) - z + _HALF_LOG_TWO_PI + series
     factors = [torch.where(below, value, torch.ones_like(value)) for below, value in steps]
     positive = positive - torch.log(torch.prod(torch.stack(factors), 0))
-    # lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x)
-    reflected = math.log(math.pi) - torch.log(_sin_pi_magnitude(x, reflect)) - positive
+    # lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x); 1 where not reflected keeps gradients finite
+    sine = torch.where(reflect, torch.sin(math.pi * reduced).abs(), torch.ones_like(x))
+    reflected = math.log(math.pi) - torch.log(sine) - positive
     result = torch.where(reflect, reflected, positive)
     pole = (x <= 0) & (x == torch.floor(x))
     return torch.where(pole | (x.abs() == math.inf), torch.full_like(x, math.inf), result)
-
-
-def _stirling_correction(r: torch.Tensor) -> torch.Tensor:
-    """1/(12z) - 1/(360z^3) + 1/(1260z^5) - 1/(1680z^7), with r = 1/z."""
-    r2 = r * r
-    return r * (1 / 12 - r2 * (1 / 360 - r2 * (1 / 1260 - r2 / 1680)))
 
 
 def digamma(input: torch.Tensor) -> torch.Tensor:
@@ -579,9 +580,7 @@ def digamma(input: torch.Tensor) -> torch.Tensor:
     Fix safety: exact: ``-inf`` at +0 and ``inf`` at -0, NaN at the negative integers and -inf, as
     torch; values and gradient (``polygamma(1, x)``) within the catalogue's tolerance.
     """
-    x = input
-    reflect = x < 0.5
-    y = torch.where(reflect, 1 - x, x)  # >= 1/2
+    x, reflect, y, reduced = _reflection_setup(input)
     z, steps = _shifted_up(y)
     r2 = 1 / (z * z)
     series = r2 * (1 / 12 - r2 * (1 / 120 - r2 * (1 / 252 - r2 * (1 / 240 - r2 / 132))))
@@ -589,7 +588,6 @@ def digamma(input: torch.Tensor) -> torch.Tensor:
     recurrence = torch.stack(terms).sum(0)
     positive = torch.log(z) - 0.5 / z - series - recurrence
     # digamma(x) = digamma(1 - x) - pi / tan(pi x)
-    reduced = x - torch.floor(x + 0.5)
     tangent = torch.where(
         reflect & (reduced != 0), torch.tan(math.pi * reduced), torch.ones_like(x)
     )
