@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from ascendify.errors import AscendifyError
 from ascendify.migrate import Options, Settings, run_migration
 from ascendify.migrate.extras import build_modes
-from ascendify.replace import BY_API, PACKAGE
+from ascendify.replace import BY_API, PACKAGE, generated_functions
 from tests.conftest import RunCli
 from tests.migrate_modes.test_portable_runs import IMPORTS_ASCENDIFY, run_python
 
@@ -171,3 +172,31 @@ def test_migrated_portable_project_prints_what_the_original_prints(
     original = run_python(["train.py"], PROJECT)
     migrated = run_python(["train.py"], result)  # a child that cannot import ascendify
     assert_same_results(migrated, original)
+
+
+def test_a_package_of_the_project_named_ascend_function_is_not_overwritten(tmp_path: Path) -> None:
+    source = tmp_path / "project"
+    (source / PACKAGE).mkdir(parents=True)
+    (source / PACKAGE / "__init__.py").write_text("def helper():\n    return 1\n")
+    (source / "train.py").write_text("import torch\nx = torch.lgamma(torch.ones(2))\n")
+    with pytest.raises(
+        AscendifyError, match="is the project's own: rename it, or migrate without -r"
+    ):
+        build_modes(source, replace_unsupported=True)
+    assert build_modes(source).replace_unsupported is False  # without -r it is just a package
+
+
+def test_migrating_a_result_again_keeps_its_functions_and_adds_new_ones(tmp_path: Path) -> None:
+    first = migrate(tmp_path)
+    again = tmp_path / "again"
+    modes = build_modes(first, replace_unsupported=True)
+    settings = Settings(torch_npu_version="2.8.0", modes=modes)
+    quiet = Console(file=io.StringIO())
+    options = Options(source=first, output=again, settings=settings, analysis=False)
+    assert run_migration(options, quiet, quiet) == 0
+    result = again / "stats_msft_msft"
+    # Everything else was replaced already; the result's train.py has two more import lines.
+    assert replaced_rows(result) == [("train.py", CHOLESKY[1] + 2, "RPL001")]
+    package = (result / PACKAGE / "__init__.py").read_text(encoding="utf-8")
+    assert generated_functions(package) == referenced_functions(result)
+    assert "linalg_cholesky" in referenced_functions(result)

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from ascendify.replace._source import docstring, library_source
+from ascendify.replace._source import docstring, generated_functions, library_source
 from ascendify.replace.catalogue import (
     BY_API,
     CATALOGUE,
@@ -23,6 +23,7 @@ __all__ = [
     "Kind",
     "Replacement",
     "docstring",
+    "generated_functions",
     "library_source",
     "replacement_for",
 ]

@@ -58,6 +58,16 @@ def _library() -> tuple[list[str], dict[str, tuple[int, str, frozenset[str]]]]:
     return imports, definitions
 
 
+def generated_functions(text: str) -> set[str] | None:
+    """The functions a generated ``ascend_function/__init__.py`` holds; None if ``text`` is not one."""
+    if not text.startswith(_HEADER):
+        return None
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "__all__":
+            return set(ast.literal_eval(node.value))
+    return None
+
+
 def _is_assignment(source: str) -> bool:
     return not source.startswith(("def ", "class ", "@"))
 
