@@ -65,7 +65,11 @@ def module_public_names(source: str) -> list[str]:
         ) or (isinstance(node, ast.AugAssign) and getattr(node.target, "id", None) == "__all__"):
             value = node.value
         if isinstance(value, (ast.List, ast.Tuple)):
-            declared += [elt.value for elt in value.elts if isinstance(elt, ast.Constant)]
+            declared += [
+                elt.value
+                for elt in value.elts
+                if isinstance(elt, ast.Constant) and isinstance(elt.value, str)
+            ]
     if declared:
         return sorted(set(declared))
     return sorted(_top_level_names(tree))
@@ -101,7 +105,7 @@ def _entry_name(entry: str | dict[str, Any]) -> str:
 def facts_from_wheel(wheel: Path) -> dict[str, Any]:
     with zipfile.ZipFile(wheel) as archive:
         files = set(archive.namelist())
-        version = _read_version(archive, files)
+        version = read_version(archive, files)
         modules = {
             dotted: module_public_names(archive.read(path).decode("utf-8"))
             for dotted, path in PUBLIC_MODULES.items()
@@ -123,7 +127,7 @@ def _metadata_path(files: set[str]) -> str:
     return next(name for name in files if name.endswith(".dist-info/METADATA"))
 
 
-def _read_version(archive: zipfile.ZipFile, files: set[str]) -> str:
+def read_version(archive: zipfile.ZipFile, files: set[str]) -> str:
     metadata = archive.read(_metadata_path(files)).decode("utf-8")
     match = re.search(r"^Version: (\S+)$", metadata, re.MULTILINE)
     if match is None:

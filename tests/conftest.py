@@ -10,6 +10,34 @@ from pathlib import Path
 
 import pytest
 
+# Tests that start processes are marked ``slow`` so that ``pytest -m "not slow"`` stays a fast inner
+# loop. Python's audit events see every process start (subprocess, fork, spawn, exec), so a test
+# body that starts one without the mark fails and names the rule.
+PROCESS_EVENTS = frozenset(
+    {"subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.exec"}
+)
+_process_starts: list[str] = []
+
+
+def _record_process_start(event: str, _args: tuple[object, ...]) -> None:
+    if event in PROCESS_EVENTS:
+        _process_starts.append(event)
+
+
+sys.addaudithook(_record_process_start)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> object:
+    _process_starts.clear()
+    result = yield
+    if _process_starts and item.get_closest_marker("slow") is None:
+        raise pytest.fail.Exception(
+            f"{item.nodeid} started a process ({_process_starts[0]}): mark it @pytest.mark.slow"
+        )
+    return result
+
+
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 

@@ -23,6 +23,7 @@ def test_unknown_command_is_a_usage_error() -> None:
     assert exit_info.value.code == 2
 
 
+@pytest.mark.slow
 def test_module_entry_point_runs_in_a_fresh_interpreter(run_cli: RunCli) -> None:
     result = run_cli(["--version"])
     assert result.returncode == 0

@@ -7,6 +7,8 @@ import hashlib
 from importlib import resources
 from pathlib import Path
 
+import pytest
+
 from ascendify.demo import CPU_RANKS, plan_demo
 from ascendify.migrate import Target
 from tests.conftest import RunCli
@@ -21,11 +23,18 @@ def _example_digest() -> str:
     return digest.hexdigest()
 
 
+@pytest.mark.slow
 def test_demo_migrates_and_trains_with_two_cpu_ranks(run_cli: RunCli, tmp_path: Path) -> None:
     before = _example_digest()
-    result = run_cli(["demo", "--workdir", str(tmp_path / "demo")], cwd=tmp_path, timeout=300)
+    clone = tmp_path / "clone"  # where a user runs the README's command
+    clone.mkdir()
+    result = run_cli(
+        ["demo"], cwd=clone, env={"XDG_CACHE_HOME": str(tmp_path / "cache")}, timeout=300
+    )
     assert result.returncode == 0, result.stderr[-3000:]
-    workdir = tmp_path / "demo"
+    assert list(clone.iterdir()) == []  # nothing left behind in the folder it ran from
+    workdir = tmp_path / "cache" / "ascendify" / "demo"
+    assert f"working in {workdir} (--workdir" in result.stderr
     with (workdir / "npu" / "gpu_classifier_msft" / "change_list.csv").open(newline="") as handle:
         rules = {row["Rule"] for row in csv.DictReader(handle)}
     assert {"NPU001", "NPU101", "NPU201", "NPU401"} <= rules

@@ -5,13 +5,15 @@ hand-listed. Each module exposes ``NAME``, ``HELP``, ``add_arguments(parser)`` a
 ``run(args) -> int``. Command modules import their library lazily so that
 ``ascendify --help`` and the launcher start fast (no torch import).
 
-Exit codes: 0 success, 1 findings or changes (``--check``) or a failed job, 2 usage or input errors.
+Exit codes: 0 success, 1 findings or changes (``--check``) or a failed job, 2 usage or input errors,
+141 when the reader of the output went away (``| head``), quietly.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 from collections.abc import Sequence
@@ -20,6 +22,8 @@ from typing import Protocol, cast
 
 from ascendify import __version__, commands
 from ascendify.errors import AscendifyError
+
+BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a writer whose reader went away
 
 
 class Command(Protocol):
@@ -61,9 +65,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.handler(args))
+        code = int(args.handler(args))
+        sys.stdout.flush()  # a reader that went away (`| head`) shows here, not at interpreter exit
+        return code
     except AscendifyError as error:
         print(f"ascendify {args.subcommand}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        _discard_output()
+        return BROKEN_PIPE
+
+
+def _discard_output() -> None:
+    """Send what is still buffered to /dev/null: the reader is gone and must not get a traceback."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        os.dup2(devnull, stream.fileno())

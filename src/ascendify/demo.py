@@ -56,6 +56,8 @@ def run_demo(plan: DemoPlan, console: Console) -> int:
     """Copy, migrate (NPU, and portable when that is what runs here), then train; the exit code."""
     _copy_example(plan.example)
     say: Callable[[str], None] = console.print
+    # One unbroken line: the path is for copying.
+    console.print(f"working in {plan.workdir} (--workdir to choose another)", soft_wrap=True)
     say(f"[bold]1. GPU project[/bold] copied to {plan.example}")
     for target in dict.fromkeys((Target.NPU, plan.target)):
         say(f"[bold]2. migrate --target {target.value}[/bold]")

@@ -35,6 +35,7 @@ def _checks(stdout: str) -> dict[str, dict[str, str]]:
     return {check["name"]: check for check in json.loads(stdout)["checks"]}
 
 
+@pytest.mark.slow
 def test_torch_npu_without_cann_breaks_import_torch_and_doctor_names_the_fix(
     tmp_path: Path, run_cli: RunCli
 ) -> None:
@@ -61,6 +62,7 @@ def test_torch_npu_without_cann_breaks_import_torch_and_doctor_names_the_fix(
     assert _checks(fixed.stdout)["import torch"]["status"] == "ok"
 
 
+@pytest.mark.slow
 def test_doctor_passes_on_a_plain_cpu_host(run_cli: RunCli) -> None:
     result = run_cli(["doctor", "--json"], env={"RANK_TABLE_FILE": ""}, timeout=300)
     document = json.loads(result.stdout)

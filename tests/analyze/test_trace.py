@@ -46,6 +46,7 @@ def _findings(out: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
+@pytest.mark.slow
 def test_trace_reports_eigh_in_float64_but_not_training_ops(
     tmp_path: Path, run_cli: RunCli
 ) -> None:
@@ -78,6 +79,7 @@ def test_trace_reports_eigh_in_float64_but_not_training_ops(
     assert (first["Op"], first["Status"]) == ("aten::_linalg_eigh", "cpu-fallback")
 
 
+@pytest.mark.slow
 def test_trace_stops_an_endless_script_at_the_operator_limit(
     tmp_path: Path, run_cli: RunCli
 ) -> None:
@@ -106,6 +108,7 @@ def test_trace_stops_an_endless_script_at_the_operator_limit(
     assert trace["total_ops"] == 500
 
 
+@pytest.mark.slow
 def test_trace_of_a_failing_script_keeps_what_ran(tmp_path: Path, run_cli: RunCli) -> None:
     script = _write(
         tmp_path,
@@ -184,6 +187,7 @@ def test_child_runs_the_tracer_in_front_of_the_users_interpreter_and_arguments()
     ]
 
 
+@pytest.mark.slow
 def test_a_module_is_traced_with_its_arguments_and_a_bad_version_stops_before_running(
     tmp_path: Path, run_cli: RunCli
 ) -> None:
@@ -217,6 +221,7 @@ def test_a_module_is_traced_with_its_arguments_and_a_bad_version_stops_before_ru
     assert "sorted" not in bad.stdout
 
 
+@pytest.mark.slow
 def test_a_gpu_script_runs_here_through_the_runtime_redirect(
     tmp_path: Path, run_cli: RunCli
 ) -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import socket
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from unittest import mock
 
@@ -13,6 +11,7 @@ import torch
 import torch.distributed as dist
 
 from ascendify.auto import CudaGraphUnavailableError
+from tests.auto.conftest import NO_CUDA
 
 pytestmark = [
     pytest.mark.usefixtures("cpu_redirect"),
@@ -229,7 +228,7 @@ def test_the_cuda_checkpoint_fixture_really_needs_cuda(cuda_checkpoint: Path) ->
     from ascendify import auto
 
     auto.disable()
-    with pytest.raises(RuntimeError, match="CUDA"):
+    with pytest.raises(RuntimeError, match=NO_CUDA):
         torch.load(cuda_checkpoint)
 
 
@@ -247,24 +246,6 @@ def test_profiler_with_a_cuda_activity_profiles_the_cpu() -> None:
 def test_data_loader_pin_memory_device_is_dropped() -> None:
     loader = torch.utils.data.DataLoader([1, 2], pin_memory_device="cuda")
     assert [int(batch) for batch in loader] == [1, 2]
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@pytest.fixture
-def nccl_process_group(cpu_redirect: str) -> Iterator[None]:
-    dist.init_process_group(
-        "nccl", init_method=f"tcp://127.0.0.1:{_free_port()}", world_size=1, rank=0,
-        device_id=torch.device("cuda", 0),
-    )  # fmt: skip
-    try:
-        yield
-    finally:
-        dist.destroy_process_group()
 
 
 @pytest.mark.usefixtures("nccl_process_group")

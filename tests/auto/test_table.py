@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import types
 from typing import Any
 
 import pytest
@@ -10,7 +11,14 @@ import torch
 
 from ascendify import auto
 from ascendify.auto._devicemap import DROP, ArgumentKind, DeviceMap
-from ascendify.auto._npu import NpuObject, WarnedNpuObject, claims_available
+from ascendify.auto._npu import (
+    LiveNpuAttribute,
+    NpuObject,
+    ServedAttribute,
+    WarnedNpuObject,
+    claims_available,
+)
+from ascendify.auto._patcher import Patcher, Replacement
 from ascendify.auto._redirect import redirect_arguments
 from ascendify.auto._resolve import resolve_owner
 from ascendify.auto._table import NOT_REDIRECTED, _argument_rules, patch_table, rows_for
@@ -152,7 +160,8 @@ def test_every_npu_mirror_names_an_object_that_torch_npu_exports() -> None:
         for target, name in npu_names.items()
         if name.startswith("torch_npu.") and not facts.has(name)
     }
-    assert missing == {}
+    # Not in torch_npu's __all__ lists (the facts), but used by torch_npu's own transfer_to_npu.
+    assert set(missing.values()) == {"torch_npu._C._distributed_c10d.ProcessGroupHCCL"}
     assert npu_names["torch.cuda.CUDAGraph"] == "torch_npu.npu.NPUGraph"
     assert npu_names["torch.Tensor.cuda"] == "torch.Tensor.npu"
     assert npu_names["torch.Tensor.is_cuda"] == "torch.Tensor.is_npu"
@@ -181,3 +190,34 @@ def test_rows_have_codes_and_notes() -> None:
     for row in patch_table():
         assert re.fullmatch(r"AUTO\d{3}", row.code), row
         assert row.note, row
+
+
+def test_the_npu_plan_maps_default_generators_and_the_nccl_process_group() -> None:
+    rows = {row.target: row for row in rows_for("npu")}
+    generators = LiveNpuAttribute("torch_npu.npu.default_generators")
+    assert rows["torch.cuda.default_generators"].npu == generators
+    hccl = NpuObject("torch_npu._C._distributed_c10d.ProcessGroupHCCL")
+    planned = {row.target for row in NPU_PLAN}
+    for target in ("torch.distributed.ProcessGroupNCCL",
+                   "torch.distributed.distributed_c10d.ProcessGroupNCCL"):  # fmt: skip
+        assert rows[target].npu == hccl
+        assert target in planned  # even where this torch has no NCCL: the row adds the name
+    assert "torch.cuda.default_generators" in planned
+
+
+def test_an_added_attribute_is_removed_and_a_served_one_is_read_at_every_use() -> None:
+    module = types.ModuleType("scratch")
+    module.generators = ()  # type: ignore[attr-defined]
+    source = types.SimpleNamespace(generators=())
+    patcher = Patcher()
+    patcher.apply([
+        Replacement("scratch.ProcessGroup", module, "ProcessGroup", int),
+        Replacement("scratch.generators", module, "generators",
+                    ServedAttribute(lambda: source.generators)),
+    ])  # fmt: skip
+    assert module.ProcessGroup is int  # type: ignore[attr-defined]
+    source.generators = (1, 2)
+    assert module.generators == (1, 2)  # type: ignore[attr-defined]
+    patcher.revert()
+    assert not hasattr(module, "ProcessGroup")
+    assert module.generators == ()  # type: ignore[attr-defined]

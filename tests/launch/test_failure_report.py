@@ -43,3 +43,12 @@ def test_node_failure_reads_as_a_node() -> None:
     gone = RankFailure.of_node(0, "lost contact with node 0's rendezvous store")
     assert gone.describe() == "node 0 failed: lost contact with node 0's rendezvous store"
     assert gone.launcher_exit_code == 1
+
+
+def test_lines_the_console_already_showed_are_not_repeated_but_the_hint_is() -> None:
+    shown = failure(1, last_lines=("Traceback (most recent call last):",), hint="RUN001: do x")
+    assert shown.describe(show_lines=False).splitlines()[1:] == [
+        "log on node 1: /logs/rank_5.log",
+        "hint: RUN001: do x",
+    ]
+    assert "    Traceback (most recent call last):" in shown.describe()

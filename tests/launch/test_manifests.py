@@ -13,6 +13,8 @@ from referencing import Registry, Resource
 
 from tests.conftest import RunCli
 
+pytestmark = pytest.mark.slow  # every test here starts processes
+
 SCHEMAS = Path(__file__).parent / "schemas"
 
 

@@ -19,6 +19,8 @@ import pytest
 from ascendify.launch.job import free_port
 from tests.conftest import ascendify_env
 
+pytestmark = pytest.mark.slow  # every test here starts processes
+
 FIXTURES = Path(__file__).parent / "fixtures"
 PROBE = str(FIXTURES / "probe.py")
 FAIL_OR_HANG = str(FIXTURES / "fail_or_hang.py")
@@ -215,7 +217,7 @@ def test_rank_failure_on_node_1_stops_node_0_quickly(
     assert time.monotonic() - failed_at < 8, "node 0 did not stop within seconds"
     assert code1 == 7
     assert "rank 3 (node 1, local rank 1" in err1
-    assert "boom-marker" in err1
+    assert "boom-marker" not in err1  # node 1's console showed it as it came
     assert code0 == 7
     assert "stopped because node 1 failed: rank 3 (node 1, local rank 1" in err0
     assert "stopped 2 running rank(s) of this node" in err0

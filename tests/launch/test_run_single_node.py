@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -13,6 +14,8 @@ import psutil
 import pytest
 
 from tests.conftest import RunCli, ascendify_env
+
+pytestmark = pytest.mark.slow  # every test here starts processes
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PROBE = str(FIXTURES / "probe.py")
@@ -160,7 +163,8 @@ def test_failing_rank_stops_the_hanging_one_and_is_named(run_cli: RunCli, tmp_pa
     assert "rank 1 (node 0, local rank 1, device 1" in result.stderr
     assert "failed first at" in result.stderr
     assert "exit code 7" in result.stderr
-    assert "boom-marker" in result.stderr  # the last lines of its log
+    assert "[rank 1]: rank 1 is about to fail: boom-marker" in result.stdout
+    assert "boom-marker" not in result.stderr  # the console showed it: not repeated
     assert "error: ValueError: bad batch" in result.stderr  # from its error file
     summary = json.loads((tmp_path / "logs" / "run_summary.json").read_text())
     assert summary["state"] == "failed"
@@ -338,3 +342,42 @@ def test_rank_that_cannot_start_fails_the_job_by_name(run_cli: RunCli, tmp_path:
     assert "rank 0 (node 0, local rank 0, device 0, pid 0) failed first" in result.stderr
     assert "could not start" in result.stderr
     assert "Exec format error" in result.stderr
+
+
+def test_logs_go_to_the_user_cache_not_into_the_project(run_cli: RunCli, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text("print('trained')\n")
+    cache = tmp_path / "cache"
+    result = run_cli(
+        ["run", "--nproc-per-node", "1", "python", "train.py"],
+        cwd=project,
+        env={"XDG_CACHE_HOME": str(cache)},
+        timeout=30,
+    )
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in project.iterdir()) == ["train.py"]
+    (log_dir,) = (cache / "ascendify" / "logs").iterdir()
+    assert f"logs in {log_dir}" in result.stderr
+    assert "trained" in (log_dir / "rank_0.log").read_text()
+
+
+@pytest.mark.parametrize("ranks", ["1", "64"])  # the plan fits the pipe buffer / it does not
+def test_dry_run_into_a_closed_pipe_is_quiet(tmp_path: Path, ranks: str) -> None:
+    reader, writer = os.pipe()
+    os.close(reader)  # `| head` that has already gone
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "ascendify", "run", "--dry-run", "--nproc-per-node", ranks,
+             "--log-dir", str(tmp_path), "python", "x.py"],
+            env=ascendify_env(),
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=30,
+            check=False,
+        )  # fmt: skip
+    finally:
+        os.close(writer)
+    assert done.stderr == ""
+    assert done.returncode == 141

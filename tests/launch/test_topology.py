@@ -175,6 +175,7 @@ def test_auto_counts_nvidia_gpus_without_torch(tmp_path: Path) -> None:
     assert (found.kind, found.ids) == ("cuda", ("0", "1"))
 
 
+@pytest.mark.slow
 def test_auto_asks_npu_smi_when_dev_is_not_visible(tmp_path: Path) -> None:
     tool = tmp_path / "bin" / "npu-smi"
     tool.parent.mkdir()
@@ -251,6 +252,7 @@ def test_torchrun_style_script_and_module_run_under_python() -> None:
     )
 
 
+@pytest.mark.slow
 def test_device_ips_from_hccn_tool_when_there_is_no_conf_file(tmp_path: Path) -> None:
     root = fake_root(tmp_path, ["dev/davinci0", "dev/davinci1"])
     tool = tmp_path / "bin" / "hccn_tool"

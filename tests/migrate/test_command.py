@@ -16,6 +16,8 @@ import pytest
 from tests.conftest import RunCli
 from tests.migrate._cases import PROJECT
 
+pytestmark = pytest.mark.slow  # every test here starts processes
+
 BINARY = bytes(range(256)) * 4
 
 

@@ -76,7 +76,7 @@ def test_legacy_idioms() -> None:
         "g = torch_npu.npu.NPUGraph()",
         "with torch_npu.npu.graph(g):",
         'profile(use_device="npu")',
-        'nvtx.range_push("timed")',  # unsupported: left in place
+        'torch_npu.npu.mstx.range_push("timed")',  # NVTX marks -> msprof marks
     ):
         assert expected in text, expected
     codes = {change.code for change in result.changes}

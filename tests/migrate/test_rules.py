@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from ascendify.errors import AscendifyError
 from ascendify.migrate import (
     Changed,
     Failed,
@@ -16,6 +17,7 @@ from ascendify.migrate import (
     iter_rules,
     load_rules,
     migrate_source,
+    opt_in_codes,
 )
 from ascendify.migrate.rules._api import rule_for as api_rule_for
 from ascendify.targets import Safety, explicit_targets, load_facts
@@ -26,32 +28,38 @@ FACTS = load_facts()
 _EMITTED_NPU_NAME = re.compile(r"\btorch_npu(?:\.\w+)+")
 
 
-def migrate_text(text: str) -> tuple[str, list[str]]:
-    result = migrate_source(text.encode(), Settings())
+def migrate_text(text: str, enabled: frozenset[str] = frozenset()) -> tuple[str, list[str]]:
+    result = migrate_source(text.encode(), Settings(enabled=enabled))
     assert not isinstance(result, Failed), result
     output = result.data.decode() if isinstance(result, Changed) else text
     changes = result.changes if isinstance(result, Changed | Unchanged) else ()
     return output, sorted(change.code for change in changes)
 
 
+def enabled(case: Case) -> frozenset[str]:
+    """A case whose expected findings include an opt-in rule runs with that rule enabled."""
+    rules = load_rules().rules
+    return frozenset(code for code in case.codes if rules[code].opt_in)
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
 def test_golden_case(case: Case) -> None:
-    output, codes = migrate_text(case.source)
+    output, codes = migrate_text(case.source, enabled(case))
     assert output == case.expected
     assert codes == case.codes
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.changes], ids=lambda case: case.id)
 def test_output_parses_and_a_second_run_changes_nothing(case: Case) -> None:
-    output, _ = migrate_text(case.source)
+    output, _ = migrate_text(case.source, enabled(case))
     ast.parse(output)
-    result = migrate_source(output.encode(), Settings())
+    result = migrate_source(output.encode(), Settings(enabled=enabled(case)))
     assert not isinstance(result, Changed), result
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.changes], ids=lambda case: case.id)
 def test_only_names_that_torch_npu_exports_are_emitted(case: Case) -> None:
-    output, _ = migrate_text(case.source)
+    output, _ = migrate_text(case.source, enabled(case))
     for name in set(_EMITTED_NPU_NAME.findall(output)) - set(
         _EMITTED_NPU_NAME.findall(case.source)
     ):
@@ -77,6 +85,16 @@ def test_every_rule_documents_itself(rule: type[Rule]) -> None:
     assert re.fullmatch(r"NPU\d{3}", rule.code)
     assert rule.name
     assert rule.summary
+
+
+def test_opt_in_rules_run_only_when_enabled() -> None:
+    source = b"import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
+    assert isinstance(migrate_source(source, Settings()), Unchanged)
+    result = migrate_source(source, Settings(enabled=opt_in_codes(["NPU908"])))
+    assert isinstance(result, Changed)
+    assert b"torch_npu.npu.matmul.allow_hf32 = True" in result.data
+    with pytest.raises(AscendifyError, match="not an opt-in rule"):
+        opt_in_codes(["NPU201"])
 
 
 def test_codes_are_unique_and_stable_in_order() -> None:

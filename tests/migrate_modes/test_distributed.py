@@ -15,6 +15,8 @@ import pytest
 
 from tests.conftest import RunCli
 
+pytestmark = pytest.mark.slow  # every test here starts processes
+
 PROJECT = Path(__file__).resolve().parent / "projects" / "single_card"
 
 

@@ -57,6 +57,7 @@ def test_paths_are_wrapped_and_the_package_is_shipped(result: Path) -> None:
     assert "ascendify" not in (package / "modelarts_path_manager.py").read_text()
 
 
+@pytest.mark.slow
 def test_without_a_mapping_nothing_moves(result: Path) -> None:
     (result / "data").mkdir()
     (result / "data" / "train.txt").write_text("a b c\n")
@@ -65,6 +66,7 @@ def test_without_a_mapping_nothing_moves(result: Path) -> None:
     assert json.loads((result / "output/metrics/result.json").read_text()) == {"words": 3}
 
 
+@pytest.mark.slow
 def test_file_mapping_downloads_inputs_and_uploads_outputs(result: Path, tmp_path: Path) -> None:
     remote = tmp_path / "remote"
     (remote / "dataset").mkdir(parents=True)
@@ -80,6 +82,7 @@ def test_file_mapping_downloads_inputs_and_uploads_outputs(result: Path, tmp_pat
     assert json.loads(uploaded.read_text()) == {"words": 4}
 
 
+@pytest.mark.slow
 def test_a_missing_mapped_input_is_named(result: Path, tmp_path: Path) -> None:
     missing = (tmp_path / "nowhere").as_uri()
     done = run_job(result, {"input": {"data": missing}, "output": {}})
@@ -98,6 +101,7 @@ def s3_endpoint() -> Iterator[str]:
     server.stop()
 
 
+@pytest.mark.slow
 def test_s3_mapping_against_a_real_s3_protocol_server(result: Path, s3_endpoint: str) -> None:
     import boto3
 

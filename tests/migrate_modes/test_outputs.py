@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from openpyxl import load_workbook
 
 from tests.conftest import RunCli
+
+pytestmark = pytest.mark.slow  # every test here starts processes
 
 SOURCE = """\
 import torch

@@ -102,6 +102,7 @@ def test_result_is_device_agnostic_and_self_contained(migrated: dict[str, Path])
         assert "import portable_device" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CORPUS)
 def test_single_process_loss_equals_the_hand_written_cpu_script(
     migrated: dict[str, Path], name: str
@@ -111,6 +112,7 @@ def test_single_process_loss_equals_the_hand_written_cpu_script(
     assert portable == reference
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", DISTRIBUTED)
 def test_two_process_loss_equals_the_hand_written_cpu_script(
     migrated: dict[str, Path], name: str
@@ -121,6 +123,7 @@ def test_two_process_loss_equals_the_hand_written_cpu_script(
     assert portable["loss"] != single_process(migrated, name)["loss"]  # two ranks trained together
 
 
+@pytest.mark.slow
 def test_npu_target_of_the_same_corpus_differs_only_where_devices_are_named(
     tmp_path: Path, run_cli: RunCli
 ) -> None:

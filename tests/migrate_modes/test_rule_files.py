@@ -84,6 +84,7 @@ def test_unknown_suffix_and_missing_file(tmp_path: Path) -> None:
         load_rule_file(tmp_path / "absent.json")
 
 
+@pytest.mark.slow
 def test_user_rules_run_before_the_built_ins(tmp_path: Path, run_cli: RunCli) -> None:
     source = tmp_path / "project"
     source.mkdir()
@@ -106,6 +107,7 @@ def test_user_rules_run_before_the_built_ins(tmp_path: Path, run_cli: RunCli) ->
     assert ".npu()" in text  # the built-ins still ran
 
 
+@pytest.mark.slow
 def test_a_bad_rule_file_is_a_usage_error(tmp_path: Path, run_cli: RunCli) -> None:
     rules = write(tmp_path, "rules.json", '{"rename_function": [{"old": "x"}]}')
     done = run_cli(

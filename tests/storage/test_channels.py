@@ -71,6 +71,7 @@ def assert_no_secret(texts: list[str]) -> None:
         assert SECRET_ACCESS_KEY not in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scheme", ["s3", "obs"])
 def test_two_rank_job_reads_staged_inputs_and_outputs_are_uploaded(
     s3: Any, bucket: str, s3_env: dict[str, str], tmp_path: Path, scheme: str
@@ -126,6 +127,7 @@ def test_outputs_uploaded_when_the_body_raises(
     assert any("train_url: uploaded 1 file (" in line for line in logs)
 
 
+@pytest.mark.slow
 def test_outputs_uploaded_when_a_rank_exits_non_zero(
     s3: Any, bucket: str, s3_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -6,8 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import RunCli
 from tests.storage.conftest import SECRET_ACCESS_KEY, put_objects, read_objects
+
+pytestmark = pytest.mark.slow  # every test here starts processes
 
 RANK_SCRIPT = """\
 import argparse, os, pathlib, sys

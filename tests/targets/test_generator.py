@@ -52,6 +52,7 @@ def test_augmented_all_is_collected() -> None:
     assert module_public_names("__all__ = ['a']\n__all__ += ['b']\n") == ["a", "b"]
 
 
+@pytest.mark.slow
 @pytest.mark.network
 def test_committed_data_matches_the_real_wheel(tmp_path: Path) -> None:
     download = subprocess.run(

@@ -7,6 +7,7 @@ Works under torchrun too: ``torchrun --nproc-per-node 2 -m ascendify.auto train.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import runpy
 import sys
@@ -26,23 +27,59 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args[0] == "--plan":
         return print_plan(args[1:])
+    missing = _missing_target(args)
+    if missing:
+        print(f"ascendify.auto: {missing}", file=sys.stderr)
+        return 2
     try:
         enable()
     except AscendifyError as error:
         print(f"ascendify.auto: {error}", file=sys.stderr)
         return 2
+    try:
+        _run(args)
+    except ModuleNotFoundError as error:
+        if error.name != "torch_npu":
+            raise
+        program = args[1] if args[0] == "-m" else args[0]
+        print(f"ascendify.auto: {program}: {NPU_RESULT_HINT}", file=sys.stderr)
+        return 2
+    return 0
+
+
+# The redirect found no NPU and the program imports torch_npu itself: most likely a result of
+# `ascendify migrate` for the NPU target, started on a machine without torch_npu.
+NPU_RESULT_HINT = (
+    "imports torch_npu, which is not installed here (code migrated for Ascend NPUs needs it). "
+    "On this machine, migrate the original with --target portable, or run the original GPU code "
+    "with python -m ascendify.auto"
+)
+
+
+def _run(args: Sequence[str]) -> None:
     if args[0] == "-m":
         sys.argv = [args[1], *args[2:]]
         runpy.run_module(args[1], run_name="__main__", alter_sys=True)
     else:
         script = args[0]
-        if not os.path.exists(script):
-            print(f"ascendify.auto: no such script: {script}", file=sys.stderr)
-            return 2
         sys.argv = [script, *args[1:]]
         sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
         runpy.run_path(script, run_name="__main__")
-    return 0
+
+
+def _missing_target(args: Sequence[str]) -> str | None:
+    """What is wrong with the script or module to run, checked before anything is patched."""
+    if args[0] != "-m":
+        return None if os.path.exists(args[0]) else f"no such script: {args[0]}"
+    return None if _module_exists(args[1]) else f"no module named {args[1]!r}"
+
+
+def _module_exists(name: str) -> bool:
+    """Whether ``-m name`` can be found, without running it (its parent packages are imported)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a missing parent package; an empty or relative name
+        return False
 
 
 def print_plan(devices: Sequence[str]) -> int:

@@ -44,6 +44,9 @@ class HostClockEvent:
         self.enable_timing = enable_timing
         self._recorded_ns: int | None = None
 
+    # The event lives where the redirected work runs (``torch.Event("cuda:0").device``).
+    device = torch.device("cpu")
+
     def record(self, stream: Any = None) -> None:
         self._recorded_ns = time.perf_counter_ns()
 
@@ -119,6 +122,51 @@ DEFAULT_STREAM = NoOpStream()
 @contextmanager
 def stream_context(stream: Any = None) -> Iterator[None]:
     yield
+
+
+class HostDeviceContext:
+    """``torch.cuda.device(i)`` on the CPU: a context (and a class, for ``isinstance``) that selects nothing."""
+
+    def __init__(self, device: Any) -> None:
+        self.idx = -1
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc_info: object) -> None:
+        return None
+
+
+class MemoryFractions:
+    """``set/get_per_process_memory_fraction`` on the CPU: checked as torch checks them, recorded, never
+    enforced (host memory has no per-process cap to set)."""
+
+    def __init__(self) -> None:
+        self.fraction = 1.0  # one CPU device, whichever CUDA index the script names
+
+    def set(self, original: Any, device_map: DeviceMap) -> Any:
+        def set_per_process_memory_fraction(fraction: float, device: Any = None) -> None:
+            if not isinstance(fraction, float):
+                raise TypeError("Invalid type for fraction argument, must be `float`")
+            if fraction < 0 or fraction > 1:
+                raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+            self.fraction = fraction
+
+        return set_per_process_memory_fraction
+
+    def get(self, original: Any, device_map: DeviceMap) -> Any:
+        def get_per_process_memory_fraction(device: Any = None) -> float:
+            return self.fraction
+
+        return get_per_process_memory_fraction
+
+
+MEMORY_FRACTIONS = MemoryFractions()
+
+MEMORY_SUMMARY = (
+    "ascendify.auto: running on the CPU; no CUDA memory is allocated, so every CUDA memory statistic "
+    "is 0 (torch.cuda.memory_allocated() and the others answer 0).\n"
+)
 
 
 def returns(value: Any) -> Factory:

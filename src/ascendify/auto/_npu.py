@@ -72,14 +72,22 @@ class NpuObject:
         return redirect_arguments(found, self.arguments, device_map, receiver=False)
 
 
-class WarnedAttribute:
-    """A module attribute served through the module's ``__getattr__`` so each place that reads it is warned."""
+class ServedAttribute:
+    """A module attribute served through the module's ``__getattr__``: every read calls ``read``."""
+
+    def __init__(self, read: Callable[[], Any]) -> None:
+        self.read = read
+
+
+class WarnedAttribute(ServedAttribute):
+    """A served attribute that warns each place that reads it."""
 
     def __init__(self, value: Any, message: str) -> None:
+        super().__init__(self._warned_read)
         self.value = value
         self.message = message
 
-    def read(self) -> Any:
+    def _warned_read(self) -> Any:
         warn_once_at_call_site(self.message)
         return self.value
 
@@ -92,6 +100,18 @@ class WarnedNpuObject(NpuObject):
 
     def __call__(self, original: Any, device_map: DeviceMap) -> Any:
         return WarnedAttribute(resolve_npu_name(self.qualified), self.message)
+
+
+@dataclass(frozen=True)
+class LiveNpuAttribute:
+    """Factory: the torch_npu attribute ``qualified``, read again at every use (torch_npu fills some of
+    them, such as ``default_generators``, only when the NPU initialises)."""
+
+    qualified: str
+
+    def __call__(self, original: Any, device_map: DeviceMap) -> Any:
+        resolve_npu_name(self.qualified)  # a missing name fails at enable, not at first use
+        return ServedAttribute(lambda: resolve(self.qualified))
 
 
 def claimed_availability(

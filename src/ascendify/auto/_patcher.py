@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ascendify.auto._npu import WarnedAttribute
+from ascendify.auto._npu import ServedAttribute
 
 _MISSING = object()
 
@@ -27,8 +27,9 @@ class Replacement:
 @dataclass
 class _Applied:
     replacement: Replacement
-    own_original: Any  # the owner's own attribute before patching, or _MISSING (it was inherited)
+    own_original: Any  # the owner's own attribute before patching, or _MISSING (inherited, absent)
     script_builtin: bool
+    allowed_uninitialized: bool
 
 
 Deferred = Mapping[str, Callable[[], Sequence[Replacement]]]
@@ -114,18 +115,23 @@ class _ApplyOnImport(importlib.abc.MetaPathFinder):
 def _apply_one(replacement: Replacement) -> _Applied:
     owner, name, value = replacement.owner, replacement.name, replacement.value
     own_original = vars(owner).get(name, _MISSING)
-    original = getattr(owner, name)
-    if isinstance(value, WarnedAttribute):
-        _install_warned(owner, name, value)
+    original = getattr(owner, name, _MISSING)  # missing: the row adds it (absent_ok)
+    if isinstance(value, ServedAttribute):
+        _install_served(owner, name, value)
     else:
         setattr(owner, name, value)
-    return _Applied(replacement, own_original, _share_script_builtin(original, value))
+    return _Applied(
+        replacement,
+        own_original,
+        _share_script_builtin(original, value),
+        _allow_on_uninitialized(original, value),
+    )
 
 
 def _revert_one(applied: _Applied) -> None:
     owner, name = applied.replacement.owner, applied.replacement.name
-    if isinstance(applied.replacement.value, WarnedAttribute):
-        _remove_warned(owner, name)
+    if isinstance(applied.replacement.value, ServedAttribute):
+        _remove_served(owner, name)
     if applied.own_original is _MISSING:
         if name in vars(owner):
             delattr(owner, name)
@@ -133,6 +139,8 @@ def _revert_one(applied: _Applied) -> None:
         setattr(owner, name, applied.own_original)
     if applied.script_builtin:
         _script_builtins().pop(id(applied.replacement.value), None)
+    if applied.allowed_uninitialized:
+        _uninitialized_allowed().remove(applied.replacement.value)
 
 
 # torch.jit.script compiles calls to torch functions by looking the function object up in a table of
@@ -153,29 +161,46 @@ def _script_builtins() -> dict[int, str]:
     return table
 
 
-# A warned attribute is removed from the module and served by the module's __getattr__, which Python
-# calls only for missing names, so every read (including `from m import name`) passes by the warning.
-_WARNED = "__ascendify_warned__"
+# Lazy modules' uninitialized parameters accept only listed tensor methods, and torch hands them the method
+# it finds on torch.Tensor now: the wrapper of an allowed method must be allowed too (`.to("cuda")`).
+def _allow_on_uninitialized(original: Any, replacement: Any) -> bool:
+    allowed = _uninitialized_allowed()
+    if original is _MISSING or not any(method is original for method in allowed):
+        return False
+    allowed.append(replacement)
+    return True
 
 
-def _install_warned(module: Any, name: str, attribute: WarnedAttribute) -> None:
+def _uninitialized_allowed() -> list[Any]:
+    from torch.nn import parameter
+
+    allowed: list[Any] = parameter.UninitializedTensorMixin._allowed_methods  # type: ignore[attr-defined]
+    return allowed
+
+
+# A served attribute is removed from the module and served by the module's __getattr__, which Python
+# calls only for missing names, so every read (including `from m import name`) passes through it.
+_SERVED = "__ascendify_served__"
+
+
+def _install_served(module: Any, name: str, attribute: ServedAttribute) -> None:
     if not isinstance(module, types.ModuleType):
-        raise TypeError(f"warned attributes live on modules, not on {module!r}")
-    warned: dict[str, WarnedAttribute] | None = vars(module).get(_WARNED)
-    if warned is None:
-        warned = {}
-        setattr(module, _WARNED, warned)
-        _chain_getattr(module, warned)
-    warned[name] = attribute
+        raise TypeError(f"served attributes live on modules, not on {module!r}")
+    served: dict[str, ServedAttribute] | None = vars(module).get(_SERVED)
+    if served is None:
+        served = {}
+        setattr(module, _SERVED, served)
+        _chain_getattr(module, served)
+    served[name] = attribute
     if name in vars(module):
         delattr(module, name)
 
 
-def _chain_getattr(module: types.ModuleType, warned: dict[str, WarnedAttribute]) -> None:
+def _chain_getattr(module: types.ModuleType, served: dict[str, ServedAttribute]) -> None:
     previous = vars(module).get("__getattr__")
 
     def __getattr__(name: str) -> Any:
-        attribute = warned.get(name)
+        attribute = served.get(name)
         if attribute is not None:
             return attribute.read()
         if previous is not None:
@@ -186,13 +211,13 @@ def _chain_getattr(module: types.ModuleType, warned: dict[str, WarnedAttribute])
     module.__getattr__ = __getattr__  # type: ignore[method-assign]
 
 
-def _remove_warned(module: Any, name: str) -> None:
-    warned: dict[str, WarnedAttribute] = vars(module)[_WARNED]
-    del warned[name]
-    if warned:
+def _remove_served(module: Any, name: str) -> None:
+    served: dict[str, ServedAttribute] = vars(module)[_SERVED]
+    del served[name]
+    if served:
         return
     previous = module.__getattr__.__ascendify_previous__
-    delattr(module, _WARNED)
+    delattr(module, _SERVED)
     if previous is None:
         delattr(module, "__getattr__")
     else:

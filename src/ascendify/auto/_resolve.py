@@ -12,8 +12,11 @@ class UnresolvedTargetError(LookupError):
     """A patch target that this torch does not have."""
 
 
-def resolve_owner(qualified: str) -> tuple[Any, str]:
-    """The object holding the last component, importing submodules on the way (``torch.distributed.fsdp``)."""
+def resolve_owner(qualified: str, absent_ok: bool = False) -> tuple[Any, str]:
+    """The object holding the last component, importing submodules on the way (``torch.distributed.fsdp``).
+
+    ``absent_ok``: the owner may lack the last component (a row that adds it).
+    """
     parts = qualified.split(".")
     owner: Any = importlib.import_module(parts[0])
     path = parts[0]
@@ -26,7 +29,7 @@ def resolve_owner(qualified: str) -> tuple[Any, str]:
             owner = importlib.import_module(path)
         except ImportError as error:
             raise UnresolvedTargetError(qualified) from error
-    if not hasattr(owner, parts[-1]):
+    if not (absent_ok or hasattr(owner, parts[-1])):
         raise UnresolvedTargetError(qualified)
     return owner, parts[-1]
 
@@ -44,7 +47,7 @@ class NotLoadedError(LookupError):
         self.module = module
 
 
-def loaded_owner(qualified: str) -> tuple[Any, str]:
+def loaded_owner(qualified: str, absent_ok: bool = False) -> tuple[Any, str]:
     """Like :func:`resolve_owner`, but imports nothing: raises NotLoadedError naming the missing module.
 
     Module attributes are read from the module's namespace, so lazy module ``__getattr__`` hooks (which
@@ -67,6 +70,6 @@ def loaded_owner(qualified: str) -> tuple[Any, str]:
             owner = getattr(owner, part)
     name = parts[-1]
     present = name in vars(owner) if isinstance(owner, ModuleType) else hasattr(owner, name)
-    if not present:
+    if not (present or absent_ok):
         raise UnresolvedTargetError(qualified)
     return owner, name

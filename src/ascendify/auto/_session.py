@@ -48,7 +48,7 @@ def plan(device: str) -> tuple[PlannedPatch, ...]:
     seen: set[tuple[int, str]] = set()
     for row in rows_for(device):
         try:
-            landed, owner, name = attach(row, *resolve_owner(row.target))
+            landed, owner, name = attach(row, *resolve_owner(row.target, row.absent_ok))
         except (UnresolvedTargetError, ImportError):
             continue
         if (id(owner), name) not in seen:
@@ -75,6 +75,7 @@ def enable(
     choice = _choose(device, environ)
     replaced_apis = unsupported_api_replacements(environ)  # ASCENDIFY_REPLACE_UNSUPPORTED=1
     if choice.device != "cuda":
+        _fill_device_constructor_cache()
         ready, deferred = _replacements(choice.device)
         _State.patcher.apply([*ready, *replaced_apis], deferred)
     _State.active = choice
@@ -127,7 +128,7 @@ def _replacements(
 def _build(row: Patch, device: str, device_map: DeviceMap) -> list[Replacement]:
 
     try:
-        landed, owner, name = attach(row, *loaded_owner(row.target))
+        landed, owner, name = attach(row, *loaded_owner(row.target, row.absent_ok))
     except UnresolvedTargetError:
         return []  # not in this torch
     factory = landed.factory(device)
@@ -139,3 +140,12 @@ def _build(row: Patch, device: str, device_map: DeviceMap) -> list[Replacement]:
 def _check_device(device: str) -> None:
     if device not in DEVICES:
         raise AscendifyError(f"unknown device {device!r}; use one of {', '.join(DEVICES)}")
+
+
+# `with torch.device(...)` and set_default_device place tensors by checking the called factory against a
+# set that torch builds once, on first use, and torch hands it the original factory. Built after
+# patching, the set would hold the wrappers and place nothing; built now, it holds the originals.
+def _fill_device_constructor_cache() -> None:
+    from torch.utils._device import _device_constructors
+
+    _device_constructors()

@@ -42,6 +42,8 @@ class Patch:
     note: str
     cpu: Factory | None = None
     npu: Factory | None = None
+    # The attribute may be missing from this torch build; the row then adds it (and disable removes it).
+    absent_ok: bool = False
 
     def factory(self, device: str) -> Factory | None:
         return self.cpu if device == CPU else self.npu if device == NPU else None
@@ -63,6 +65,10 @@ RUNTIME_ARGUMENT_RULES: dict[str, ArgumentRule] = {
     "torch.utils._device.DeviceContext": _DEVICE_FIRST,
     # t.type("torch.cuda.FloatTensor")
     ".type": ArgumentRule(((0, ArgumentKind.TENSOR_TYPE),), (("dtype", ArgumentKind.TENSOR_TYPE),)),
+    # DistributedDataParallel(model, [local_rank], local_rank)
+    "torch.nn.parallel.DistributedDataParallel": ArgumentRule(
+        ((1, ArgumentKind.DEVICE_LIST), (2, ArgumentKind.DEVICE_HINT))
+    ),
 }
 
 # torch.cuda functions taking a device: their torch_npu counterparts get the redirected device.
@@ -121,13 +127,36 @@ def _cuda_runtime_rows() -> Iterator[Patch]:
         "torch.cuda.initial_seed": (_cpu.calls(torch.initial_seed), "the CPU generator's seed"),
         "torch.cuda.get_rng_state": (_cpu.calls(torch.get_rng_state), "the CPU generator's state"),
         "torch.cuda.set_rng_state": (_cpu.set_rng_state, "sets the CPU generator's state"),
-        "torch.cuda.device": (_cpu.constant(lambda device: _cpu.stream_context()),
-                              "a context that selects nothing"),
-        "torch.cuda.default_generators": (_cpu.constant((torch.default_generator,)),
-                                          "the CPU generator"),
+        "torch.cuda.device": (_cpu.constant(_cpu.HostDeviceContext),
+                              "a context (and class) that selects nothing"),
+        "torch.cuda.utilization": (_cpu.returns(0), "0 (no GPU is busy)"),
+        "torch.cuda.memory_usage": (_cpu.returns(0), "0 (no GPU memory is read or written)"),
+        "torch.cuda.set_per_process_memory_fraction": (_cpu.MEMORY_FRACTIONS.set,
+                                                       "checked and recorded, not enforced"),
+        "torch.cuda.get_per_process_memory_fraction": (_cpu.MEMORY_FRACTIONS.get,
+                                                       "the recorded fraction (1.0 unless set)"),
+        "torch.cuda.memory_summary": (_cpu.returns(_cpu.MEMORY_SUMMARY),
+                                      "a summary saying every CUDA memory statistic is 0"),
+        "torch.cuda.memory._record_memory_history": (_cpu.no_op, "nothing to record"),
     }  # fmt: skip
     for target, (factory, note) in cpu_only.items():
         yield Patch("AUTO202", target, f"on the CPU: {note}", cpu=factory)
+    yield Patch("AUTO202", "torch.cuda.default_generators",
+                "CPU: the CPU generator; NPU: torch_npu's, read when used (torch_npu fills them "
+                "when the NPU initialises)",
+                cpu=_cpu.constant((torch.default_generator,)),
+                npu=_npu.LiveNpuAttribute("torch_npu.npu.default_generators"))  # fmt: skip
+    # A CUDA build of torch names CUDA as its accelerator even without a driver or a device; torch's own
+    # optimizers, DataLoader and torch.accelerator then take CUDA paths that die ("Found no NVIDIA
+    # driver"). What is usable decides, as on a CPU build of torch.
+    accelerator = (
+        "on the CPU: no accelerator, as on a CPU-only torch (torch.accelerator.*, optimizers, "
+    )
+    yield Patch("AUTO203", "torch._C._accelerator_getAccelerator",
+                accelerator + "pinned DataLoaders)", cpu=_cpu.returns(None))  # fmt: skip
+    yield Patch("AUTO203", "torch._C._get_accelerator",
+                accelerator + "get_device_module(), init_process_group() without a backend)",
+                cpu=_cpu.returns(torch.device("cpu")))  # fmt: skip
 
 
 def _stream_and_event_rows() -> Iterator[Patch]:
@@ -200,6 +229,16 @@ def _npu_mirror_rows() -> Iterator[Patch]:
         yield Patch("AUTO250", name, f"NPU: {target.npu}{caveat}", npu=npu)
 
 
+def _distributed_rows() -> Iterator[Patch]:
+    # torch_npu's own transfer_to_npu maps the NCCL process group class too; NPU hosts run a torch
+    # build without NCCL, so the name is added there.
+    hccl = _npu.NpuObject("torch_npu._C._distributed_c10d.ProcessGroupHCCL")
+    for target in ("torch.distributed.ProcessGroupNCCL",
+                   "torch.distributed.distributed_c10d.ProcessGroupNCCL"):  # fmt: skip
+        yield Patch("AUTO260", target, "NPU: torch_npu's ProcessGroupHCCL (added where torch has no NCCL)",
+                    npu=hccl, absent_ok=True)  # fmt: skip
+
+
 @cache
 def _runtime_rows() -> tuple[Patch, ...]:
     return (
@@ -208,6 +247,7 @@ def _runtime_rows() -> tuple[Patch, ...]:
         *_graph_rows(),
         *_legacy_tensor_rows(),
         *_member_rows(),
+        *_distributed_rows(),
     )
 
 
@@ -283,7 +323,7 @@ _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python, whose mem
 def attach(row: Patch, owner: Any, name: str) -> tuple[Patch, Any, str]:
     """Where a row lands: a Python class's constructor arguments are redirected in its ``__init__``, or
     in its ``__new__`` when a built-in base consumes them there (``torch.UntypedStorage``)."""
-    original = getattr(owner, name)
+    original = getattr(owner, name, None)
     redirect = row.npu
     python_class = isinstance(original, type) and bool(original.__flags__ & _HEAP_TYPE)
     if not (python_class and isinstance(redirect, ArgumentRedirect)):
@@ -324,6 +364,7 @@ def _merged(first: Patch, second: Patch) -> Patch:
         f"{first.note}; {second.note}",
         cpu=first.cpu or second.cpu,
         npu=first.npu or second.npu,
+        absent_ok=first.absent_ok or second.absent_ok,
     )
 
 

@@ -14,8 +14,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workdir",
         type=Path,
-        default=Path("ascendify-demo"),
-        help="where the copy, the migrations, logs and checkpoint go (default: ./ascendify-demo)",
+        help="where the copy, the migrations, logs and checkpoint go "
+        "(default: $XDG_CACHE_HOME/ascendify/demo, else ~/.cache/ascendify/demo)",
     )
 
 
@@ -23,5 +23,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from ascendify.demo import plan_demo, run_demo
+    from ascendify.userdirs import cache_dir
 
-    return run_demo(plan_demo(args.workdir.absolute(), os.environ), Console(stderr=True))
+    workdir = args.workdir or cache_dir(os.environ) / "demo"
+    return run_demo(plan_demo(workdir.absolute(), os.environ), Console(stderr=True))

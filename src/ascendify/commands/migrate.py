@@ -34,6 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--force", action="store_true", help="replace an existing non-empty result directory"
     )
     parser.add_argument(
+        "--enable", action="append", default=[], metavar="CODE",
+        help="also run this opt-in rule (repeatable), e.g. NPU908: allow_tf32 -> allow_hf32",
+    )  # fmt: skip
+    parser.add_argument(
         "--no-analysis", action="store_true",
         help="skip the analyze reports (ascendify_analysis/ in the result)",
     )  # fmt: skip
@@ -78,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from ascendify.errors import AscendifyError
-    from ascendify.migrate import Options, Settings, run_migration
+    from ascendify.migrate import Options, Settings, opt_in_codes, run_migration
     from ascendify.migrate.extras import build_modes
     from ascendify.targets import resolve_version
 
@@ -94,7 +98,11 @@ def run(args: argparse.Namespace) -> int:
         rules_file=args.rules,
         replace_unsupported=args.replace_unsupported,
     )
-    settings = Settings(torch_npu_version=resolve_version(args.torch_npu_version), modes=modes)
+    settings = Settings(
+        torch_npu_version=resolve_version(args.torch_npu_version),
+        modes=modes,
+        enabled=opt_in_codes(args.enable),
+    )
     options = Options(
         source=args.input,
         output=args.output,

@@ -49,7 +49,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="device IPs (address_<id>=ip lines)",
     )
-    add("--log-dir", "--log_dir", type=Path, metavar="DIR", help="per-rank log files go here")
+    add(
+        "--log-dir",
+        "--log_dir",
+        type=Path,
+        metavar="DIR",
+        help="per-rank log files go here (default: a new folder under "
+        "$XDG_CACHE_HOME/ascendify/logs, else ~/.cache/ascendify/logs)",
+    )
     add(
         "--job-id",
         "--job_id",

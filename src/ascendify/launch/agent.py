@@ -1,9 +1,10 @@
 """Run a plan: spawn every rank, stream its output, supervise, and tear everything down.
 
 Each rank runs in its own session (process group), so a signal to the group reaches the whole
-tree the rank started. The first rank to fail is the root cause; the others get SIGTERM, then
-SIGKILL after the grace period. SIGINT/SIGTERM to the launcher are handled the same way, and
-nothing is left running when :meth:`Agent.run` returns.
+tree the rank started, and dies with the launcher (see :mod:`ascendify.launch.containment`, which
+also finds the children that left the group). The first rank to fail is the root cause; the others
+get SIGTERM, then SIGKILL after the grace period. SIGINT/SIGTERM to the launcher are handled the
+same way, and nothing is left running when :meth:`Agent.run` returns.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -21,12 +23,23 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-import psutil
-
+from ascendify.launch.containment import (
+    MARKER,
+    Strays,
+    Watchdog,
+    die_with_launcher,
+    new_marker,
+    signal_all,
+    still_alive,
+)
+from ascendify.launch.hints import hint_for
 from ascendify.launch.plan import LaunchPlan, WorkerPlan
 
 POLL_INTERVAL = 0.05
 PEER_POLL_INTERVAL = 0.25
+RECORD_INTERVAL = 0.5  # how often the descendants of the ranks are recorded
+LINE_LIMIT = 64 * 1024  # rank output without a line end is passed on in pieces of this size
+_LINE_END = re.compile(rb"\r\n|\r|\n")
 TAIL_LINES = 20
 SUMMARY_NAME = "run_summary.json"
 
@@ -45,8 +58,10 @@ class RankFailure:
     log_path: str
     last_lines: tuple[str, ...] = ()
     error: str | None = None  # from the rank's error file (torch's @record writes one)
+    hint: str | None = None  # what to do, when the log shows a known cause
 
-    def describe(self) -> str:
+    def describe(self, show_lines: bool = True) -> str:
+        """The report; ``show_lines=False`` when the console already showed the rank's output."""
         if self.rank < 0:  # a node, not a rank, failed (see rendezvous)
             return f"node {self.node_rank} failed: {self.error}"
         when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(self.time))
@@ -62,9 +77,11 @@ class RankFailure:
         if self.error:
             lines.append(f"error: {self.error}")
         lines.append(f"log on node {self.node_rank}: {self.log_path}")
-        if self.last_lines:
+        if self.last_lines and show_lines:
             lines[-1] += ", last lines:"
-        lines.extend(f"    {line}" for line in self.last_lines)
+            lines.extend(f"    {line}" for line in self.last_lines)
+        if self.hint:
+            lines.append(f"hint: {self.hint}")
         return "\n".join(lines)
 
     @classmethod
@@ -83,10 +100,11 @@ class RunResult:
 
     state: str
     exit_code: int
-    exit_codes: dict[int, int | None]  # by global rank; None: never started
+    exit_codes: dict[int, int | None]  # by global rank; negative: that signal; None: not started
     root_cause: RankFailure | None
     log_dir: Path
     message: str = ""
+    stopped: frozenset[int] = frozenset()  # global ranks still running when the teardown began
 
 
 class Peers(Protocol):
@@ -110,6 +128,7 @@ class _Rank:
     pumps: list[threading.Thread] = field(default_factory=list)
     exit_code: int | None = None
     ended: float = 0.0
+    stopped: bool = False  # still running when the teardown began
 
 
 class Agent:
@@ -124,15 +143,20 @@ class Agent:
         self._console_lock = threading.Lock()
         self._ranks: list[_Rank] = []
         self._signal: int | None = None
+        self._strays = Strays(new_marker())
+        self._bind = die_with_launcher()  # ranks are started from the thread that runs the agent
 
     def run(self) -> RunResult:
         self._prepare_files()
+        watchdog = Watchdog(self._strays.marker, self.plan.grace_period)
         with self._forwarded_signals():
             try:
                 not_started = self._start_all()
-                state, failure = self._failed(not_started) if not_started else self._supervise()
+                ended = self._failed(not_started) if not_started else self._supervise(watchdog)
+                state, failure = ended
             finally:
                 stopped = self._stop_all()
+                watchdog.close()
                 for rank in self._ranks:
                     self._close(rank)
         return self._result(state, failure, stopped)
@@ -180,11 +204,13 @@ class Agent:
             process = subprocess.Popen(
                 worker.argv,
                 cwd=worker.cwd,
-                env={**self.plan.inherited_env, **worker.env},
+                env={**self.plan.inherited_env, **worker.env, MARKER: self._strays.marker},
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # own process group: one killpg reaches the whole tree
+                # Two syscalls, no import and no lock taken: safe although pump threads run.
+                preexec_fn=self._bind,  # noqa: PLW1509
             )
         except OSError:
             log.close()
@@ -207,23 +233,25 @@ class Agent:
 
     def _pump(self, stream: IO[bytes], rank: _Rank, log_lock: threading.Lock, shown: bool) -> None:
         prefix = f"[rank {rank.plan.rank}]: ".encode()
-        for line in iter(stream.readline, b""):
+        previous = b"\n"
+        for piece in output_pieces(stream):
             with log_lock:
-                rank.log.write(line)
+                rank.log.write(piece)
                 rank.log.flush()
             if shown:
                 try:
                     with self._console_lock:
-                        self.console.write(prefix + line)
+                        self.console.write(_console_line(prefix, piece, previous))
                         self.console.flush()
                 except (OSError, ValueError):
                     shown = False  # the console went away; the log file still gets everything
+            previous = piece
         stream.close()
 
     # -- supervise -----------------------------------------------------------------------------
 
-    def _supervise(self) -> tuple[str, RankFailure | None]:
-        next_peer_check = 0.0
+    def _supervise(self, watchdog: Watchdog) -> tuple[str, RankFailure | None]:
+        next_peer_check, next_record = 0.0, time.monotonic() + RECORD_INTERVAL
         while True:
             if self._signal is not None:
                 if self.peers is not None:  # the other nodes must stop too
@@ -240,6 +268,9 @@ class Agent:
             if all(rank.exit_code is not None for rank in self._ranks):
                 return "succeeded", None
             now = time.monotonic()
+            if now >= next_record:
+                watchdog.watch(self._strays.record(self._rank_pids()))
+                next_record = now + RECORD_INTERVAL
             if self.peers is not None and now >= next_peer_check:
                 remote = self.peers.failure()
                 if remote is not None:
@@ -281,45 +312,39 @@ class Agent:
     # -- stop ----------------------------------------------------------------------------------
 
     def _stop_all(self) -> int:
-        """SIGTERM every rank's process group, SIGKILL what outlives the grace period.
+        """SIGTERM every rank's process group and every stray, SIGKILL what outlives the grace.
 
         Groups of ranks that already exited are signalled too: a rank may have left children.
         Returns how many ranks were still running.
         """
         running = [rank for rank in self._ranks if rank.process.poll() is None]
-        strays = self._descendants()
+        for rank in running:
+            rank.stopped = True
+        strays = self._strays.find(self._rank_pids())
         for rank in reversed(self._ranks):
             _signal_group(rank.process.pid, signal.SIGTERM)
-        for process in strays:
-            with contextlib.suppress(psutil.Error):
-                process.terminate()
+        signal_all(strays, signal.SIGTERM)
         deadline = time.monotonic() + self.plan.grace_period
-        watched = [found for r in running if (found := _process(r.process.pid)) is not None]
-        _gone, alive = psutil.wait_procs(
-            watched + strays, timeout=max(0.0, deadline - time.monotonic())
-        )
-        if alive:
+        while time.monotonic() < deadline:
+            strays = still_alive(strays)
+            if not strays and all(rank.process.poll() is not None for rank in running):
+                break
+            time.sleep(POLL_INTERVAL)
+        strays = still_alive(strays)
+        if strays or any(rank.process.poll() is None for rank in running):
             for rank in self._ranks:
                 _signal_group(rank.process.pid, signal.SIGKILL)
-            for process in alive:
-                with contextlib.suppress(psutil.Error):
-                    process.kill()
+            signal_all(strays, signal.SIGKILL)
         for rank in self._ranks:
+            # Popen's own wait: a rank reaped by anyone else would read as exit code 0.
             code = rank.process.wait()
             if rank.exit_code is None:
                 rank.exit_code, rank.ended = code, time.time()
+        still_alive(strays)  # reap the killed ones that were our children
         return len(running)
 
-    def _descendants(self) -> list[psutil.Process]:
-        """Children that left their rank's process group (setsid) still belong to the job."""
-        strays: list[psutil.Process] = []
-        for rank in self._ranks:
-            with contextlib.suppress(psutil.Error):
-                for child in psutil.Process(rank.process.pid).children(recursive=True):
-                    with contextlib.suppress(psutil.Error):
-                        if os.getpgid(child.pid) != rank.process.pid:
-                            strays.append(child)
-        return strays
+    def _rank_pids(self) -> set[int]:
+        return {rank.process.pid for rank in self._ranks}
 
     def _close(self, rank: _Rank) -> None:
         for pump in rank.pumps:
@@ -349,10 +374,12 @@ class Agent:
     def _result(self, state: str, failure: RankFailure | None, stopped: int) -> RunResult:
         exit_codes: dict[int, int | None] = {w.rank: None for w in self.plan.workers}
         exit_codes.update({rank.plan.rank: rank.exit_code for rank in self._ranks})
+        shown = False  # the console showed the failed rank's errors as they came
         if state == "failed" and failure is not None and failure.pid > 0:
             # Our own rank ran and exited: its log and error file tell why.
             worker = next(w for w in self.plan.workers if w.rank == failure.rank)
-            failure = _with_details(failure, worker.error_file)
+            failure = _with_details(failure, worker)
+            shown = bool(self.plan.tee & 2) and self._shows(worker)
         if state == "succeeded":
             code, message = 0, f"all {len(self._ranks)} ranks finished"
         elif state == "interrupted":
@@ -367,10 +394,14 @@ class Agent:
             where = (
                 "" if state == "failed" else f"stopped because node {failure.node_rank} failed: "
             )
-            message = f"{where}{failure.describe()}\nstopped {stopped} running rank(s) of this node"
+            report = failure.describe(show_lines=not shown)
+            message = f"{where}{report}\nstopped {stopped} running rank(s) of this node"
         if self.peers is not None:
             self.peers.finish(state)
-        result = RunResult(state, code, exit_codes, failure, self.plan.log_dir, message)
+        stopped_ranks = frozenset(rank.plan.rank for rank in self._ranks if rank.stopped)
+        result = RunResult(
+            state, code, exit_codes, failure, self.plan.log_dir, message, stopped_ranks
+        )
         self._write_summary(result)
         return result
 
@@ -382,6 +413,10 @@ class Agent:
             "state": result.state,
             "exit_code": result.exit_code,
             "exit_codes": {str(rank): code for rank, code in result.exit_codes.items()},
+            "ranks": {
+                str(rank): _rank_record(code, rank in result.stopped)
+                for rank, code in result.exit_codes.items()
+            },
             "root_cause": asdict(result.root_cause) if result.root_cause else None,
             "logs": {str(w.rank): str(w.log_path) for w in self.plan.workers},
         }
@@ -389,9 +424,39 @@ class Agent:
         path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
 
 
-def _with_details(failure: RankFailure, error_file: Path) -> RankFailure:
+def output_pieces(stream: IO[bytes]) -> Iterator[bytes]:
+    """``stream`` cut after every line end, and before :data:`LINE_LIMIT` bytes without one.
+
+    A lone carriage return ends a piece too: progress bars redraw their line with it and must
+    show at once. The cut keeps memory bounded whatever a rank prints (a line without a newline).
+    """
+    pending = b""
+    while chunk := stream.read1(LINE_LIMIT):  # type: ignore[attr-defined]
+        pending += chunk
+        start = 0
+        for end in _LINE_END.finditer(pending):
+            yield pending[start : end.end()]
+            start = end.end()
+        pending = pending[start:]
+        while len(pending) >= LINE_LIMIT:
+            yield pending[:LINE_LIMIT]
+            pending = pending[LINE_LIMIT:]
+    if pending:
+        yield pending
+
+
+def _console_line(prefix: bytes, piece: bytes, previous: bytes) -> bytes:
+    """A piece as the console shows it: prefixed, and ending the line a cut piece leaves open."""
+    if piece == b"\n" and previous.endswith(b"\r"):
+        return piece  # the second half of a "\r\n" that arrived in two reads
+    return prefix + piece if piece.endswith((b"\n", b"\r")) else prefix + piece + b"\n"
+
+
+def _with_details(failure: RankFailure, worker: WorkerPlan) -> RankFailure:
     lines = _tail(Path(failure.log_path), TAIL_LINES)
-    return replace(failure, last_lines=lines, error=_error_message(error_file))
+    error = _error_message(worker.error_file)
+    hint = hint_for((*lines, error or ""), worker.argv)
+    return replace(failure, last_lines=lines, error=error, hint=hint)
 
 
 def _tail(path: Path, count: int) -> tuple[str, ...]:
@@ -420,8 +485,11 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
-def _process(pid: int) -> psutil.Process | None:
-    try:
-        return psutil.Process(pid)
-    except psutil.Error:
-        return None
+def _rank_record(code: int | None, stopped: bool) -> dict[str, Any]:
+    """How one rank ended: its exit code or the signal that ended it, and who stopped it."""
+    return {
+        "exit_code": code if code is None or code >= 0 else None,
+        "signal": signal.Signals(-code).name if code is not None and code < 0 else None,
+        "started": code is not None,
+        "stopped_by_launcher": stopped,
+    }

@@ -15,7 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ascendify.errors import AscendifyError
 from ascendify.launch.ranktable import parse_hccn_conf
+from ascendify.launch.textfile import read_text
 
 _TOOL_TIMEOUT = 10.0
 
@@ -88,14 +90,14 @@ def device_ips(
     env: Mapping[str, str], ids: tuple[str, ...], hccn_conf: Path | None, root: Path = Path("/")
 ) -> tuple[dict[str, str], str]:
     """Device IPs for ``ids`` and where they came from; empty when any one is unknown."""
-    if hccn_conf is not None:
-        addresses, source = parse_hccn_conf(hccn_conf.read_text(encoding="utf-8")), str(hccn_conf)
-    elif (root / "etc" / "hccn.conf").is_file():
-        system_conf = root / "etc" / "hccn.conf"
-        addresses, source = (
-            parse_hccn_conf(system_conf.read_text(encoding="utf-8")),
-            str(system_conf),
-        )
+    system_conf = root / "etc" / "hccn.conf"
+    if hccn_conf is not None or system_conf.is_file():
+        conf = hccn_conf or system_conf
+        try:
+            text = read_text(conf, "--hccn-conf" if hccn_conf else "device IP file")
+        except FileNotFoundError:
+            raise AscendifyError(f"--hccn-conf {conf} does not exist") from None
+        addresses, source = parse_hccn_conf(text), str(conf)
     else:
         addresses, source = _hccn_tool_addresses(env, ids), "hccn_tool"
     if not ids or any(device not in addresses for device in ids):

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ascendify.errors import AscendifyError
+from ascendify.launch.textfile import read_text
 
 # Fields we understand; any other field of a server or device is carried through unchanged
 # (v1.2 adds super_device_id, backup_device_ip, ports, host_ip ...).
@@ -209,7 +210,9 @@ def read_rank_table(path: Path, timeout: float, poll: float = 1.0) -> RankTable:
     deadline = time.monotonic() + timeout
     while True:
         try:
-            return parse_rank_table(json.loads(path.read_text(encoding="utf-8")))
+            return parse_rank_table(json.loads(read_text(path, "rank table", RankTableError)))
+        except RecursionError:
+            raise RankTableError(f"rank table {path} is nested too deeply to be one") from None
         except FileNotFoundError:
             problem = f"rank table {path} does not exist"
         except json.JSONDecodeError as error:

@@ -16,12 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ascendify.errors import AscendifyError
-from ascendify.launch.devices import device_ips, discover_devices
+from ascendify.launch.devices import LocalDevices, device_ips, discover_devices
 from ascendify.launch.platforms import Detected, detect_platform
 from ascendify.launch.ranktable import RankServer, RankTable, read_rank_table
 from ascendify.launch.spec import LaunchOptions, LaunchSpec
+from ascendify.userdirs import cache_dir
 
 DEFAULT_MASTER_PORT = 29500  # torchrun's; multi-node jobs need one port every node agrees on
+# Ascend servers carry 8 or 16 cards, GPU servers up to 16: anything far above is a broken input
+# (a rank table listing a million devices once started creating a folder per rank).
+MAX_RANKS_PER_NODE = 64
 _V0_FILE = "jobstart_hccl.json"
 
 
@@ -87,7 +91,7 @@ def resolve_spec(
         local_addr=place.local_addr or _own_address(),
         job_id=job_id,
         cwd=cwd,
-        log_dir=_log_dir(options, env, cwd),
+        log_dir=_log_dir(options, env),
         tee=options.tee,
         local_ranks_filter=options.local_ranks_filter,
         grace_period=options.grace_period,
@@ -110,6 +114,8 @@ def resolve_spec(
 def _place(options: LaunchOptions, env: Mapping[str, str], facts: _Facts) -> _Place:
     """Node count, node rank and address: flags, else platform, else the platform's rank table."""
     nnodes = _int("nnodes", facts.get("nnodes", options.nnodes), 1)
+    if nnodes < 1:
+        raise AscendifyError(f"--nnodes must be at least 1, got {nnodes}{_origin(facts, 'nnodes')}")
     node_rank = _int("node rank", facts.get("node_rank", options.node_rank), 0)
     local_addr = facts.get("local_addr", options.local_addr)
     platform_table = _platform_rank_table(env, options.join_timeout)
@@ -134,7 +140,14 @@ def _place(options: LaunchOptions, env: Mapping[str, str], facts: _Facts) -> _Pl
 def _master(options: LaunchOptions, facts: _Facts, place: _Place) -> tuple[str, int | None]:
     port = facts.get("master_port", options.master_port)
     multi_node = place.nnodes > 1
-    master_port = int(port) if port is not None else (DEFAULT_MASTER_PORT if multi_node else None)
+    master_port = DEFAULT_MASTER_PORT if multi_node else None
+    if port is not None:
+        master_port = _int("--master-port", port, 0)
+        if not 1 <= master_port <= 65535:
+            raise AscendifyError(
+                f"--master-port must be a TCP port, 1-65535, got {port}"
+                f"{_origin(facts, 'master_port')}"
+            )
     master_addr = facts.get("master_addr", options.master_addr)
     if master_addr is not None:
         return master_addr, master_port
@@ -148,6 +161,12 @@ def _master(options: LaunchOptions, facts: _Facts, place: _Place) -> tuple[str, 
         )
     facts.origins["master_addr"] = "default" if not multi_node else "platform rank table"
     return master_addr, master_port
+
+
+def _origin(facts: _Facts, name: str) -> str:
+    """`` (from MA_NUM_HOSTS)`` when a platform variable, not a flag, gave the value."""
+    origin = facts.origins.get(name, "flag")
+    return "" if origin == "flag" else f" (from {origin})"
 
 
 def _int(what: str, value: str | None, default: int) -> int:
@@ -185,9 +204,10 @@ def _devices(
     origins: dict[str, str],
 ) -> tuple[int, tuple[str, ...], dict[str, str]]:
     """Processes on this node, the device id of each, and their device IPs when known."""
-    if server is not None:
-        return _table_devices(server, requested, origins)
     found = discover_devices(env, root)
+    if server is not None:
+        _check_rank_count(len(server.devices), found, f"the rank table's server {server.server_id}")
+        return _table_devices(server, requested, origins)
     # "0" is how ModelArts says MA_NUM_GPUS on a CPU-only job: count what is there.
     if requested in (None, "auto", "0"):
         count = len(found.ids) or 1
@@ -196,12 +216,26 @@ def _devices(
         count = _int("--nproc-per-node", requested, 1)
         if count < 1:
             raise AscendifyError(f"--nproc-per-node must be at least 1, got {count}")
+    _check_rank_count(count, found, "--nproc-per-node")
     ids = found.ids[:count] if len(found.ids) >= count else tuple(str(i) for i in range(count))
     if found.kind == "cpu" and options.hccn_conf is None:
         return count, ids, {}
     ips, source = device_ips(env, ids, options.hccn_conf, root)
     origins["device_ips"] = source
     return count, ids, ips
+
+
+def _check_rank_count(count: int, found: LocalDevices, what: str) -> None:
+    """No more ranks than cards on an accelerator node, and never more than the stated maximum."""
+    if count > MAX_RANKS_PER_NODE:
+        raise AscendifyError(
+            f"{what} asks for {count} ranks on this node; at most {MAX_RANKS_PER_NODE} are supported"
+        )
+    if found.kind != "cpu" and count > len(found.ids):
+        raise AscendifyError(
+            f"{what} asks for {count} ranks on this node but it has {len(found.ids)} "
+            f"{found.kind.upper()} device(s) ({found.reason})"
+        )
 
 
 def _table_devices(
@@ -259,15 +293,15 @@ def _cwd(options: LaunchOptions, env: Mapping[str, str]) -> Path:
     return options.cwd.absolute() if options.cwd is not None else Path.cwd()
 
 
-def _log_dir(options: LaunchOptions, env: Mapping[str, str], cwd: Path) -> Path:
+def _log_dir(options: LaunchOptions, env: Mapping[str, str]) -> Path:
     if options.log_dir is not None:
         return options.log_dir.absolute()
     if options.modelarts:
         for variable in ("BATCH_TASK_LOG_PATH", "MA_LOG_DIR"):
             if env.get(variable) and Path(env[variable]).is_dir():
                 return Path(env[variable])
-    # A fresh directory per run so that no earlier run's logs are overwritten.
-    return cwd / "ascendify_logs" / f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    # A fresh directory per run so that no earlier run's logs are overwritten, outside the project.
+    return cache_dir(env) / "logs" / f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
 
 
 def _own_address() -> str:

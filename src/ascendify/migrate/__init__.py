@@ -29,6 +29,7 @@ from ascendify.migrate._rule import (
     checks,
     iter_rules,
     load_rules,
+    opt_in_codes,
 )
 from ascendify.migrate._run import run_migration
 from ascendify.migrate._settings import Settings
@@ -77,6 +78,7 @@ __all__ = [
     "load_rules",
     "migrate_source",
     "migrate_tree",
+    "opt_in_codes",
     "plan_tree",
     "prepare_output",
     "run_migration",

@@ -112,13 +112,13 @@ def _migrate_module(
     path: str,
 ) -> FileResult:
     facts = load_facts(settings.torch_npu_version)
-    context = Context(SourceText(text), NameResolver(), facts, settings, path=path)
+    context = Context(SourceText(text), NameResolver(), facts, settings, path=path, module=module)
     findings = list(_import_pass(context, module, registry))
     lines = None
     if not settings.modes.visit_everything:  # mode rules look beyond CUDA idioms
         lines = _trigger_lines(data, context.names, registry)
     findings.extend(_walk(context, module, registry, lines))
-    applied = _without_overlaps(_kept(findings, context.source, settings))
+    applied = _without_overlaps(_unshielded(_kept(findings, context.source, settings)))
     for finisher in registry.finishers:
         applied.extend(_kept(finisher(context, module, applied), context.source, settings))
     changes = tuple(finding.change() for finding in applied)
@@ -208,8 +208,20 @@ def _kept(findings: Iterable[Finding], source: SourceText, settings: Settings) -
         finding
         for finding in findings
         if (settings.select is None or finding.rule.code in settings.select)
+        and (not finding.rule.opt_in or finding.rule.code in settings.enabled)
         and settings.modes.target in finding.rule.targets
         and not is_suppressed(source, {finding.start_line, finding.end_line}, finding.rule.code)
+    ]
+
+
+def _unshielded(findings: list[Finding]) -> list[Finding]:
+    """Findings without the edits that fall on lines a ``keeps_lines`` rule keeps as written."""
+    kept = [(f.start_line, f.end_line) for f in findings if f.rule.keeps_lines]
+    return [
+        finding
+        for finding in findings
+        if finding.edit is None
+        or not any(start <= finding.start_line <= end for start, end in kept)
     ]
 
 

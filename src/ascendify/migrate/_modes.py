@@ -70,7 +70,11 @@ class Modes:
     @property
     def visit_everything(self) -> bool:
         """Modes whose rules look at code without CUDA idioms (data loaders, file APIs, user names,
-        unsupported APIs)."""
+        every file that imports torch for ``-s``, unsupported APIs)."""
         return bool(
-            self.modelarts or self.distributed or self.user_rules or self.replace_unsupported
+            self.modelarts
+            or self.distributed
+            or self.user_rules
+            or self.specify_device
+            or self.replace_unsupported
         )

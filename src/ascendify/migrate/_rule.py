@@ -23,6 +23,7 @@ from enum import Enum
 from functools import cache
 from typing import ClassVar, TypeVar
 
+from ascendify.errors import AscendifyError
 from ascendify.migrate._modes import Modes, Target
 from ascendify.migrate._names import NameResolver
 from ascendify.migrate._settings import Settings
@@ -74,6 +75,8 @@ class Rule:
     targets: ClassVar[frozenset[Target]] = frozenset({Target.NPU})  # targets whose runs apply it
     priority: ClassVar[int] = 0  # lower wins overlapping edits (user rules: -1)
     mode: ClassVar[str] = ""  # the option enabling it ("portable", "distributed", ...) or ""
+    keeps_lines: ClassVar[bool] = False  # its findings' lines are left as they are (no edits)
+    opt_in: ClassVar[bool] = False  # runs only when the user enables its code (--enable)
 
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()
@@ -125,6 +128,7 @@ class Context:
     facts: TorchNpuFacts
     settings: Settings
     path: str = ""  # of the file, relative to SRC ("" when migrating a lone source)
+    module: ast.Module = field(default_factory=lambda: ast.Module(body=[], type_ignores=[]))
     cache: dict[tuple[str, int], object] = field(default_factory=dict)  # per-file scratch
 
     @property
@@ -253,3 +257,14 @@ def iter_rules(mode: str | None = "") -> Iterator[type[Rule]]:
     for rule in load_rules().rules.values():
         if mode is None or rule.mode == mode:
             yield rule
+
+
+def opt_in_codes(codes: Iterable[str]) -> frozenset[str]:
+    """The codes a user enables (``--enable``), checked to name opt-in rules."""
+    opt_in = sorted(rule.code for rule in load_rules().rules.values() if rule.opt_in)
+    for code in codes:
+        if code not in opt_in:
+            raise AscendifyError(
+                f"--enable {code}: not an opt-in rule (opt-in rules: {', '.join(opt_in)})"
+            )
+    return frozenset(codes)

@@ -15,6 +15,7 @@ class Settings:
     torch_npu_version: str = DEFAULT_VERSION
     max_bytes: int = 10 * 1024 * 1024  # larger files are copied unchanged and reported
     select: frozenset[str] | None = None  # rule codes to run; None runs every rule
+    enabled: frozenset[str] = frozenset()  # codes of opt-in rules to run as well
     modes: Modes = field(default_factory=Modes)  # target and modes (ascendify.migrate._modes)
 
 

@@ -96,9 +96,10 @@ def write_extras(modes: Modes, result: TreeResult) -> list[str]:
     if directory is None:
         return []
     written = []
-    if modes.target is Target.PORTABLE and result.with_status("changed"):
-        _copy_template(f"{HELPER_MODULE}.py.txt", directory / f"{HELPER_MODULE}.py")
-        written.append(f"{HELPER_MODULE}.py")
+    if modes.target is Target.PORTABLE:
+        for folder in helper_folders(directory, result):
+            _copy_template(f"{HELPER_MODULE}.py.txt", directory / folder / f"{HELPER_MODULE}.py")
+            written.append((folder / f"{HELPER_MODULE}.py").as_posix())
     if modes.distributed is not None:
         script = directory / DISTRIBUTED_SCRIPT
         script.write_text(distributed_script(modes.distributed.main), encoding="utf-8")
@@ -119,6 +120,23 @@ def write_extras(modes: Modes, result: TreeResult) -> list[str]:
         init.write_text(library_source(used), encoding="utf-8")
         written.append(f"{PACKAGE}/ ({', '.join(sorted(used))})")
     return written
+
+
+def helper_folders(directory: Path, result: TreeResult) -> list[Path]:
+    """Where the portable helper goes: beside every result file that imports it, and in every folder
+    above those up to the result root.
+
+    Python finds ``import portable_device`` in the folder of the script it started (``python
+    codes/run.py``, ``cd gan && python gan.py``) or in a folder on ``sys.path`` above an imported
+    package's module, so a copy in each of those folders serves the script however it is started.
+    """
+    importing = re.compile(rf"^[ \t]*import {HELPER_MODULE}\b", re.MULTILINE)
+    folders: set[Path] = set()
+    for outcome in result.with_status("changed"):
+        relative = Path(outcome.path)
+        if importing.search((directory / relative).read_text(encoding="utf-8", errors="replace")):
+            folders.update(relative.parents)
+    return sorted(folders)
 
 
 def _replacements_used(result: TreeResult, directory: Path) -> set[str]:

@@ -19,6 +19,7 @@ from ascendify.storage._errors import (
     NoSuchKeyError,
     StorageError,
     TransferError,
+    UnsafeKeyError,
 )
 from ascendify.storage._plan import Channel, ChannelPlan, plan_channels
 from ascendify.storage._remote import S3Settings, Secret
@@ -61,6 +62,7 @@ __all__ = [
     "Secret",
     "StorageError",
     "TransferError",
+    "UnsafeKeyError",
     "UploadHistory",
     "copy_tree",
     "plan_channels",

@@ -31,6 +31,14 @@ class UploadHistory:
     channel: Channel
     rounds: list[CopyResult] = field(default_factory=list)
     hashes: ContentHashes = field(default_factory=ContentHashes)
+    warned: set[str] = field(default_factory=set)  # left-out entries already logged
+
+    def record(self, result: CopyResult) -> list[str]:
+        """Add a round; return the left-out entries not reported by an earlier round."""
+        self.rounds.append(result)
+        new = [entry for entry in result.left_out if entry not in self.warned]
+        self.warned.update(new)
+        return new
 
     def summary(self) -> str:
         uploaded = {name for result in self.rounds for name in result.copied}
@@ -81,7 +89,8 @@ class JobChannels:
 
     def __enter__(self) -> JobChannels:
         self._check_remotes()
-        for channel in (*self.plan.remote_inputs, *self.plan.remote_outputs):
+        # Input dirs are made by the download, once every object key is known to stay inside.
+        for channel in self.plan.remote_outputs:
             os.makedirs(channel.local_dir, exist_ok=True)
         for channel in self.plan.remote_inputs:
             result = self._copy(channel.url, channel.local_dir, channel.name, self._progress)
@@ -132,7 +141,8 @@ class JobChannels:
                 except StorageError as error:
                     failures.append(error)
                 else:
-                    history.rounds.append(result)
+                    for entry in history.record(result):
+                        self._log(f"ascendify: {channel.name}: not uploaded: {entry}")
         if failures:
             raise type(failures[0])("; ".join(map(str, failures)))
 

@@ -11,7 +11,10 @@ avoided where an exact cheaper proof exists:
 * upload: hashes are cached by (path, size, mtime), so a periodic upload hashes a file once, not
   every round.
 
-Nothing at the destination is ever deleted.
+Nothing at the destination is ever deleted, and nothing is written outside it: a download whose
+object keys would land outside the local root (``a/../../x``, ``data//abs/path``, a path through a
+link out of the root) is refused before anything is written, and an upload never follows a link
+out of its local root nor around a link loop (those are left out and named in the result).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import hashlib
 import os
 import posixpath
 import shutil
+import stat
 import sys
 import threading
 import time
@@ -40,6 +44,7 @@ from ascendify.storage._errors import (
     NoSpaceError,
     NoSuchKeyError,
     StorageError,
+    UnsafeKeyError,
     translate,
 )
 from ascendify.storage._remote import S3Settings, bucket_of, is_remote, local_path, remote_path
@@ -59,6 +64,7 @@ class CopyResult:
     skipped: tuple[str, ...]
     bytes_copied: int
     seconds: float
+    left_out: tuple[str, ...] = ()  # local entries not uploaded, each with the reason
 
     def describe(self) -> str:
         return (
@@ -199,19 +205,70 @@ def _remote_files(fs: Any, root: str) -> dict[str, _RemoteFile]:
     return found
 
 
-def _local_files(root: Path) -> dict[str, tuple[Path, int]]:
-    """Files under ``root`` with their sizes; files that vanish while we look are left out."""
+def _inside(path: str, root: str) -> bool:
+    return path != root and os.path.commonpath((path, root)) == root
+
+
+def _local_files(root: Path) -> tuple[dict[str, tuple[Path, int]], list[str]]:
+    """Regular files under ``root`` with their sizes, and what was left out and why.
+
+    Links are followed only while they stay inside ``root`` and do not lead back to a directory
+    being walked (a loop); files that vanish while we look are left out silently.
+    """
+    top = os.path.realpath(root)
     found: dict[str, tuple[Path, int]] = {}
-    for directory, _, names in os.walk(root, followlinks=True):
-        for name in names:
-            path = Path(directory, name)
-            try:
-                size = path.stat().st_size
-            except FileNotFoundError:
+    left_out: list[str] = []
+    pending: list[tuple[str, str, tuple[str, ...]]] = [(str(root), "", (top,))]
+    while pending:
+        directory, prefix, walked = pending.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            left_out.append(f"{prefix or './'}: cannot be read ({error.strerror})")
+            continue
+        for entry in entries:
+            relative = prefix + entry.name
+            if entry.name.endswith(PARTIAL_SUFFIX):
                 continue
-            if not name.endswith(PARTIAL_SUFFIX):
-                found[path.relative_to(root).as_posix()] = (path, size)
-    return found
+            real = os.path.realpath(entry.path)
+            link = entry.is_symlink()
+            if link and not _inside(real, top):
+                left_out.append(f"{relative}: a link to {real}, outside {root}")
+                continue
+            try:
+                info = os.stat(entry.path)
+            except FileNotFoundError:
+                if link:
+                    left_out.append(f"{relative}: a link to nothing ({real})")
+                continue
+            except OSError as error:
+                left_out.append(f"{relative}: {error.strerror} (a link loop)")
+                continue
+            if stat.S_ISDIR(info.st_mode):
+                if real in walked:
+                    left_out.append(f"{relative}: a link back to {real} (a loop)")
+                else:
+                    pending.append((entry.path, relative + "/", (*walked, real)))
+            elif stat.S_ISREG(info.st_mode):
+                found[relative] = (Path(entry.path), info.st_size)
+            else:
+                left_out.append(f"{relative}: not a regular file")
+    return found, sorted(left_out)
+
+
+def _staged_path(local_root: Path, relative: str, remote: _RemoteFile) -> Path:
+    """Where ``remote`` lands: inside ``local_root`` after resolving, or the key is refused."""
+    top = os.path.realpath(local_root)
+    target = os.path.realpath(os.path.join(top, relative))
+    if not _inside(target, top):
+        raise UnsafeKeyError(
+            f"object key {remote.path.partition('/')[2]!r} (in bucket "
+            f"{remote.path.partition('/')[0]!r}) would be written to {target}, outside the "
+            f"staging directory {local_root}: nothing was downloaded"
+        )
+    return Path(target)
 
 
 def _check_space(local_root: Path, remote: dict[str, _RemoteFile]) -> None:
@@ -353,27 +410,34 @@ class _Transfer:
 
 def _download_plan(
     fs: Any, remote_url: str, local_root: Path, hashes: ContentHashes
-) -> list[_Transfer]:
+) -> tuple[list[_Transfer], list[str]]:
     remote = _remote_files(fs, remote_path(remote_url))
     if not remote:
         raise NoSuchKeyError(f"no object or prefix {remote_url} to download")
+    # Every key is checked before anything is written: one bad key stops the whole staging.
+    targets = {
+        relative: _staged_path(local_root, relative, item) for relative, item in remote.items()
+    }
+    local_root.mkdir(parents=True, exist_ok=True)
     for stale in local_root.rglob(f"*{PARTIAL_SUFFIX}"):
         stale.unlink()  # left by an interrupted run; the ranks must not see it
     _check_space(local_root.absolute(), remote)
-    return [
+    transfers = [
         _Transfer(
-            relative, item.size, partial(_download, fs, item, local_root / relative, hashes=hashes)
+            relative, item.size, partial(_download, fs, item, targets[relative], hashes=hashes)
         )
         for relative, item in remote.items()
     ]
+    return transfers, []
 
 
 def _upload_plan(
     fs: Any, remote_url: str, local_root: Path, hashes: ContentHashes
-) -> list[_Transfer]:
+) -> tuple[list[_Transfer], list[str]]:
     root = remote_path(remote_url)
     remote = _remote_files(fs, root)
-    return [
+    files, left_out = _local_files(local_root)
+    transfers = [
         _Transfer(
             relative,
             size,
@@ -381,8 +445,9 @@ def _upload_plan(
                 _upload, fs, path, f"{root}/{relative}", remote=remote.get(relative), hashes=hashes
             ),
         )
-        for relative, (path, size) in _local_files(local_root).items()
+        for relative, (path, size) in files.items()
     ]
+    return transfers, left_out
 
 
 def copy_tree(
@@ -401,7 +466,10 @@ def copy_tree(
     nothing at the destination is deleted. ``settings`` default to the process environment;
     ``workers`` transfers run at once; ``progress`` defaults to "stderr is a terminal"; pass one
     ``hashes`` to repeated uploads of the same tree. Raises a :class:`StorageError` naming the
-    cause; a download of a URL with no objects raises :class:`NoSuchKeyError`.
+    cause; a download of a URL with no objects raises :class:`NoSuchKeyError`, one with a key that
+    would land outside ``dst_url`` raises :class:`UnsafeKeyError` before anything is written. An
+    upload leaves out links out of ``src_url``, link loops and non-regular files
+    (:attr:`CopyResult.left_out` names them).
     """
     settings = settings or S3Settings.from_env(os.environ)
     downloading = is_remote(src_url)
@@ -416,7 +484,9 @@ def copy_tree(
     started = time.perf_counter()
     plan = _download_plan if downloading else _upload_plan
     try:
-        transfers = plan(fs, remote_url, Path(local_path(local)), hashes or ContentHashes())
+        transfers, left_out = plan(
+            fs, remote_url, Path(local_path(local)), hashes or ContentHashes()
+        )
         show = sys.stderr.isatty() if progress is None else progress
         with _progress(show, label or remote_url, sum(t.size for t in transfers)) as advance:
             jobs = [partial(t.run, advance=advance) for t in transfers]
@@ -435,4 +505,5 @@ def copy_tree(
         skipped=tuple(t.relative for t, did in zip(transfers, moved, strict=True) if not did),
         bytes_copied=sum(t.size for t in copied),
         seconds=time.perf_counter() - started,
+        left_out=tuple(left_out),
     )

@@ -37,6 +37,10 @@ class NoSuchKeyError(StorageError):
     """An input URL names neither an object nor a prefix holding objects."""
 
 
+class UnsafeKeyError(StorageError):
+    """An object key would be written outside the staging directory (``..``, ``//abs``, a link)."""
+
+
 class NoSpaceError(StorageError):
     """The local disk cannot hold what an input channel still has to download."""
 

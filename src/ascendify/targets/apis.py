@@ -177,10 +177,15 @@ _EXPLICIT: tuple[ApiTarget, ...] = (
     _report(
         "torch.cuda.nccl", "NCCL bindings have no NPU counterpart; use torch.distributed (hccl)"
     ),
+    # torch_npu.npu.mstx is a class of static methods (it shadows its module): same arguments.
+    *(
+        ApiTarget(f"torch.cuda.nvtx.{name}", f"torch_npu.npu.mstx.{name}", Safety.SAFE)
+        for name in ("range_push", "range_pop", "mark")
+    ),
     _report(
         "torch.cuda.nvtx",
-        "NVTX markers have no NPU counterpart; torch_npu.npu.mstx.mark/range_push/range_pop "
-        "give msprof markers",
+        "this NVTX call has no NPU counterpart; torch_npu.npu.mstx (mark, range_push/range_pop, "
+        "range_start/range_end) gives msprof markers",
     ),
     _report(
         "torch.cuda.profiler",
@@ -234,6 +239,12 @@ _EXPLICIT: tuple[ApiTarget, ...] = (
         for name in ("CUDAExtension", "load", "load_inline")
     ),
 )
+
+# TF32 switches and their NPU counterparts: HF32 rounds differently, so the rewrite is opt-in.
+HF32_FLAGS: dict[str, str] = {
+    "torch.backends.cuda.matmul.allow_tf32": "torch_npu.npu.matmul.allow_hf32",
+    "torch.backends.cudnn.allow_tf32": "torch_npu.npu.conv.allow_hf32",
+}
 
 _BY_CUDA_NAME: dict[str, ApiTarget] = {target.cuda: target for target in _EXPLICIT}
 

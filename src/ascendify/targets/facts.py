@@ -33,9 +33,19 @@ class TorchNpuFacts:
         while module:
             if module in self.public_names:
                 rest = qualified_name[len(module) + 1 :]
-                return not rest or rest.split(".", 1)[0] in self.public_names[module]
+                return (
+                    not rest
+                    or rest.split(".", 1)[0] in self.public_names[module]
+                    or (self._shadowed(module) and "." not in rest)
+                )
             module = module.rpartition(".")[0]
         return False
+
+    def _shadowed(self, module: str) -> bool:
+        """Whether a package binds, over its submodule ``x``, the object ``x`` that the submodule
+        exports (``from .mstx import mstx``): then ``package.x.name`` is a member of that object."""
+        package, _, last = module.rpartition(".")
+        return last in self.public_names.get(package, ()) and last in self.public_names[module]
 
     def has_npu_kernel(self, aten_overload: str) -> bool:
         """Whether an aten overload (``"addmm"`` for the default one, ``"addmm.out"``) has an NPU kernel."""

@@ -16,6 +16,7 @@ HELPER_DEVICE_TYPE = f"{HELPER_MODULE}.device_type()"
 HELPER_DEVICE = f"{HELPER_MODULE}.device"
 HELPER_BACKEND = f"{HELPER_MODULE}.backend()"
 HELPER_DEVICE_IDS = f"{HELPER_MODULE}.device_ids"
+HELPER_IS_AVAILABLE = f"{HELPER_MODULE}.is_available()"
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,14 @@ _HELPER_FUNCTIONS = (
     "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor",
 )  # fmt: skip
 
+# The dtype of each legacy CUDA tensor type, for ``x.type(torch.cuda.FloatTensor)`` and
+# ``isinstance(x, torch.cuda.FloatTensor)``, where a constructor cannot stand in for the type.
+LEGACY_TENSOR_DTYPES: dict[str, str] = {
+    "FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
+    "BFloat16Tensor": "bfloat16", "LongTensor": "int64", "IntTensor": "int32",
+    "ShortTensor": "int16", "CharTensor": "int8", "ByteTensor": "uint8", "BoolTensor": "bool",
+}  # fmt: skip
+
 # Members that torch.cpu has too, so ``portable_device.module().X`` works on every device.
 _DEVICE_MODULE_MEMBERS = ("Stream", "StreamContext", "current_stream", "stream", "is_initialized")
 
@@ -50,6 +59,9 @@ PORTABLE_TARGETS: tuple[PortableTarget, ...] = (
         PortableTarget(f"torch.cuda.{name}", f"{HELPER_MODULE}.module().{name}", Safety.SAFE)
         for name in _DEVICE_MODULE_MEMBERS
     ),
+    # torch.cpu has no is_bf16_supported: False without an accelerator, as torch.cuda's is there.
+    PortableTarget("torch.cuda.is_bf16_supported",
+                   f'getattr({HELPER_MODULE}.module(), "is_bf16_supported", bool)', Safety.SAFE),
     # torch.cuda.amp: torch.amp takes the device type as its first argument (added by the rule).
     PortableTarget("torch.cuda.amp", "torch.amp", Safety.SAFE),
     PortableTarget("torch.cuda.amp.autocast", "torch.amp.autocast", Safety.SAFE),

@@ -125,8 +125,9 @@ class SetEpoch(Rule):
 
 class WrapModel(Rule):
     """What it does: wraps the model variable (``-t``, default ``model``) in
-    ``DistributedDataParallel`` right after the last statement that creates it or moves it to its
-    device, unless the file already wraps it.
+    ``DistributedDataParallel`` right after the last statement that creates it, moves it to its
+    device or rebinds it in a block (``if args.amp: model, optimizer = amp.initialize(...)``),
+    unless the file already wraps it.
 
     Why: DDP averages the gradients of all cards, so every process keeps the same weights.
 
@@ -380,7 +381,7 @@ def check_model(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator
     for body in _statement_lists(node):
         last = None
         for stmt in body:
-            if _places_model(ctx, stmt, mode.model):
+            if _places_model(ctx, stmt, mode.model) or _rebinds_model_inside(ctx, stmt, mode.model):
                 last = stmt
         if last is not None:
             yield _wrap_after(ctx, last, mode.model)
@@ -414,6 +415,28 @@ def _places_model(ctx: Context, stmt: ast.stmt, model: str) -> bool:
             and func.attr in _MOVES
             and ctx.segment(func.value) == model
         )
+    return False
+
+
+def _rebinds_model_inside(ctx: Context, stmt: ast.stmt, model: str) -> bool:
+    """A block that rebinds the model from a call, as a conditional
+    ``model, optimizer = amp.initialize(model, optimizer)`` does (apex wants amp before DDP)."""
+    if not isinstance(stmt, ast.If | ast.With | ast.Try):
+        return False
+    for inner in ast.walk(stmt):
+        if (
+            isinstance(inner, ast.Assign)
+            and isinstance(inner.value, ast.Call)
+            # a DataParallel wrapper is removed (DST204), not something to wrap after
+            and not (ctx.names.qualified_name(inner.value.func) or "").endswith("DataParallel")
+        ):
+            names = [
+                element
+                for target in inner.targets
+                for element in (target.elts if isinstance(target, ast.Tuple) else [target])
+            ]
+            if any(ctx.segment(name) == model for name in names):
+                return True
     return False
 
 

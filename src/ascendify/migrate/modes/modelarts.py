@@ -48,8 +48,13 @@ PATH_PARAMETERS: tuple[PathParameter, ...] = (
     _p("os.path.isdir", 0, "path"),
     _p("os.path.getsize", 0, "filename"),
     _p("shutil.copy", 0, "src"),
+    _p("shutil.copy", 1, "dst"),
     _p("shutil.copyfile", 0, "src"),
+    _p("shutil.copyfile", 1, "dst"),
     _p("shutil.copytree", 0, "src"),
+    _p("shutil.copytree", 1, "dst"),
+    _p("shutil.move", 0, "src"),
+    _p("shutil.move", 1, "dst"),
     _p("shutil.rmtree", 0, "path"),
     _p("glob.glob", 0, "pathname"),
     _p("tarfile.open", 0, "name"),
@@ -81,7 +86,9 @@ PATH_PARAMETERS: tuple[PathParameter, ...] = (
     _p("torchvision.datasets.CIFAR10", 0, "root"),
     _p("torchvision.datasets.CIFAR100", 0, "root"),
 )
-_BY_NAME = {parameter.callable: parameter for parameter in PATH_PARAMETERS}
+_BY_NAME: dict[str, list[PathParameter]] = {}
+for _parameter in PATH_PARAMETERS:
+    _BY_NAME.setdefault(_parameter.callable, []).append(_parameter)
 
 
 class ModelArtsPath(Rule):
@@ -144,9 +151,17 @@ def _modelarts_run(modes: Modes) -> bool:
 def check_path(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
     name = _callable_name(ctx, node)
-    parameter = _BY_NAME.get(name or "")
-    if parameter is None:
-        return
+    for parameter in _BY_NAME.get(name or "", ()):
+        argument = _path_argument(node, parameter)
+        if argument is None or _is_wrapped(argument) or _opens_a_file(ctx, argument):
+            continue
+        text = f"{_WRAP}({ctx.segment(argument)})"
+        yield ModelArtsPath.finding(
+            argument, f"{name} path -> {_WRAP}(...)", ctx.replace(argument, text)
+        )
+
+
+def _path_argument(node: ast.Call, parameter: PathParameter) -> ast.expr | None:
     argument = next(
         (k.value for k in node.keywords if parameter.keyword and k.arg == parameter.keyword), None
     )
@@ -158,12 +173,12 @@ def check_path(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[
         and not any(isinstance(arg, ast.Starred) for arg in node.args[: position + 1])
     ):
         argument = node.args[position]
-    if argument is None or _is_wrapped(argument):
-        return
-    text = f"{_WRAP}({ctx.segment(argument)})"
-    yield ModelArtsPath.finding(
-        argument, f"{name} path -> {_WRAP}(...)", ctx.replace(argument, text)
-    )
+    return argument
+
+
+def _opens_a_file(ctx: Context, node: ast.expr) -> bool:
+    """``torch.save(state, open(path, "wb"))``: the argument is a file; its own path is wrapped."""
+    return isinstance(node, ast.Call) and _callable_name(ctx, node) in _BY_NAME
 
 
 def _is_wrapped(node: ast.expr) -> bool:

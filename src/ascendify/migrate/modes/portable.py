@@ -26,7 +26,17 @@ from ascendify.migrate._rule import (
 from ascendify.migrate.modes._insert import imports_module, insert_lines, local_name_of
 from ascendify.migrate.rules import devices as _npu_devices  # noqa: F401  (registers the slot kinds)
 from ascendify.migrate.rules import distributed as _npu_distributed  # noqa: F401
-from ascendify.migrate.rules._literals import _KINDS, Parameter, SlotKind, literal_edit, slot_kind
+from ascendify.migrate.rules._literals import (
+    _KINDS,
+    Parameter,
+    SlotKind,
+    literal_edit,
+    slot_kind,
+    slot_literals,
+)
+from ascendify.migrate.rules._own import is_own_member
+from ascendify.migrate.rules.devices import DeviceIndex, device_index
+from ascendify.migrate.rules.methods import is_chosen_method
 from ascendify.targets import Safety
 from ascendify.targets.devices import CUDA_DEFAULT_DEVICE_CALLS, CUDA_DEVICE_TYPE
 from ascendify.targets.portable import (
@@ -34,7 +44,9 @@ from ascendify.targets.portable import (
     HELPER_DEVICE,
     HELPER_DEVICE_IDS,
     HELPER_DEVICE_TYPE,
+    HELPER_IS_AVAILABLE,
     HELPER_MODULE,
+    LEGACY_TENSOR_DTYPES,
     portable_target,
 )
 
@@ -51,8 +63,9 @@ class ImportPortableDevice(Rule):
     """What it does: inserts ``import portable_device`` (and ``import torch`` if the file lacks it)
     after the file's imports when a rewrite calls the generated helper module.
 
-    Why: the helper answers what public torch APIs cannot on every device; it is copied into the
-    result root, so scripts run from there (or with it on ``PYTHONPATH``) import it.
+    Why: the helper answers what public torch APIs cannot on every device; it is copied beside
+    every file that imports it and into each folder above, up to the result root, so every script
+    finds it however it is started.
 
     Example: a file whose ``torch.cuda.synchronize()`` became ``portable_device.synchronize()``
     gains ``import portable_device``.
@@ -166,7 +179,10 @@ class PortableCudaMethod(Rule):
     Example: ``images = images.cuda(non_blocking=True)`` becomes
     ``images = images.to(portable_device.device(), non_blocking=True)``.
 
-    Fix safety: safe. A user method named ``cuda`` cannot be told apart (as for NPU201).
+    A method picked by a conditional (``(x.cuda if gpu else x.cpu)()``) becomes a callable that
+    does the same move.
+
+    Fix safety: safe. The project's own ``cuda`` methods are left (NPU203).
     """
 
     code = "PRT201"
@@ -218,6 +234,28 @@ class PortableDevice(Rule):
     targets = _PORTABLE
     mode = "portable"
     triggers = (b"cuda",)
+
+
+class PortableDeviceIndex(Rule):
+    """What it does: turns a bare device index passed to ``.to(...)`` (the places NPU304 edits)
+    into the host's device: ``model.to(local_rank)`` becomes
+    ``model.to(portable_device.device(local_rank))``.
+
+    Why: an integer means a CUDA device to torch, which a CPU-only or NPU host does not have.
+
+    Example: ``source = source.to(self.gpu_id)`` becomes
+    ``source = source.to(portable_device.device(self.gpu_id))``.
+
+    Fix safety: unsafe: a variable is taken to be an index by its name (as for NPU304).
+    """
+
+    code = "PRT303"
+    name = "portable-device-index"
+    summary = "integer device index in .to() -> the host's device"
+    safety = Safety.UNSAFE
+    targets = _PORTABLE
+    mode = "portable"
+    triggers = DeviceIndex.triggers
 
 
 class PortableMapLocation(Rule):
@@ -334,6 +372,10 @@ def check_cuda_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iter
         return
     if not isinstance(node.ctx, ast.Load):
         return
+    legacy = _legacy_type_use(ctx, node, parent, qualified)
+    if legacy is not None:
+        yield legacy
+        return
     local = node.id if isinstance(node, ast.Name) else _root(node)
     new = target.portable + tail
     current = _moved(ctx).get(local, binding.qualified)
@@ -342,6 +384,58 @@ def check_cuda_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iter
         return
     text = local + new[len(current) :] if new.startswith(current + ".") else _spell(ctx, new)
     yield PortableApi.finding(node, f"{qualified} -> {new}", ctx.replace(node, text))
+
+
+def _legacy_type_use(
+    ctx: Context, node: ast.expr, parent: ast.AST | None, qualified: str
+) -> Finding | None:
+    """``x.type(torch.cuda.FloatTensor)`` and ``isinstance(x, torch.cuda.FloatTensor)``: the
+    portable constructor is a function, not a type, so the whole call is spelled out."""
+    _, _, name = qualified.rpartition(".")
+    dtype = LEGACY_TENSOR_DTYPES.get(name)
+    if dtype is None or qualified != f"torch.cuda.{name}":
+        return None
+    torch = _spell(ctx, "torch")
+    if not (isinstance(parent, ast.Call) and parent.func is node):
+        # Tensor = torch.cuda.FloatTensor: a value that may reach .type() or isinstance, so it
+        # must stay a type: the device module's own legacy type, the CPU one without accelerator.
+        text = f'getattr({HELPER_MODULE}.module(), "{name}", {torch}.{name})'
+        if not _is_type_or_isinstance_argument(parent, node):
+            return PortableApi.finding(node, f"{qualified} -> {text}", ctx.replace(node, text))
+    if not isinstance(parent, ast.Call) or parent.keywords:
+        return None
+    func = parent.func
+    if isinstance(func, ast.Attribute) and func.attr == "type" and parent.args == [node]:
+        _, value_end = ctx.span(func.value)
+        _, end = ctx.span(parent)
+        text = f".to({HELPER_DEVICE}(), {torch}.{dtype})"
+        return PortableApi.finding(
+            node, f".type({qualified}) -> {text}", Edit(value_end, end, text)
+        )
+    if (
+        isinstance(func, ast.Name)
+        and func.id == "isinstance"
+        and len(parent.args) == 2
+        and parent.args[1] is node
+    ):
+        value = ctx.segment(parent.args[0])
+        text = (
+            f"(isinstance({value}, {torch}.Tensor) and {value}.dtype == {torch}.{dtype} "
+            f'and {value}.device.type != "cpu")'
+        )
+        return PortableApi.finding(
+            node, f"isinstance(..., {qualified}) -> {text}", ctx.replace(parent, text)
+        )
+    return None
+
+
+def _is_type_or_isinstance_argument(parent: ast.AST | None, node: ast.expr) -> bool:
+    if not isinstance(parent, ast.Call):
+        return False
+    func = parent.func
+    if isinstance(func, ast.Attribute) and func.attr == "type":
+        return parent.args == [node]
+    return isinstance(func, ast.Name) and func.id == "isinstance" and parent.args[1:] == [node]
 
 
 def _root(node: ast.expr) -> str:
@@ -458,6 +552,7 @@ def check_cuda_method(ctx: Context, node: ast.AST, parent: ast.AST | None) -> It
         isinstance(func, ast.Attribute)
         and func.attr == "cuda"
         and ctx.names.qualified_name(func.value) is None
+        and not is_own_member(ctx, func)
     ) or any(isinstance(arg, ast.Starred) for arg in node.args):
         return
     device_args = [ctx.segment(arg) for arg in node.args[:1]]
@@ -482,10 +577,31 @@ def check_cuda_method(ctx: Context, node: ast.AST, parent: ast.AST | None) -> It
 @checks(ast.Attribute)
 def check_is_cuda(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Attribute)
-    if node.attr == "is_cuda" and isinstance(node.ctx, ast.Load):
+    if node.attr == "is_cuda" and isinstance(node.ctx, ast.Load) and not is_own_member(ctx, node):
         text = f'({ctx.segment(node.value)}.device.type != "cpu")'
         yield PortableIsCuda.finding(
             node, ".is_cuda -> on-accelerator test", ctx.replace(node, text)
+        )
+    elif (
+        is_chosen_method(node, parent)
+        and ctx.names.qualified_name(node.value) is None
+        and not is_own_member(ctx, node)
+    ):
+        # (x.cuda if gpu else x.cpu)(...): a callable that moves x to the host's device.
+        target = ctx.segment(node.value)
+        text = f"(lambda *args, **kwargs: {target}.to({HELPER_DEVICE}(*args[:1]), **kwargs))"
+        yield PortableCudaMethod.finding(node, f".cuda -> {text}", ctx.replace(node, text))
+
+
+@only_when(_portable_run)
+@checks(ast.Call)
+def check_device_index(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Call)
+    index = device_index(node)
+    if index is not None:
+        text = f"{HELPER_DEVICE}({ctx.segment(index)})"
+        yield PortableDeviceIndex.finding(
+            index, f"device index -> {text}", ctx.replace(index, text)
         )
 
 
@@ -520,50 +636,106 @@ class _ExpressionSlotKind(SlotKind):
     """A slot kind whose literals are replaced by an expression (``expression`` of the value)."""
 
     expression: Callable[[str], str | None] = lambda value: None
+    # A literal compared with a holder, written with the given quote: the host's value where
+    # there is an accelerator, the literal itself on a CPU-only host, so that the condition keeps
+    # the truth value the original had there (on CUDA hosts, the one it had on CUDA).
+    compared: Callable[[str, str], str | None] = lambda value, quote: None
 
-    def rewrite(self, ctx: Context, slot: ast.expr, rule: type[Rule]) -> Iterator[Finding]:
+    def rewrite(
+        self, ctx: Context, slot: ast.expr, rule: type[Rule], *, compared: bool = False
+    ) -> Iterator[Finding]:
         if not _active(ctx):
             return
-        from ascendify.migrate.rules._literals import slot_literals
-
-        for literal in slot_literals(slot):
-            indexed = _indexed_fstring(ctx, literal) if rule is PortableMapLocation else None
+        for part in _alternatives(slot):
+            indexed = _indexed_device(ctx, part) if rule is PortableMapLocation else None
             if indexed is not None:
                 text = f"{HELPER_DEVICE}({indexed})"
-                yield rule.finding(literal, f"{self.label} -> {text}", ctx.replace(literal, text))
+                yield rule.finding(part, f"{self.label} -> {text}", ctx.replace(part, text))
                 continue
-            if isinstance(literal, ast.JoinedStr):
-                edited = literal_edit(ctx, literal, self.convert)
-                if edited is not None:
-                    old, new, edit = edited
-                    yield rule.finding(literal, f"{self.label} {old!r} -> {new!r}", edit)
-                continue
-            segment = ctx.segment(literal)
-            value = literal.value
-            if not (
-                isinstance(value, str)
-                and len(segment) >= 2
-                and segment[0] in "'\""
-                and segment[1:-1] == value
-            ):
-                continue
+            migrated = {
+                id(inner)
+                for node in ast.walk(part)
+                if _is_migrated_choice(node)
+                for inner in ast.walk(node)
+            }
+            for literal in slot_literals(part):
+                if id(literal) not in migrated:
+                    yield from self._rewrite_literal(ctx, literal, rule, compared)
+
+    def _rewrite_literal(
+        self, ctx: Context, literal: ast.Constant | ast.JoinedStr, rule: type[Rule], compared: bool
+    ) -> Iterator[Finding]:
+        segment = ctx.segment(literal)
+        if isinstance(literal, ast.JoinedStr):
+            inner = "'" if segment.lstrip("rRfF")[:1] == '"' else '"'
+            convert = self.convert
+            if compared:
+                convert = lambda old: _in_fstring(self.compared(old, inner))  # noqa: E731
+            edited = literal_edit(ctx, literal, convert)
+            if edited is not None:
+                old, new, edit = edited
+                yield rule.finding(literal, f"{self.label} {old!r} -> {new!r}", edit)
+            return
+        value = literal.value
+        if not (
+            isinstance(value, str)
+            and len(segment) >= 2
+            and segment[0] in "'\""
+            and segment[1:-1] == value
+        ):
+            return
+        if compared:
+            replacement = self.compared(value, segment[0])
+        else:
             expression = _map_location if rule is PortableMapLocation else self.expression
             replacement = expression(value)
-            if replacement is not None:
-                if segment[0] == "'":
-                    replacement = replacement.replace('"', "'")
-                yield rule.finding(
-                    literal,
-                    f"{self.label} {value!r} -> {replacement}",
-                    ctx.replace(literal, replacement),
-                )
+            if replacement is not None and segment[0] == "'":
+                replacement = replacement.replace('"', "'")
+        if replacement is not None:
+            yield rule.finding(
+                literal,
+                f"{self.label} {value!r} -> {replacement}",
+                ctx.replace(literal, replacement),
+            )
 
 
-def _indexed_fstring(ctx: Context, literal: ast.expr) -> str | None:
-    """The index expression of ``f"cuda:{index}"`` (torch.load needs a device object there)."""
-    if not isinstance(literal, ast.JoinedStr) or len(literal.values) != 2:
+def _is_migrated_choice(node: ast.AST) -> bool:
+    """``(... if portable_device.is_available() else "cuda")``, written by a previous run."""
+    return isinstance(node, ast.IfExp) and ast.unparse(node.test) == HELPER_IS_AVAILABLE
+
+
+def _alternatives(slot: ast.expr) -> Iterator[ast.expr]:
+    """The values a slot may take: the branches of conditionals and ``or`` (not of our own
+    ``... if portable_device.is_available() else "cuda"``, which is migrated already)."""
+    if _is_migrated_choice(slot):
+        return
+    if isinstance(slot, ast.IfExp):
+        yield from _alternatives(slot.body)
+        yield from _alternatives(slot.orelse)
+    elif isinstance(slot, ast.BoolOp):
+        for value in slot.values:
+            yield from _alternatives(value)
+    else:
+        yield slot
+
+
+def _indexed_device(ctx: Context, node: ast.expr) -> str | None:
+    """The index of ``f"cuda:{index}"`` or ``"cuda:{}".format(index)`` (torch.load needs a device
+    object there: ``"cpu:0"`` cannot be restored to)."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+        and isinstance(node.func.value, ast.Constant)
+        and node.func.value.value == CUDA_DEVICE_TYPE + ":{}"
+        and len(node.args) == 1
+        and not node.keywords
+        and not isinstance(node.args[0], ast.Starred)
+    ):
+        return ctx.segment(node.args[0])
+    if not isinstance(node, ast.JoinedStr) or len(node.values) != 2:
         return None
-    head, value = literal.values
+    head, value = node.values
     if (
         isinstance(head, ast.Constant)
         and head.value == CUDA_DEVICE_TYPE + ":"
@@ -599,15 +771,48 @@ def _map_location(value: str) -> str | None:
     return _device_expression(value)
 
 
+def _compared_device(value: str, quote: str) -> str | None:
+    """``"cuda"`` -> ``(<host type> if <accelerator> else "cuda")``; ``"cuda:0"`` as an f-string."""
+    if value != CUDA_DEVICE_TYPE and not value.startswith(CUDA_DEVICE_TYPE + ":"):
+        return None
+    inner = "'" if quote == '"' else '"'
+    choice = f"{HELPER_DEVICE_TYPE} if {HELPER_IS_AVAILABLE} else "
+    if value == CUDA_DEVICE_TYPE:
+        return f"({choice}{quote}{CUDA_DEVICE_TYPE}{quote})"
+    rest = value[len(CUDA_DEVICE_TYPE) :].replace("{", "{{").replace("}", "}}")
+    return f"f{quote}{{{choice}{inner}{CUDA_DEVICE_TYPE}{inner}}}{rest}{quote}"
+
+
+def _compared_backend(value: str, quote: str) -> str | None:
+    if value.lower() != "nccl":
+        return None
+    return f"({HELPER_BACKEND} if {HELPER_IS_AVAILABLE} else {quote}{value}{quote})"
+
+
+def _in_fstring(replacement: str | None) -> str | None:
+    """The leading text of an f-string for a compared replacement: ``{... else 'cuda'}:``."""
+    if replacement is None:
+        return None
+    if replacement.startswith("("):
+        return "{" + replacement[1:-1] + "}"
+    return replacement[2:-1]  # f"{...}:0" -> {...}:0
+
+
 def _backend_expression(value: str) -> str | None:
     return HELPER_BACKEND if value.lower() == "nccl" else None
 
 
 _EXPRESSIONS: dict[
-    str, tuple[Callable[[str], str | None], Callable[[str], str | None], type[Rule]]
+    str,
+    tuple[
+        Callable[[str], str | None],
+        Callable[[str], str | None],
+        Callable[[str, str], str | None],
+        type[Rule],
+    ],
 ] = {
-    "device": (_device_expression, _device_in_fstring, PortableDevice),
-    "backend": (_backend_expression, lambda value: None, PortableBackend),
+    "device": (_device_expression, _device_in_fstring, _compared_device, PortableDevice),
+    "backend": (_backend_expression, lambda value: None, _compared_backend, PortableBackend),
 }
 
 
@@ -617,7 +822,7 @@ def _register_portable_kinds() -> None:
         spec = _EXPRESSIONS.get(kind.label)
         if spec is None or isinstance(kind, _ExpressionSlotKind):
             continue
-        expression, convert, rule = spec
+        expression, convert, compared, rule = spec
         fields = {field.name: getattr(kind, field.name) for field in dataclasses.fields(kind)}
         fields.update(
             convert=convert,
@@ -625,6 +830,7 @@ def _register_portable_kinds() -> None:
             value_rule=rule,
             keyword_rules={keyword: PortableMapLocation for keyword in kind.keyword_rules},
             expression=expression,
+            compared=compared,
         )
         portable = {
             name: Parameter(

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ascendify.migrate._rule import Context, Edit, Finding, Rule, checks
+from ascendify.migrate.rules._flow import reaches_slot
 
 _QUOTED = re.compile(r"""([rRuUfFbB]{0,2})('''|\"\"\"|'|")""")
 
@@ -124,7 +125,10 @@ class SlotKind:
         name = holder_name(node)
         return name is not None and self.holder.search(name) is not None
 
-    def rewrite(self, ctx: Context, slot: ast.expr, rule: type[Rule]) -> Iterator[Finding]:
+    def rewrite(
+        self, ctx: Context, slot: ast.expr, rule: type[Rule], *, compared: bool = False
+    ) -> Iterator[Finding]:
+        """Rewrite the literals of a slot (``compared``: the slot is compared with a holder)."""
         for literal in slot_literals(slot):
             edited = literal_edit(ctx, literal, self.convert)
             if edited is not None:
@@ -150,9 +154,8 @@ def slot_kind(kind: SlotKind, parameters: dict[str, Parameter]) -> None:
     _KINDS.append((kind, parameters))
 
 
-@checks(ast.Call)
-def check_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
-    assert isinstance(node, ast.Call)
+def slot_arguments(ctx: Context, node: ast.Call) -> Iterator[tuple[SlotKind, ast.expr, type[Rule]]]:
+    """The arguments of a call that sit in a slot (a device or backend parameter), with their rule."""
     func = node.func
     qualified = ctx.names.qualified_name(func)
     method = f".{func.attr}" if isinstance(func, ast.Attribute) and qualified is None else None
@@ -163,17 +166,83 @@ def check_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[
             rule = parameter.rule or kind.argument_rule
             for position in parameter.positions:
                 if position < len(node.args) and not _starred_before(node, position):
-                    yield from kind.rewrite(ctx, node.args[position], rule)
+                    yield kind, node.args[position], rule
             for keyword in node.keywords:
                 if keyword.arg in parameter.keywords:
                     seen.add(keyword.arg)
-                    yield from kind.rewrite(ctx, keyword.value, rule)
+                    yield kind, keyword.value, rule
         for keyword in node.keywords:
             if keyword.arg in kind.keywords and keyword.arg not in seen:
-                rule = kind.keyword_rules.get(keyword.arg, kind.argument_rule)
-                yield from kind.rewrite(ctx, keyword.value, rule)
-        if isinstance(func, ast.Attribute):
-            yield from _method_slots(ctx, node, func, kind)
+                yield kind, keyword.value, kind.keyword_rules.get(keyword.arg, kind.argument_rule)
+
+
+def _sinks(ctx: Context, node: ast.Call) -> Iterator[tuple[str, ast.expr]]:
+    for kind, argument, rule in slot_arguments(ctx, node):
+        yield _sink_label(kind, rule), argument
+
+
+def _sink_label(kind: SlotKind, rule: type[Rule]) -> str:
+    return f"{id(kind)}:{rule.code}"
+
+
+def _names_cuda(literal: ast.Constant | ast.JoinedStr) -> bool:
+    head = literal.values[0] if isinstance(literal, ast.JoinedStr) and literal.values else literal
+    text = head.value if isinstance(head, ast.Constant) else None
+    return isinstance(text, str) and ("cuda" in text or "nccl" in text.lower())
+
+
+def _flowing_rule(
+    ctx: Context, value: ast.expr, kind: SlotKind, parameters: dict[str, Parameter]
+) -> type[Rule] | None:
+    """The rule for a bound value that reaches a slot of ``kind``; None if it reaches none.
+
+    A value reaching a slot with a rule of its own (``map_location``) gets that rule.
+    """
+    if not any(_names_cuda(literal) for literal in slot_literals(value)):
+        return None  # nothing to rewrite: spare the file's data-flow analysis
+    special = {*kind.keyword_rules.values(), *(p.rule for p in parameters.values() if p.rule)}
+    found = None
+    for rule in (kind.argument_rule, *special):
+        if reaches_slot(ctx, value, _sink_label(kind, rule), _sinks):
+            if rule in special:
+                return rule
+            found = kind.value_rule
+    return found
+
+
+@checks(ast.Call)
+def check_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Call)
+    for kind, argument, rule in slot_arguments(ctx, node):
+        yield from kind.rewrite(ctx, argument, rule)
+    for kind, parameters in _KINDS:
+        # f(dev="cuda") where the file's own f passes dev on to a device slot.
+        for value in [*node.args, *(keyword.value for keyword in node.keywords)]:
+            flowing = _flowing_rule(ctx, value, kind, parameters)
+            if flowing is not None:
+                yield from kind.rewrite(ctx, value, flowing)
+        default = _looked_up_default(node, kind)
+        if default is not None:
+            yield from kind.rewrite(ctx, default, kind.value_rule)
+        if isinstance(node.func, ast.Attribute):
+            yield from _method_slots(ctx, node, node.func, kind)
+
+
+def _looked_up_default(node: ast.Call, kind: SlotKind) -> ast.expr | None:
+    """The default of ``getattr(args, "device", "cuda")`` or ``cfg.get("device", "cuda")``."""
+    func = node.func
+    if isinstance(func, ast.Name) and func.id == "getattr" and len(node.args) == 3:
+        name, default = node.args[1], node.args[2]
+    elif isinstance(func, ast.Attribute) and func.attr == "get" and len(node.args) == 2:
+        name, default = node.args
+    else:
+        return None
+    is_holder = (
+        isinstance(name, ast.Constant)
+        and isinstance(name.value, str)
+        and kind.holder.search(name.value) is not None
+    )
+    return default if is_holder else None
 
 
 def _starred_before(node: ast.Call, position: int) -> bool:
@@ -194,7 +263,24 @@ def _method_slots(
             if keyword.arg in _ARGPARSE_VALUE_KEYWORDS:
                 yield from kind.rewrite(ctx, keyword.value, kind.value_rule)
     elif func.attr in ("startswith", "endswith") and node.args and kind.is_holder(func.value):
-        yield from kind.rewrite(ctx, node.args[0], kind.value_rule)
+        yield from kind.rewrite(ctx, node.args[0], kind.value_rule, compared=True)
+    elif func.attr == "replace" and node.args and _text_of_holder(kind, func.value):
+        # str(device).strip().lower().replace("cuda:", ""): parsing a device name
+        yield from kind.rewrite(ctx, node.args[0], kind.value_rule, compared=True)
+
+
+_TEXT_METHODS = frozenset({"strip", "lstrip", "rstrip", "lower", "upper", "replace"})
+
+
+def _text_of_holder(kind: SlotKind, node: ast.expr) -> bool:
+    """``device``, ``str(device)``, ``str(device).strip().lower()``: a holder's value as text."""
+    while (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _TEXT_METHODS
+    ):
+        node = node.func.value
+    return kind.is_holder(node)
 
 
 @checks(ast.Compare)
@@ -208,7 +294,7 @@ def check_compare(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterat
                 if isinstance(
                     operand, ast.Constant | ast.JoinedStr | ast.Tuple | ast.List | ast.Set
                 ):
-                    yield from kind.rewrite(ctx, operand, kind.value_rule)
+                    yield from kind.rewrite(ctx, operand, kind.value_rule, compared=True)
 
 
 @checks(ast.Assign, ast.AnnAssign)
@@ -218,8 +304,11 @@ def check_assignment(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Ite
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
     if node.value is None:
         return
-    for kind, _ in _KINDS:
-        if any(kind.is_holder(target) for target in targets):
+    for kind, parameters in _KINDS:
+        flowing = _flowing_rule(ctx, node.value, kind, parameters)
+        if flowing is not None:
+            yield from kind.rewrite(ctx, node.value, flowing)
+        elif any(kind.is_holder(target) for target in targets):
             yield from kind.rewrite(ctx, node.value, kind.value_rule)
 
 
@@ -236,9 +325,12 @@ def check_defaults(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Itera
         for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
         if default is not None
     ]
-    for kind, _ in _KINDS:
+    for kind, parameters in _KINDS:
         for arg, default in pairs:
-            if kind.holder.search(arg.arg):
+            flowing = _flowing_rule(ctx, default, kind, parameters)
+            if flowing is not None:
+                yield from kind.rewrite(ctx, default, flowing)
+            elif kind.holder.search(arg.arg):
                 yield from kind.rewrite(ctx, default, kind.value_rule)
 
 

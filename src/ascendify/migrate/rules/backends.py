@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from ascendify.migrate._rule import Operation, Rule
+import ast
+from collections.abc import Iterator
+
+from ascendify.migrate._modes import EVERY_TARGET
+from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks
 from ascendify.migrate.rules._api import api_family
 from ascendify.targets import Safety
+from ascendify.targets.apis import HF32_FLAGS
 
 
 class BackendFlag(Rule):
@@ -26,7 +31,43 @@ class BackendFlag(Rule):
     summary = "cuDNN/CUDA backend flag without effect on NPU (left in place)"
     safety = Safety.REPORT_ONLY
     operation = Operation.ADVICE
+    targets = EVERY_TARGET  # portable code keeps the flag too: it acts on CUDA hosts only
     triggers = (b"cudnn", b"allow_tf32")
+
+
+class AllowHf32(Rule):
+    """What it does: on request (``--enable NPU908``), rewrites the TF32 switches to their NPU
+    counterparts: ``torch.backends.cuda.matmul.allow_tf32`` becomes
+    ``torch_npu.npu.matmul.allow_hf32`` and ``torch.backends.cudnn.allow_tf32`` becomes
+    ``torch_npu.npu.conv.allow_hf32``. Without ``--enable NPU908`` the switches are only reported
+    (NPU901).
+
+    Why: both trade float32 precision for speed, but HF32 rounds differently from TF32, so
+    results change; the user decides.
+
+    Example: ``torch.backends.cuda.matmul.allow_tf32 = True`` becomes
+    ``torch_npu.npu.matmul.allow_hf32 = True``.
+
+    Fix safety: unsafe (numerics change); opt-in.
+    """
+
+    code = "NPU908"
+    name = "allow-hf32"
+    summary = "TF32 switch -> torch_npu HF32 switch (opt-in: --enable NPU908)"
+    safety = Safety.UNSAFE
+    opt_in = True
+    triggers = (b"allow_tf32",)
+
+
+@checks(ast.Attribute)
+def check_allow_tf32(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Attribute)
+    if node.attr != "allow_tf32":
+        return
+    qualified = ctx.names.qualified_name(node)
+    npu = HF32_FLAGS.get(qualified or "")
+    if npu is not None and ctx.facts.has(npu):
+        yield AllowHf32.finding(node, f"{qualified} -> {npu} (HF32)", ctx.replace(node, npu))
 
 
 class BackendUnsupported(Rule):
@@ -105,6 +146,94 @@ class CudaExtension(Rule):
     safety = Safety.REPORT_ONLY
     operation = Operation.UNSUPPORTED
     triggers = (b"cpp_extension",)
+
+
+class ExtensionBuildScript(Rule):
+    """What it does: leaves a build script that compiles torch extensions (a ``setup.py`` calling
+    ``setup(...)`` with ``torch.utils.cpp_extension``'s ``BuildExtension``/``CUDAExtension``)
+    exactly as written, and reports it.
+
+    Why: the script runs in pip's isolated build environment, where ``import torch_npu`` fails;
+    its "build CUDA kernels?" conditions are about the build machine's CUDA toolkit, not about
+    the device the program trains on.
+
+    Example: ``if torch.cuda.is_available(): ext = CUDAExtension(...)`` in ``setup.py`` is left
+    and reported; the CUDA kernels are reported by NPU905.
+
+    Fix safety: report only.
+    """
+
+    code = "NPU906"
+    name = "extension-build-script"
+    summary = "torch extension build script (left as written)"
+    safety = Safety.REPORT_ONLY
+    operation = Operation.UNSUPPORTED
+    targets = EVERY_TARGET
+    keeps_lines = True
+    triggers = (b"cpp_extension",)
+
+
+class NvidiaSmi(Rule):
+    """What it does: reports commands that run ``nvidia-smi`` (``subprocess.run(["nvidia-smi",
+    ...])``, ``os.popen("nvidia-smi ...")``, ...).
+
+    Why: an Ascend host has no ``nvidia-smi``; ``npu-smi info`` shows the NPUs (its options and
+    output differ, so the call and its parsing need a human look), and
+    ``torch_npu.npu.mem_get_info``/``utilization`` answer from Python.
+
+    Example: ``subprocess.check_output(["nvidia-smi", "-L"])`` is reported.
+
+    Fix safety: report only.
+    """
+
+    code = "NPU907"
+    name = "nvidia-smi"
+    summary = "nvidia-smi command (left in place; use npu-smi)"
+    safety = Safety.REPORT_ONLY
+    operation = Operation.UNSUPPORTED
+    targets = EVERY_TARGET
+    triggers = (b"nvidia-smi",)
+
+
+@checks(ast.Call)
+def check_nvidia_smi(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Call)
+    commands = [*node.args, *(keyword.value for keyword in node.keywords)]
+    for command in commands:
+        words = command.elts if isinstance(command, ast.List | ast.Tuple) else [command]
+        first = words[0] if words else None
+        if (
+            isinstance(first, ast.Constant)
+            and isinstance(first.value, str)
+            and first.value.split(" ", 1)[0] == "nvidia-smi"
+        ):
+            yield NvidiaSmi.finding(
+                node, "nvidia-smi does not exist on NPU hosts: use npu-smi info"
+            )
+            return
+
+
+_SETUP_CALLS = frozenset({"setuptools.setup", "distutils.core.setup"})
+_EXTENSION_BUILDERS = frozenset(
+    f"torch.utils.cpp_extension.{name}" for name in ("BuildExtension", "CUDAExtension")
+)
+
+
+@checks(ast.Module)
+def check_build_script(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Module)
+    qualified = {binding.qualified for binding in ctx.names.bindings.values()}
+    if not qualified & _EXTENSION_BUILDERS:
+        return
+    builds = any(
+        isinstance(call, ast.Call) and ctx.names.qualified_name(call.func) in _SETUP_CALLS
+        for call in ast.walk(node)
+    )
+    if builds:
+        last = len(ctx.source.text.splitlines()) or 1
+        yield Finding(
+            ExtensionBuildScript, 1, last, "extension build script: left as written (no torch_npu)"
+        )
 
 
 api_family(

@@ -6,8 +6,10 @@ import ast
 import re
 from collections.abc import Iterator
 
-from ascendify.migrate._rule import Context, Finding, Rule, checks
+from ascendify.migrate._modes import EVERY_TARGET
+from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks
 from ascendify.migrate.rules._literals import Parameter, SlotKind, holder_name, slot_kind
+from ascendify.migrate.rules._own import cuda_branches_beside_npu, is_elif
 from ascendify.targets import Safety
 from ascendify.targets.devices import CUDA_DEVICE_TYPE, DEVICE_PARAMETERS, NPU_DEVICE_TYPE
 
@@ -118,9 +120,43 @@ slot_kind(
 )
 
 
+class ExistingNpuBranch(Rule):
+    """What it does: leaves the CUDA branch of an ``if``/``elif`` chain that already has an NPU
+    branch exactly as written, and reports it: ``if x.device.type == "npu": ... elif
+    x.device.type == "cuda": ...`` keeps its ``elif`` (and that branch's body).
+
+    Why: the code already handles the NPU; rewriting its CUDA branch would make a second, dead
+    NPU branch and take the CUDA path away from CUDA hosts.
+
+    Example: in ``if torch.npu.is_available(): d = "npu"`` / ``elif torch.cuda.is_available():
+    d = "cuda"``, the ``elif`` branch is left and reported.
+
+    Fix safety: report only.
+    """
+
+    code = "NPU305"
+    name = "existing-npu-branch"
+    summary = "CUDA branch beside an existing NPU branch (left in place)"
+    safety = Safety.REPORT_ONLY
+    operation = Operation.ADVICE
+    targets = EVERY_TARGET
+    keeps_lines = True
+    triggers = (b"cuda",)  # a CUDA branch names CUDA
+
+
+@checks(ast.If)
+def check_npu_branch(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.If)
+    if is_elif(node, parent):
+        return  # its chain was looked at from the first ``if``
+    for test, first, last in cuda_branches_beside_npu(node):
+        message = f"CUDA branch kept as written: the code has an NPU branch ({ctx.segment(test)})"
+        yield Finding(ExistingNpuBranch, first, last, message)
+
+
 class DeviceIndex(Rule):
-    """What it does: turns a bare device index passed to ``.to(...)`` into an NPU device:
-    ``x.to(0)`` becomes ``x.to("npu:0")`` and ``model.to(local_rank)`` becomes
+    """What it does: turns a bare device index passed to ``.to(...)`` (first or as ``device=``)
+    into an NPU device: ``x.to(0)`` becomes ``x.to("npu:0")`` and ``model.to(local_rank)`` becomes
     ``model.to(f"npu:{local_rank}")``, for literals and for variables named like an index
     (``rank``, ``local_rank``, ``gpu``, ``gpu_id``, ``device_id``, ...).
 
@@ -149,21 +185,34 @@ _INDEX_NAME = re.compile(
 )
 
 
+def device_index(node: ast.Call) -> ast.expr | None:
+    """The device index given to ``.to(...)`` (first or ``device=``): an int literal or a variable
+    named like an index (``local_rank``, ``self.gpu_id``), never ``cfg["gpu"]``."""
+    func = node.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "to"):
+        return None
+    devices = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "device")]
+    if not devices:
+        return None
+    index = devices[0]
+    if isinstance(index, ast.Constant) and type(index.value) is int:
+        return index
+    name = holder_name(index)
+    if name is not None and _INDEX_NAME.fullmatch(name) and not isinstance(index, ast.Subscript):
+        return index
+    return None
+
+
 @checks(ast.Call)
 def check_device_index(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
-    func = node.func
-    if not (isinstance(func, ast.Attribute) and func.attr == "to" and node.args):
+    index = device_index(node)
+    if index is None:
         return
-    index = node.args[0]
-    if isinstance(index, ast.Constant) and type(index.value) is int:
-        replacement = f'"{NPU_DEVICE_TYPE}:{index.value}"'
-    elif (name := holder_name(index)) is not None and _INDEX_NAME.fullmatch(name):
-        if isinstance(index, ast.Subscript):
-            return  # cfg["gpu"]: an f-string would need other quotes; left alone
-        replacement = f'f"{NPU_DEVICE_TYPE}:{{{ctx.segment(index)}}}"'
+    if isinstance(index, ast.Constant):
+        replacement = f'"{NPU_DEVICE_TYPE}:{ctx.segment(index)}"'
     else:
-        return
+        replacement = f'f"{NPU_DEVICE_TYPE}:{{{ctx.segment(index)}}}"'
     yield DeviceIndex.finding(
         index, f".to({ctx.segment(index)}) -> .to({replacement})", ctx.replace(index, replacement)
     )

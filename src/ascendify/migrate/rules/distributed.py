@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import re
+from collections.abc import Iterator
 
-from ascendify.migrate._rule import Operation, Rule
+from ascendify.migrate._modes import EVERY_TARGET
+from ascendify.migrate._rule import Context, Edit, Finding, Operation, Rule, checks
 from ascendify.migrate.rules._api import api_family
 from ascendify.migrate.rules._literals import Parameter, SlotKind, slot_kind
 from ascendify.targets import Safety
@@ -37,6 +40,51 @@ class NcclBackend(Rule):
     summary = "NCCL backend name -> hccl"
     safety = Safety.SAFE
     triggers = (b"nccl", b"NCCL")
+
+
+class BackendTable(Rule):
+    """What it does: adds an NPU entry to a table from device type to backend:
+    ``{"cuda": "nccl", "cpu": "gloo"}`` becomes ``{"npu": "hccl", "cuda": "nccl", "cpu": "gloo"}``.
+
+    Why: code that looks the backend up by device type (``backends[device.type]``) would find no
+    ``"npu"`` key, or fall back to gloo silently. The CUDA entry stays for CUDA hosts.
+
+    Example: ``BACKENDS = {"cuda": "nccl"}`` becomes ``BACKENDS = {"npu": "hccl", "cuda": "nccl"}``.
+
+    Fix safety: safe.
+    """
+
+    code = "NPU405"
+    name = "backend-table"
+    summary = "device type -> backend table gains the npu -> hccl entry"
+    safety = Safety.SAFE
+    targets = EVERY_TARGET
+    triggers = (b"nccl",)
+
+
+@checks(ast.Dict)
+def check_backend_table(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Dict)
+    entries = {
+        key.value: value
+        for key, value in zip(node.keys, node.values, strict=True)
+        if isinstance(key, ast.Constant) and isinstance(key.value, str)
+    }
+    cuda = entries.get(CUDA_DEVICE_TYPE)
+    if NPU_DEVICE_TYPE in entries or not (
+        isinstance(cuda, ast.Constant)
+        and isinstance(cuda.value, str)
+        and cuda.value in BACKEND_NAMES
+    ):
+        return
+    key = next(k for k in node.keys if isinstance(k, ast.Constant) and k.value == CUDA_DEVICE_TYPE)
+    quote = ctx.segment(key)[0]
+    npu_backend = BACKEND_NAMES[cuda.value]
+    text = f"{quote}{NPU_DEVICE_TYPE}{quote}: {quote}{npu_backend}{quote}, "
+    start, _ = ctx.span(key)
+    yield BackendTable.finding(
+        node, f"backend table gains {text.rstrip(', ')}", Edit(start, start, text)
+    )
 
 
 class DistributedApi(Rule):

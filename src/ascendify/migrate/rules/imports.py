@@ -13,8 +13,8 @@ from ascendify.targets.devices import CUDA_ONLY_LIBRARIES
 
 
 class ImportTorchNpu(Rule):
-    """What it does: inserts ``import torch_npu`` once in every file that the migration changed,
-    right after the file's first top-level ``torch`` import (or, without one, after the module
+    """What it does: inserts ``import torch_npu`` once in every file that the migration changed
+    or that uses ``torch.npu`` already, right after the file's first top-level ``torch`` import (or, without one, after the module
     docstring and ``from __future__`` imports). A file that already imports ``torch_npu`` is left
     alone.
 
@@ -40,6 +40,7 @@ class ImportTorchNpu(Rule):
     summary = "insert import torch_npu"
     safety = Safety.SAFE
     operation = Operation.INSERT
+    triggers = (b"torch.npu",)  # a file that uses torch.npu already needs the import too
 
 
 class UnusedAmpC(Rule):
@@ -134,17 +135,22 @@ def _delete_lines(ctx: Context, node: ast.stmt) -> Edit | None:
     return Edit(line_start, line_end, "")
 
 
+_TORCH_NPU_NAMESPACE = re.compile(r"\btorch\.npu\b")
+
+
 @finishes
 def insert_torch_npu(
     ctx: Context, module: ast.Module, findings: list[Finding]
 ) -> Iterator[Finding]:
     edits = [finding.edit for finding in findings if finding.edit is not None]
-    if not edits or _imports_torch_npu(module):
-        return
-    names_torch_npu = any("torch_npu" in edit.replacement for edit in edits)
     uses_torch = any(
         binding.qualified.partition(".")[0] == "torch" for binding in ctx.names.bindings.values()
     )
+    # torch.npu exists only once torch_npu is imported, whether the migration wrote it or not.
+    uses_torch_npu_namespace = uses_torch and _TORCH_NPU_NAMESPACE.search(ctx.source.text)
+    if not (edits or uses_torch_npu_namespace) or _imports_torch_npu(module):
+        return
+    names_torch_npu = any("torch_npu" in edit.replacement for edit in edits)
     if not (names_torch_npu or uses_torch):
         return  # e.g. a launcher that only sets environment variables: it needs no torch_npu
     anchor = next((stmt for stmt in module.body if _imports_torch(stmt)), None)

@@ -28,7 +28,7 @@ def main() -> None:
         with autocast():  # expect: AN100 torch.cuda.amp.autocast
             loss = model(torch.randn(4, 8, device="cuda")).double().sum()  # expect: AN104 .double()
         scaler.scale(loss).backward()
-        tc.nvtx.range_push(f"step {step}")  # expect: AN101 torch.cuda.nvtx.range_push
+        tc.nvtx.range_push(f"step {step}")  # expect: AN100 torch.cuda.nvtx.range_push
         print(tc.memory_usage())  # expect: AN101 torch.cuda.memory_usage
     print(major, weights, amp, flash_attn_func, "cuda is not a device here")
 

@@ -18,5 +18,5 @@ b = torch.device(portable_device.device_type(), rank)
 c = torch.device(f"{portable_device.device_type()}:{rank}")
 d = x.to(f"{portable_device.device_type()}:0")
 device = f"{portable_device.device_type()}:{{}}".format(rank)
-if t.device.type == portable_device.device_type():
+if t.device.type == (portable_device.device_type() if portable_device.is_available() else "cuda"):
     pass

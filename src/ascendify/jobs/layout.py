@@ -1,0 +1,94 @@
+"""Where a job keeps its files, below ``<store>/<job id>/``; names follow ModelArts.
+
+``code/`` snapshot of the code dir (the user may edit theirs while the job runs), ``spec.json``
+the resolved spec, ``logs/modelarts-job-<id>-worker-<n>.log`` each node's console (rank-prefixed
+lines), ``logs/modelarts-job-<id>-proc-rank-<r>-device-<d>.txt`` each rank's output,
+``logs/worker-<n>/`` the node launcher's own files (rank tables, ``run_summary.json``),
+``work/worker-<n>/`` each node's working dir (staged inputs land there), ``runner.log``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SNAPSHOT_IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".venv", ".mypy_cache")
+
+
+@dataclass(frozen=True)
+class JobLayout:
+    root: Path
+    job_id: str
+
+    @property
+    def code(self) -> Path:
+        return self.root / "code"
+
+    @property
+    def spec(self) -> Path:
+        return self.root / "spec.json"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def runner_log(self) -> Path:
+        return self.root / "runner.log"
+
+    @property
+    def platform_job_id(self) -> str:
+        """JOB_ID as the ranks see it, as ModelArts names its jobs."""
+        return f"modelarts-job-{self.job_id}"
+
+    def worker_log(self, node: int) -> Path:
+        return self.logs / f"{self.platform_job_id}-worker-{node}.log"
+
+    def rank_log(self, rank: int, device: int) -> Path:
+        return self.logs / f"{self.platform_job_id}-proc-rank-{rank}-device-{device}.txt"
+
+    def launcher_dir(self, node: int) -> Path:
+        return self.logs / f"worker-{node}"
+
+    def workdir(self, node: int) -> Path:
+        return self.root / "work" / f"worker-{node}"
+
+    def summary(self, node: int) -> dict[str, Any] | None:
+        """The node launcher's ``run_summary.json``: per-rank exit codes and the root cause."""
+        from ascendify.launch.agent import SUMMARY_NAME  # the launcher is heavy to import
+
+        try:
+            data: dict[str, Any] = json.loads(
+                (self.launcher_dir(node) / SUMMARY_NAME).read_text(encoding="utf-8")
+            )
+        except (OSError, ValueError):
+            return None
+        return data
+
+    def root_cause(self, nodes: int) -> dict[str, Any] | None:
+        """The first failure of the job, from the summary of the node whose rank failed."""
+        for node in range(nodes):
+            summary = self.summary(node) or {}
+            if summary.get("state") == "failed" and summary.get("root_cause"):
+                root: dict[str, Any] = summary["root_cause"]
+                return root
+        return None
+
+    def link_rank_logs(self, node: int, cards: int) -> None:
+        """ModelArts' per-rank names for the launcher's ``rank_<r>.log`` files.
+
+        The launcher numbers ranks node by node, so node ``n``'s local rank ``d`` is global rank
+        ``n * cards + d`` on device ``d``. Links may point at files the launcher has yet to write.
+        """
+        self.logs.mkdir(parents=True, exist_ok=True)
+        for device in range(cards):
+            rank = node * cards + device
+            link = self.rank_log(rank, device)
+            if not link.is_symlink():
+                link.symlink_to(Path(self.launcher_dir(node).name) / f"rank_{rank}.log")
+
+    def snapshot(self, code_dir: Path) -> None:
+        shutil.copytree(code_dir, self.code, ignore=SNAPSHOT_IGNORE, symlinks=True)

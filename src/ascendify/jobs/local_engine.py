@@ -1,0 +1,65 @@
+"""The local engine: every node of the job is a node agent on this machine, on its own loopback
+address (127.0.0.1, 127.0.0.2, ...), so a multi-node job can be tried on one host."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import psutil
+
+from ascendify.jobs.layout import JobLayout
+from ascendify.jobs.node import NodeResult, run_node
+from ascendify.jobs.plan import PRE_START_SCRIPT, REQUIREMENTS, loopback_addresses, node_plan
+from ascendify.jobs.spec import JobSpec
+from ascendify.jobs.store import JobStore, NodeRecord
+
+
+def run_nodes(
+    spec: JobSpec, layout: JobLayout, store: JobStore, stop: threading.Event
+) -> list[NodeResult]:
+    addresses = loopback_addresses(spec.nodes)
+    master_port = _rendezvous_port() if spec.nodes > 1 else 0  # one node: the launcher picks
+    plans = [
+        node_plan(
+            spec,
+            layout,
+            node=node,
+            addresses=addresses,
+            master_port=master_port,
+            python=sys.executable,
+            has_requirements=(layout.code / REQUIREMENTS).is_file(),
+            has_pre_start=(layout.code / PRE_START_SCRIPT).is_file(),
+        )
+        for node in range(spec.nodes)
+    ]
+
+    def started(node: int, process: psutil.Process) -> None:
+        record = NodeRecord(node, addresses[node], process.pid, process.create_time(), None)
+        store.set_node(layout.job_id, record)
+
+    def run(node: int) -> NodeResult:
+        layout.link_rank_logs(node, spec.cards)
+        result = run_node(
+            plans[node],
+            cwd=layout.workdir(node),
+            log_path=layout.worker_log(node),
+            stop=stop,
+            grace_period=spec.grace_period,
+            started=started,
+        )
+        store.set_node(
+            layout.job_id, NodeRecord(node, addresses[node], None, None, result.exit_code)
+        )
+        return result
+
+    with ThreadPoolExecutor(max_workers=spec.nodes) as pool:
+        return list(pool.map(run, range(spec.nodes)))
+
+
+def _rendezvous_port() -> int:
+    # The launcher package is heavy to import; a one-node job starts without it here.
+    from ascendify.launch.job import free_port
+
+    return free_port()

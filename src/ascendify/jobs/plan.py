@@ -1,0 +1,97 @@
+"""A job -> what each of its nodes runs: pre-start steps, then the launcher's node agent. Pure.
+
+Every node runs ``python -m ascendify run`` (the existing launcher) with its node rank and node
+0's address, exactly as a user would type it on each machine. Before it, as on ModelArts:
+``pip install -r requirements.txt`` when asked, and ``ma-pre-start.sh`` when the code has one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ascendify.jobs.layout import JobLayout
+from ascendify.jobs.spec import JobSpec
+
+PRE_START_SCRIPT = "ma-pre-start.sh"
+REQUIREMENTS = "requirements.txt"
+
+
+@dataclass(frozen=True)
+class Step:
+    what: str  # how the worker log and a failure name it
+    argv: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NodePlan:
+    node: int
+    address: str
+    steps: tuple[Step, ...]
+    env: Mapping[str, str]  # added to the inherited environment
+
+
+def node_plan(
+    spec: JobSpec,
+    layout: JobLayout,
+    *,
+    node: int,
+    addresses: tuple[str, ...],
+    master_port: int,
+    python: str,
+    has_requirements: bool,
+    has_pre_start: bool,
+) -> NodePlan:
+    steps: list[Step] = []
+    if spec.install_requirements and has_requirements:
+        pip = (python, "-m", "pip", "install", "-r", str(layout.code / REQUIREMENTS))
+        steps.append(Step(f"pip install -r {REQUIREMENTS}", pip))
+    if has_pre_start:
+        steps.append(Step(PRE_START_SCRIPT, ("bash", str(layout.code / PRE_START_SCRIPT))))
+    steps.append(
+        Step(
+            "launcher",
+            agent_argv(
+                spec, layout, node=node, addresses=addresses, master_port=master_port, python=python
+            ),
+        )
+    )
+    return NodePlan(node, addresses[node], tuple(steps), dict(spec.env))
+
+
+def agent_argv(
+    spec: JobSpec,
+    layout: JobLayout,
+    *,
+    node: int,
+    addresses: tuple[str, ...],
+    master_port: int,
+    python: str,
+) -> tuple[str, ...]:
+    """``ascendify run`` for one node of the job."""
+    argv = [
+        python, "-m", "ascendify", "run",
+        "--nproc-per-node", str(spec.cards),
+        "--log-dir", str(layout.launcher_dir(node)),
+        "--job-id", layout.platform_job_id,
+        "--grace-period", str(spec.grace_period),
+    ]  # fmt: skip
+    if spec.nodes > 1:
+        argv += [
+            "--nnodes", str(spec.nodes),
+            "--node-rank", str(node),
+            "--master-addr", addresses[0],
+            "--master-port", str(master_port),
+            "--local-addr", addresses[node],
+        ]  # fmt: skip
+    command = spec.command(python, layout.code)
+    if spec.no_python:
+        argv.append("--no-python")
+    return (*argv, *command)
+
+
+def loopback_addresses(nodes: int) -> tuple[str, ...]:
+    """One loopback address per node (127.0.0.1, 127.0.0.2, ...): a multi-node job on one host."""
+    if nodes > 254:
+        raise ValueError("a local job has at most 254 nodes (one loopback address each)")
+    return tuple(f"127.0.0.{node + 1}" for node in range(nodes))

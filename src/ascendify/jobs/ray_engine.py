@@ -1,0 +1,344 @@
+"""The Ray engine: one placement-group bundle per node, each running the node agent.
+
+The bundles are ``STRICT_SPREAD`` (one per Ray node; Ascend cards are Ray's ``NPU`` resource,
+a CPU-only job asks for one CPU per node). The Ray node holding bundle 0 hosts the rendezvous
+(a first small task finds a port free there). Then one task per bundle unpacks the code
+snapshot on its node and runs :func:`ascendify.jobs.node.run_node` there, exactly as the local
+engine does, streaming the node's logs back to the job directory. ``job stop`` raises a flag the
+tasks poll (they stop their node gracefully); tasks still running after the grace period are
+cancelled outright, and the node agents die with their Ray worker (see
+:mod:`ascendify.jobs.keeper`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import logging
+import os
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+import zipfile
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ascendify.errors import AscendifyError
+from ascendify.jobs.flavor import parse_flavor
+from ascendify.jobs.layout import JobLayout
+from ascendify.jobs.node import UPLOAD_ALLOWANCE, NodeResult, kept, run_node
+from ascendify.jobs.plan import PRE_START_SCRIPT, REQUIREMENTS, node_plan
+from ascendify.jobs.spec import JobSpec
+from ascendify.jobs.store import JobStore, NodeRecord
+from ascendify.launch.job import free_port
+
+ADDRESS_VARIABLE = "RAY_ADDRESS"
+PLACEMENT_TIMEOUT = 120.0
+STOP_POLL = 0.5
+# What the node agents need to reach the object store, as the submitting shell has it. Passed to
+# the tasks in memory; never written to the job store.
+STORAGE_VARIABLES = (
+    "S3_ENDPOINT", "S3_USE_HTTPS", "S3_VERIFY_SSL", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3",
+    "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+)  # fmt: skip
+
+
+def check_cluster(address: str | None) -> str:
+    """The cluster address, checked: Ray installed, and something answers there."""
+    address = address or os.environ.get(ADDRESS_VARIABLE)
+    if not address:
+        raise AscendifyError(f"engine ray needs --address HOST:PORT (or {ADDRESS_VARIABLE})")
+    if importlib.util.find_spec("ray") is None:  # importing Ray itself takes a third of a second
+        raise AscendifyError("engine ray needs Ray: pip install 'ascendify[ray]'")
+    host, colon, port = address.rpartition(":")
+    if address.startswith("ray://") or not colon or not port.isdigit():
+        raise AscendifyError(f"Ray address {address!r}: expected HOST:PORT of the cluster's head")
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as error:
+        raise AscendifyError(
+            f"no Ray cluster answers at {address} ({error.strerror or error}): "
+            "is `ray start --head` running there?"
+        ) from None
+    return address
+
+
+def bundle(spec: JobSpec) -> dict[str, float]:
+    """What one node of the job reserves: its Ascend cards, else one CPU."""
+    if spec.flavor is not None and parse_flavor(spec.flavor).accelerator == "Ascend":
+        return {"NPU": float(spec.cards)}
+    return {"CPU": 1.0}
+
+
+def run_nodes(
+    spec: JobSpec, layout: JobLayout, store: JobStore, stop: threading.Event
+) -> list[NodeResult]:
+    import ray
+    from ray.util.placement_group import placement_group, remove_placement_group
+    from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+    assert spec.address is not None  # checked at submit
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    ray.init(address=spec.address, logging_level=logging.ERROR, log_to_driver=False)
+    for sig, handler in handlers.items():  # Ray's own would end the runner on `job stop`
+        signal.signal(sig, handler)
+    group = placement_group([bundle(spec)] * spec.nodes, strategy="STRICT_SPREAD")
+    try:
+        ready, _ = ray.wait([group.ready()], timeout=PLACEMENT_TIMEOUT)
+        if not ready:
+            raise AscendifyError(
+                f"the Ray cluster has no room for {spec.nodes} node(s) of {bundle(spec)} "
+                f"on separate Ray nodes within {PLACEMENT_TIMEOUT:g}s"
+            )
+
+        def on(node: int) -> dict[str, Any]:
+            strategy = PlacementGroupSchedulingStrategy(group, placement_group_bundle_index=node)
+            # A node that failed is the job's failure: Ray must not run it again.
+            return {"num_cpus": 0, "scheduling_strategy": strategy, "max_retries": 0}
+
+        addresses = _addresses(ray, group, spec.nodes)
+        # Node 0's agent hosts the rendezvous: a port free on its machine (one node needs none).
+        master_port = ray.get(_free_port.options(**on(0)).remote()) if spec.nodes > 1 else 0
+        flag = _StopFlag.options(num_cpus=0).remote()
+        code = ray.put(_zip(layout.code))
+        storage = {k: os.environ[k] for k in STORAGE_VARIABLES if k in os.environ}
+        for node, address in enumerate(addresses):
+            store.set_node(layout.job_id, NodeRecord(node, address, None, None, None))
+            layout.link_rank_logs(node, spec.cards)
+        streams = [
+            _run_node.options(**on(n), num_returns="streaming").remote(
+                NodeTask(spec, layout.job_id, n, addresses, master_port, storage), code, flag
+            )
+            for n in range(spec.nodes)
+        ]
+        allowance = spec.grace_period + UPLOAD_ALLOWANCE
+        outputs = _follow(ray, streams, layout, flag=flag, stop=stop, allowance=allowance)
+        return [
+            _collect(layout, store, addresses=addresses, node=node, output=out)
+            for node, out in enumerate(outputs)
+        ]
+    finally:
+        remove_placement_group(group)
+        ray.shutdown()
+
+
+def _follow(
+    ray: Any,
+    streams: list[Any],
+    layout: JobLayout,
+    *,
+    flag: Any,
+    stop: threading.Event,
+    allowance: float,
+) -> list[dict[str, Any] | None]:
+    """Copy each node's log output into the job dir as it comes; return each node's result.
+
+    A stop raises the flag the tasks poll; tasks still running ``allowance`` seconds later are
+    cancelled (their result is None).
+    """
+    outputs: list[dict[str, Any] | None] = [None] * len(streams)
+
+    def receive(node: int) -> None:
+        with contextlib.suppress(Exception):  # cancelled, or its worker died: result unknown
+            for ref in streams[node]:
+                item = ray.get(ref)
+                for name, data in item.get("logs", {}).items():
+                    path = layout.logs / name
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    with path.open("ab") as log:
+                        log.write(data)
+                if "exit_code" in item:
+                    outputs[node] = item
+
+    readers = [threading.Thread(target=receive, args=(n,)) for n in range(len(streams))]
+    for reader in readers:
+        reader.start()
+    deadline = None
+    while any(reader.is_alive() for reader in readers):
+        time.sleep(STOP_POLL)
+        if stop.is_set() and deadline is None:
+            ray.get(flag.set.remote())
+            deadline = time.monotonic() + allowance
+        if deadline is not None and time.monotonic() > deadline:
+            for stream in streams:
+                with contextlib.suppress(Exception):
+                    ray.cancel(stream, force=True)
+            deadline = float("inf")
+    return outputs
+
+
+def _collect(
+    layout: JobLayout,
+    store: JobStore,
+    *,
+    addresses: tuple[str, ...],
+    node: int,
+    output: dict[str, Any] | None,
+) -> NodeResult:
+    """A node's result, and its launcher's summary and rank table, into the job directory."""
+    if output is None:
+        result = NodeResult(node, 137, None)
+    else:
+        launcher = layout.launcher_dir(node)
+        launcher.mkdir(parents=True, exist_ok=True)
+        for name, content in output["launcher_files"].items():
+            (launcher / name).write_bytes(content)
+        result = NodeResult(node, output["exit_code"], output["failed_step"])
+    store.set_node(layout.job_id, NodeRecord(node, addresses[node], None, None, result.exit_code))
+    return result
+
+
+def _zip(directory: Path) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(directory.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(directory).as_posix())
+    return buffer.getvalue()
+
+
+def _remote(function: Any) -> Any:
+    """Ray's decorator, applied when Ray is imported (it is an optional dependency)."""
+    import ray
+
+    return ray.remote(function)
+
+
+class _LazyRemote:
+    """A Ray remote function or actor class built on first use, so this module imports without
+    Ray (``job validate``/``list`` never need it)."""
+
+    def __init__(self, target: Any) -> None:
+        self._target = target
+        self._remote: Any = None
+
+    def options(self, **options: Any) -> Any:
+        if self._remote is None:
+            self._remote = _remote(self._target)
+        return self._remote.options(**options)
+
+
+class _Flag:
+    def __init__(self) -> None:
+        self._set = False
+
+    def set(self) -> None:
+        self._set = True
+
+    def is_set(self) -> bool:
+        return self._set
+
+
+def _addresses(ray: Any, group: Any, nodes: int) -> tuple[str, ...]:
+    """The address of the Ray node that holds each bundle, in bundle order."""
+    from ray.util import placement_group_table
+
+    placed = placement_group_table(group)["bundles_to_node_id"]
+    address_of = {node["NodeID"]: node["NodeManagerAddress"] for node in ray.nodes()}
+    return tuple(str(address_of[placed[bundle]]) for bundle in range(nodes))
+
+
+@dataclass(frozen=True)
+class NodeTask:
+    """What a node's task needs besides the code and the stop flag."""
+
+    spec: JobSpec
+    job_id: str
+    node: int
+    addresses: tuple[str, ...]
+    master_port: int
+    storage: dict[str, str]  # object-store settings and credentials from the submitting shell
+
+
+def _node_task(task: NodeTask, code: bytes, flag: Any) -> Iterator[dict[str, Any]]:
+    """On a Ray node: unpack the code and run this node of the job, streaming its log output;
+    the last item is the node's result."""
+    root = Path(tempfile.mkdtemp(prefix=f"ascendify-job-{task.job_id}-{task.node}-"))
+    try:
+        result = yield from _run_here(task, code, flag, root)
+    finally:
+        # Before the last item: once the runner has it, Ray may end this task at any moment.
+        shutil.rmtree(root, ignore_errors=True)
+    yield result
+
+
+def _run_here(
+    task: NodeTask, code: bytes, flag: Any, root: Path
+) -> Generator[dict[str, Any], None, dict[str, Any]]:
+    """Run the node in ``root``, yielding new log output; returns the node's result."""
+    import ray
+
+    spec, job_id, node = task.spec, task.job_id, task.node
+    addresses, master_port = task.addresses, task.master_port
+    layout = JobLayout(root, job_id)
+    with zipfile.ZipFile(io.BytesIO(code)) as archive:
+        archive.extractall(layout.code)
+    layout.link_rank_logs(node, spec.cards)
+    plan = node_plan(
+        spec,
+        layout,
+        node=node,
+        addresses=addresses,
+        master_port=master_port,
+        python=sys.executable,
+        has_requirements=(layout.code / REQUIREMENTS).is_file(),
+        has_pre_start=(layout.code / PRE_START_SCRIPT).is_file(),
+    )
+    # Only this node's processes get the credentials: the Ray worker's own environment stays clean.
+    plan = kept(replace(plan, env={**plan.env, **task.storage}), sys.executable)
+    stop = threading.Event()
+    results: list[NodeResult] = []
+    worker = threading.Thread(
+        target=lambda: results.append(
+            run_node(plan, cwd=layout.workdir(node), log_path=layout.worker_log(node),
+                     stop=stop, grace_period=spec.grace_period)
+        )
+    )  # fmt: skip
+    worker.start()
+    shipped: dict[Path, int] = {}
+    while worker.is_alive():
+        worker.join(STOP_POLL)
+        with contextlib.suppress(Exception):
+            if not stop.is_set() and ray.get(flag.is_set.remote(), timeout=STOP_POLL):
+                stop.set()
+        new = _new_output(layout, node, shipped)
+        if new:
+            yield {"logs": new}
+    new = _new_output(layout, node, shipped)
+    if new:
+        yield {"logs": new}
+    (result,) = results
+    launcher = layout.launcher_dir(node)
+    return {
+        "exit_code": result.exit_code,
+        "failed_step": result.failed_step,
+        "launcher_files": {
+            p.name: p.read_bytes() for p in launcher.iterdir() if p.is_file() and p not in shipped
+        },
+    }
+
+
+def _new_output(layout: JobLayout, node: int, shipped: dict[Path, int]) -> dict[str, bytes]:
+    """What the node's worker log and rank logs gained since the last call, by name in logs/."""
+    new: dict[str, bytes] = {}
+    for path in [layout.worker_log(node), *layout.launcher_dir(node).glob("rank_*.log")]:
+        with contextlib.suppress(OSError), path.open("rb") as log:
+            log.seek(shipped.get(path, 0))
+            data = log.read()
+            if data:
+                new[path.relative_to(layout.logs).as_posix()] = data
+                shipped[path] = shipped.get(path, 0) + len(data)
+    return new
+
+
+_free_port = _LazyRemote(free_port)
+_run_node = _LazyRemote(_node_task)
+_StopFlag = _LazyRemote(_Flag)

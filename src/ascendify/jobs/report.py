@@ -1,0 +1,95 @@
+"""How jobs are shown: the ``job list`` table and the ``job describe`` text. Pure formatting."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ascendify.jobs.layout import JobLayout
+from ascendify.jobs.store import Event, JobRecord, NodeRecord
+
+LIST_HEADER = ("ID", "NAME", "ENGINE", "NODES x CARDS", "STATE", "START", "DURATION", "EXIT")
+
+
+def state_text(job: JobRecord) -> str:
+    """``failed (runner lost)``: the cause is shown where it is not a rank's failure."""
+    return f"{job.state} ({job.cause})" if job.cause == "runner lost" else job.state
+
+
+def _when(stamp: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp)) if stamp else "-"
+
+
+def _duration(job: JobRecord, now: float) -> str:
+    if job.started is None:
+        return "-"
+    seconds = int((job.ended or now) - job.started)
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
+
+
+def list_table(jobs: Sequence[JobRecord]) -> str:
+    now = time.time()
+    rows = [LIST_HEADER] + [
+        (
+            job.id,
+            job.name,
+            job.engine,
+            f"{job.nodes} x {job.cards}",
+            state_text(job),
+            _when(job.started),
+            _duration(job, now),
+            "-" if job.exit_code is None else str(job.exit_code),
+        )
+        for job in jobs
+    ]
+    widths = [max(map(len, column)) for column in zip(*rows, strict=True)]
+    line = "  ".join(f"{{:<{width}}}" for width in widths[:-1]) + "  {}"
+    return "\n".join(line.format(*row) for row in rows)
+
+
+def describe(
+    job: JobRecord, events: Sequence[Event], nodes: Sequence[NodeRecord], layout: JobLayout
+) -> str:
+    lines = [
+        f"job {job.id} ({job.name}): {state_text(job)}",
+        f"engine {job.engine}, {job.nodes} node(s) x {job.cards} card(s)",
+        f"started {_when(job.started)}, ended {_when(job.ended)}, "
+        f"exit code {'-' if job.exit_code is None else job.exit_code}",
+    ]
+    if job.rerun_of:
+        lines.append(f"rerun of {job.rerun_of}")
+    if job.cause:
+        lines.append(f"cause: {job.cause}")
+    lines += ["", "state history:"]
+    lines += [f"  {_when(e.time)}  {e.state}{'  ' + e.detail if e.detail else ''}" for e in events]
+    lines += ["", "nodes:"]
+    summaries = {node.node: layout.summary(node.node) for node in nodes}
+    for node in nodes:
+        summary = summaries[node.node] or {}
+        codes = ", ".join(f"rank {r}: {c}" for r, c in summary.get("exit_codes", {}).items())
+        lines.append(
+            f"  node {node.node} ({node.address}): exit code "
+            f"{'-' if node.exit_code is None else node.exit_code}" + (f"; {codes}" if codes else "")
+        )
+    root = layout.root_cause(job.nodes)
+    if root is not None:
+        lines += ["", "root cause:", *_root_cause_lines(root)]
+    lines += ["", f"logs: {layout.logs}", "", "spec:", json.dumps(job.spec, indent=2)]
+    return "\n".join(lines)
+
+
+def _root_cause_lines(root: dict[str, Any]) -> list[str]:
+    if root["rank"] < 0:
+        return [f"  node {root['node_rank']}: {root.get('error')}"]
+    lines = [
+        f"  node {root['node_rank']}, rank {root['rank']} (local rank {root['local_rank']}, "
+        f"device {root['device_id']}): exit code {root['exit_code']}",
+    ]
+    if root.get("error"):
+        lines.append(f"  error: {root['error']}")
+    lines.append(f"  log: {root['log_path']}")
+    lines += [f"    {line}" for line in root.get("last_lines", ())]
+    return lines

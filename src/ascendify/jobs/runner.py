@@ -1,0 +1,110 @@
+"""The job runner: a detached process that runs one job to the end and records how it went.
+
+``python -m ascendify.jobs.runner STORE JOB_ID`` with the full spec (credentials included) as
+JSON on stdin: it never reads credentials from disk. It runs the nodes through the job's engine,
+turns SIGTERM (``job stop``) into a graceful stop of every node, writes each state change to the
+store and uploads the logs to ``log_url`` at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ascendify.jobs.layout import JobLayout
+from ascendify.jobs.node import NodeResult
+from ascendify.jobs.spec import JobSpec
+from ascendify.jobs.store import JobStore
+
+STOPPED_EXIT_CODE = 128 + signal.SIGTERM
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    store_dir, job_id = argv if argv is not None else sys.argv[1:]
+    store = JobStore(Path(store_dir))
+    spec = JobSpec.from_json(json.loads(sys.stdin.read()))
+    sys.stdin.close()
+    layout = JobLayout(store.job_dir(job_id), job_id)
+    stop = threading.Event()
+
+    def request_stop(signum: int, _frame: Any) -> None:
+        if not stop.is_set():
+            stop.set()
+            # Not here: the interrupted code may be inside a store transaction.
+            detail = f"{signal.Signals(signum).name} received"
+            threading.Thread(target=store.transition, args=(job_id, "stopping", detail)).start()
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    store.transition(job_id, "running", f"engine {spec.engine}, {spec.nodes} x {spec.cards}")
+    try:
+        results = _engine(spec.engine).run_nodes(spec, layout, store, stop)
+    except Exception as error:  # the job must end in the store whatever went wrong here
+        store.transition(job_id, "failed", str(error), exit_code=1, cause=f"runner: {error}")
+        raise
+    finally:
+        _upload_logs(spec, layout)
+    state, code, cause = outcome(results, layout, stopped=stop.is_set())
+    store.transition(job_id, state, cause or "", exit_code=code, cause=cause)
+    return 0
+
+
+def _engine(name: str) -> Any:
+    if name == "ray":
+        from ascendify.jobs import ray_engine
+
+        return ray_engine
+    from ascendify.jobs import local_engine
+
+    return local_engine
+
+
+def outcome(
+    results: Sequence[NodeResult], layout: JobLayout, *, stopped: bool
+) -> tuple[str, int, str | None]:
+    """Final state, exit code and cause of a job from its nodes' results and run summaries."""
+    if stopped:
+        return "stopped", STOPPED_EXIT_CODE, None
+    failed = [result for result in results if result.exit_code != 0]
+    if not failed:
+        return "succeeded", 0, None
+    for result in failed:
+        if result.failed_step is not None:
+            cause = f"node {result.node}: {result.failed_step} exited with {result.exit_code}"
+            return "failed", result.exit_code, cause
+    first = failed[0]
+    root = layout.root_cause(len(results))
+    if root is not None:
+        return "failed", first.exit_code, root_cause_line(root)
+    return "failed", first.exit_code, f"node {first.node} exited with {first.exit_code}"
+
+
+def root_cause_line(root: dict[str, Any]) -> str:
+    if root["rank"] < 0:
+        return f"node {root['node_rank']}: {root.get('error')}"
+    code = root["exit_code"]
+    how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+    return f"node {root['node_rank']} rank {root['rank']}: {how}"
+
+
+def _upload_logs(spec: JobSpec, layout: JobLayout) -> None:
+    if spec.log_url is None:
+        return
+    from ascendify.storage._remote import is_remote, local_path
+
+    if is_remote(spec.log_url):
+        from ascendify.storage import copy_tree
+
+        copy_tree(str(layout.logs), spec.log_url, progress=False)
+    else:
+        shutil.copytree(layout.logs, local_path(spec.log_url), dirs_exist_ok=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,198 @@
+"""What the ``ascendify job`` subcommands do, as library calls: submit, reconcile, stop, ...
+
+Every call first reconciles the store with the machine: a job whose runner is gone (reboot,
+``kill -9``) is marked ``failed`` with cause ``runner lost`` and whatever it left running is
+ended, so no job stays "running" forever.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+from ascendify.errors import AscendifyError
+from ascendify.jobs.layout import JobLayout
+from ascendify.jobs.spec import MANIFEST_ENGINES, JobSpec
+from ascendify.jobs.store import ACTIVE, FINAL, RUNNER_LOST, JobRecord, JobStore
+
+# A runner records itself within moments of the submit; a queued job without one is lost.
+RUNNER_START_TIMEOUT = 60.0
+FOLLOW_POLL = 0.2
+# Process start times agree to this many seconds (psutil rounds them differently per platform).
+_SAME_START = 1.0
+
+
+def submit(store: JobStore, spec: JobSpec, rerun_of: str | None = None) -> JobRecord:
+    """Record the job, snapshot its code and start its detached runner; returns at once."""
+    if spec.engine in MANIFEST_ENGINES:
+        raise AscendifyError(
+            f"engine {spec.engine} submits to a Kubernetes cluster, which ascendify does not do "
+            "itself: use --dry-run to print the manifest, then `kubectl create -f` it"
+        )
+    if spec.engine == "ray":
+        from ascendify.jobs.ray_engine import check_cluster
+
+        spec = replace(spec, address=check_cluster(spec.address))
+    record = store.create(spec.to_json(), rerun_of=rerun_of)
+    layout = JobLayout(store.job_dir(record.id), record.id)
+    try:
+        layout.root.mkdir(parents=True)
+        layout.snapshot(spec.code_dir)
+        layout.spec.write_text(json.dumps(spec.to_json(), indent=2) + "\n", encoding="utf-8")
+        _start_runner(store, spec, layout)
+    except OSError as error:
+        store.transition(record.id, "failed", str(error), exit_code=1, cause=f"submit: {error}")
+        raise AscendifyError(f"job {record.id} could not start: {error}") from None
+    return store.get(record.id)
+
+
+def _start_runner(store: JobStore, spec: JobSpec, layout: JobLayout) -> None:
+    import psutil
+
+    # The full spec (credentials in env included) goes through a pipe, never to disk.
+    full = {**spec.to_json(), "env": dict(spec.env), "code_dir": str(layout.code)}
+    with layout.runner_log.open("ab") as log:
+        runner = subprocess.Popen(
+            [sys.executable, "-m", "ascendify.jobs.runner", str(store.root), layout.job_id],
+            stdin=subprocess.PIPE,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=layout.root,
+            start_new_session=True,  # survives the CLI, its terminal and its Ctrl-C
+        )
+    assert runner.stdin is not None
+    runner.stdin.write(json.dumps(full).encode())
+    runner.stdin.close()
+    with contextlib.suppress(psutil.Error):
+        store.set_runner(layout.job_id, runner.pid, psutil.Process(runner.pid).create_time())
+    # The runner is not waited for: it outlives us, and init reaps it.
+    runner.returncode = 0
+
+
+def rerun(store: JobStore, job_id: str) -> JobRecord:
+    """The same job again: the stored spec on the old job's code snapshot.
+
+    Credentials were never stored: the rerun takes them from the current environment.
+    """
+    old = store.get(job_id)
+    spec = JobSpec.from_json(old.spec)
+    code = JobLayout(store.job_dir(old.id), old.id).code
+    if not code.is_dir():
+        raise AscendifyError(f"job {old.id} has no code snapshot left in {code}")
+    return submit(store, replace(spec, code_dir=code), rerun_of=old.id)
+
+
+def reconcile(store: JobStore) -> None:
+    """Mark jobs whose runner is gone as failed (runner lost) and end what they left running."""
+    for job in store.jobs(states=ACTIVE):
+        if job.runner_pid is None:
+            if time.time() - job.created > RUNNER_START_TIMEOUT:
+                store.transition(job.id, "failed", "no runner", exit_code=1, cause=RUNNER_LOST)
+            continue
+        if _alive(job.runner_pid, job.runner_started):
+            continue
+        if store.transition(job.id, "failed", "runner gone", exit_code=1, cause=RUNNER_LOST):
+            _end_leftovers(store, job)
+
+
+def _end_leftovers(store: JobStore, job: JobRecord) -> None:
+    from ascendify.jobs.node import kill, tree
+
+    leftovers = [
+        found
+        for node in store.nodes(job.id)
+        if node.pid is not None and _alive(node.pid, node.pid_started)
+        for found in tree(node.pid)
+    ]
+    kill(leftovers)
+
+
+def _alive(pid: int, started: float | None) -> bool:
+    """Is ``pid`` still the process that started at ``started`` (pids are reused)?"""
+    import psutil  # only when there are active jobs: `job list` stays quick
+
+    try:
+        process = psutil.Process(pid)
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return False
+        return started is None or abs(process.create_time() - started) < _SAME_START
+    except psutil.Error:
+        return False
+
+
+def stop(store: JobStore, job_id: str, timeout: float | None = None) -> JobRecord:
+    """Ask the runner to stop the job gracefully and wait for it to end (it then is forced)."""
+    reconcile(store)
+    job = store.get(job_id)
+    if not job.active:
+        return job
+    spec = JobSpec.from_json(job.spec)
+    if job.runner_pid is not None and _alive(job.runner_pid, job.runner_started):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(job.runner_pid, signal.SIGTERM)
+    from ascendify.jobs.node import UPLOAD_ALLOWANCE
+
+    limit = timeout if timeout is not None else spec.grace_period + UPLOAD_ALLOWANCE + 10
+    return wait(store, job.id, limit)
+
+
+def wait(store: JobStore, job_id: str, timeout: float | None = None) -> JobRecord:
+    """Poll until the job ends (or ``timeout`` passes); returns its record."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        reconcile(store)
+        job = store.get(job_id)
+        if job.state in FINAL or (deadline is not None and time.monotonic() >= deadline):
+            return job
+        time.sleep(FOLLOW_POLL)
+
+
+def remove(store: JobStore, job_id: str) -> JobRecord:
+    reconcile(store)
+    job = store.get(job_id)
+    if job.active:
+        raise AscendifyError(f"job {job.id} is {job.state}: `ascendify job stop {job.id}` first")
+    shutil.rmtree(store.job_dir(job.id), ignore_errors=True)
+    store.remove(job.id)
+    return job
+
+
+def log_files(store: JobStore, job: JobRecord, node: int | None, rank: int | None) -> list[Path]:
+    """The worker logs (all nodes, or ``node``'s) or one rank's log."""
+    layout = JobLayout(store.job_dir(job.id), job.id)
+    if rank is not None:
+        world = job.nodes * job.cards
+        if not 0 <= rank < world:
+            raise AscendifyError(f"rank {rank} is outside 0..{world - 1} of job {job.id}")
+        return [layout.rank_log(rank, rank % job.cards)]
+    if node is not None:
+        if not 0 <= node < job.nodes:
+            raise AscendifyError(f"node {node} is outside 0..{job.nodes - 1} of job {job.id}")
+        return [layout.worker_log(node)]
+    return [layout.worker_log(n) for n in range(job.nodes)]
+
+
+def follow(store: JobStore, job_id: str, path: Path) -> Iterator[bytes]:
+    """The lines of ``path`` as they are written, until the job has ended."""
+    position = 0
+    while True:
+        ended = store.get(job_id).state in FINAL
+        with contextlib.suppress(FileNotFoundError), path.open("rb") as handle:
+            handle.seek(position)
+            chunk = handle.read()
+            complete = chunk if ended else chunk[: chunk.rfind(b"\n") + 1]
+            position += len(complete)
+            yield from complete.splitlines(keepends=True)
+        if ended:
+            return
+        time.sleep(FOLLOW_POLL)
+        reconcile(store)

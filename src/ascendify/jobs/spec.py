@@ -1,0 +1,290 @@
+"""The job spec: a TOML/YAML file or command-line flags -> a checked :class:`JobSpec`. Pure.
+
+Keys of a spec file are the flag names in snake_case (``--boot-file`` -> ``boot_file``). Every
+problem is a :class:`SpecError` that names the field and says why, the way ``job validate``
+prints it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import shlex
+import sys
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ascendify.errors import AscendifyError
+from ascendify.jobs.flavor import FlavorError, parse_flavor
+from ascendify.storage import ChannelError
+from ascendify.storage._plan import check_url
+
+ENGINES = ("local", "ray", "volcano", "pytorchjob")
+MANIFEST_ENGINES = ("volcano", "pytorchjob")
+SPEC_SUFFIXES = (".toml", ".yaml", ".yml", ".json")
+# Environment names whose values are credentials: they are kept out of the store and describe.
+_SECRET_NAME = re.compile(r"SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|ACCESS_KEY|PRIVATE_KEY", re.I)
+REDACTED = "***"
+
+
+class SpecError(AscendifyError):
+    """One bad field of a job spec."""
+
+    def __init__(self, field_name: str, why: str) -> None:
+        super().__init__(f"{field_name}: {why}")
+        self.field = field_name
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A checked job: what runs, on how many nodes and cards, with which channels."""
+
+    code_dir: Path  # absolute; snapshotted when the job is submitted
+    boot_file: str  # relative to code_dir; a module with ``module``; a command with ``no_python``
+    name: str
+    engine: str = "local"
+    module: bool = False
+    no_python: bool = False
+    auto: bool = False  # run GPU code unchanged: the boot file under ``python -m ascendify.auto``
+    hyper: Mapping[str, str] = field(default_factory=dict)
+    data_url: str | None = None
+    train_url: str | None = None
+    log_url: str | None = None
+    nodes: int = 1
+    cards: int = 1
+    flavor: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    address: str | None = None  # the Ray cluster (else RAY_ADDRESS)
+    install_requirements: bool = False
+    image: str | None = None  # the container image of volcano / pytorchjob manifests
+    grace_period: float = 5.0
+
+    def training_args(self) -> tuple[str, ...]:
+        """What follows the boot file, as ModelArts passes it: ``--k=v ... --data_url=...``."""
+        args = [f"--{key}={value}" for key, value in self.hyper.items()]
+        args += [f"--{key}={url}" for key, url in self._channels() if url is not None]
+        return tuple(args)
+
+    def command(self, python: str, code_root: Path) -> tuple[str, ...]:
+        """The training command of every rank, with the code snapshot at ``code_root``."""
+        if self.no_python:
+            return (*shlex.split(self.boot_file), *self.training_args())
+        if self.module:
+            return (python, "-m", self.boot_file, *self.training_args())
+        redirect = ("-m", "ascendify.auto") if self.auto else ()
+        # An absolute boot file, as ModelArts runs it: the ranks' working dir is elsewhere.
+        return (python, *redirect, str(code_root / self.boot_file), *self.training_args())
+
+    def _channels(self) -> tuple[tuple[str, str | None], ...]:
+        return (("data_url", self.data_url), ("train_url", self.train_url))
+
+    def to_json(self) -> dict[str, Any]:
+        """The spec as stored and shown: credentials in ``env`` are replaced by ``***``."""
+        data = asdict(self)
+        data["code_dir"] = str(self.code_dir)
+        data["hyper"] = dict(self.hyper)
+        data["env"] = {k: REDACTED if _SECRET_NAME.search(k) else v for k, v in self.env.items()}
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> JobSpec:
+        """A spec :meth:`to_json` wrote (already checked); redacted credentials are left out."""
+        env = {k: v for k, v in data["env"].items() if v != REDACTED}
+        return cls(**{**data, "code_dir": Path(data["code_dir"]), "env": env})
+
+
+FIELDS = tuple(JobSpec.__dataclass_fields__)
+
+
+def load_spec_file(path: Path) -> dict[str, Any]:
+    """The raw fields of a spec file; ``code_dir`` defaults to the file's directory."""
+    if not path.is_file():
+        raise AscendifyError(f"spec file {path} does not exist")
+    if path.suffix not in SPEC_SUFFIXES:
+        raise AscendifyError(f"spec file {path}: use .toml, .yaml or .json")
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = _parse(path.suffix, text)
+    except ValueError as error:
+        raise AscendifyError(f"spec file {path} cannot be read: {error}") from None
+    if not isinstance(data, dict):
+        raise AscendifyError(
+            f"spec file {path} must hold a table of fields, not {type(data).__name__}"
+        )
+    data.setdefault("code_dir", str(path.parent))
+    code_dir = Path(str(data["code_dir"])).expanduser()
+    data["code_dir"] = str(code_dir if code_dir.is_absolute() else path.parent / code_dir)
+    return data
+
+
+def _parse(suffix: str, text: str) -> Any:
+    if suffix == ".toml":
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover - Python 3.10
+            import tomli as tomllib
+        return tomllib.loads(text)
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ValueError(str(error)) from None
+
+
+def resolve(raw: Mapping[str, Any]) -> JobSpec:
+    """Check every field and build the spec; the first bad field raises :class:`SpecError`."""
+    unknown = sorted(set(raw) - set(FIELDS))
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], FIELDS, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f"; known fields: {', '.join(FIELDS)}"
+        raise SpecError(unknown[0], f"unknown field{hint}")
+    code_dir = _code_dir(raw.get("code_dir"))
+    module, no_python, auto = _flag(raw, "module"), _flag(raw, "no_python"), _flag(raw, "auto")
+    if module + no_python + auto > 1:
+        raise SpecError("module", "module, no_python and auto exclude each other")
+    boot_file = _boot_file(raw.get("boot_file"), code_dir, module=module, no_python=no_python)
+    cards, flavor = _cards(raw)
+    engine = _text(raw, "engine") or "local"
+    if engine not in ENGINES:
+        raise SpecError("engine", f"{engine!r} is not one of {', '.join(ENGINES)}")
+    spec = JobSpec(
+        code_dir=code_dir,
+        boot_file=boot_file,
+        name=_name(raw.get("name"), boot_file),
+        engine=engine,
+        module=module,
+        no_python=no_python,
+        auto=auto,
+        hyper=_table(raw, "hyper"),
+        data_url=_url(raw, "data_url"),
+        train_url=_url(raw, "train_url"),
+        log_url=_url(raw, "log_url"),
+        nodes=_count(raw, "nodes"),
+        cards=cards,
+        flavor=flavor,
+        env=_table(raw, "env"),
+        address=_text(raw, "address"),
+        install_requirements=_flag(raw, "install_requirements"),
+        image=_text(raw, "image"),
+        grace_period=_seconds(raw, "grace_period", 5.0),
+    )
+    if spec.engine in MANIFEST_ENGINES and not spec.image:
+        raise SpecError("image", f"engine {spec.engine} needs the container image to run")
+    return spec
+
+
+def _code_dir(value: Any) -> Path:
+    if value is None:
+        return Path.cwd()
+    path = Path(str(value)).expanduser().absolute()
+    if not path.is_dir():
+        raise SpecError("code_dir", f"{value} is not a directory")
+    return path
+
+
+def _boot_file(value: Any, code_dir: Path, *, module: bool, no_python: bool) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise SpecError("boot_file", "required: the script to run, e.g. boot_file = 'train.py'")
+    if module or no_python:
+        return value
+    path = Path(value)
+    if path.is_absolute():
+        try:
+            path = path.relative_to(code_dir)
+        except ValueError:
+            raise SpecError("boot_file", f"{value} is outside code_dir {code_dir}") from None
+    if not (code_dir / path).is_file():
+        raise SpecError("boot_file", f"{path} not found in code_dir {code_dir}")
+    return path.as_posix()
+
+
+def _cards(raw: Mapping[str, Any]) -> tuple[int, str | None]:
+    flavor = _text(raw, "flavor")
+    cards = _count(raw, "cards") if raw.get("cards") is not None else None
+    if flavor is None:
+        return cards or 1, None
+    try:
+        from_flavor = parse_flavor(flavor).cards
+    except FlavorError as error:
+        raise SpecError("flavor", str(error)) from None
+    if cards is not None and cards != from_flavor:
+        raise SpecError("cards", f"{cards} disagrees with flavor {flavor!r} ({from_flavor} cards)")
+    return from_flavor, flavor
+
+
+def _name(value: Any, boot_file: str) -> str:
+    name = str(value) if value is not None else re.sub(r"\W+", "-", Path(boot_file).stem).strip("-")
+    if not re.fullmatch(r"[A-Za-z0-9][-A-Za-z0-9_.]{0,63}", name or ""):
+        raise SpecError("name", f"{name!r}: use 1-64 letters, digits, '-', '_' or '.'")
+    return name
+
+
+def _text(raw: Mapping[str, Any], key: str) -> str | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise SpecError(key, f"expected text, got {value!r}")
+    return value
+
+
+def _flag(raw: Mapping[str, Any], key: str) -> bool:
+    value = raw.get(key, False)
+    if not isinstance(value, bool):
+        raise SpecError(key, f"expected true or false, got {value!r}")
+    return value
+
+
+def _count(raw: Mapping[str, Any], key: str) -> int:
+    value = raw.get(key, 1)
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SpecError(key, f"must be a whole number of at least 1, got {value!r}")
+    return value
+
+
+def _seconds(raw: Mapping[str, Any], key: str, default: float) -> float:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise SpecError(key, f"must be a number of seconds, got {value!r}")
+    return float(value)
+
+
+def _table(raw: Mapping[str, Any], key: str) -> dict[str, str]:
+    value = raw.get(key) or {}
+    if not isinstance(value, Mapping):
+        raise SpecError(key, f"expected a table of NAME = value, got {value!r}")
+    table: dict[str, str] = {}
+    for name, item in value.items():
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", str(name)):
+            raise SpecError(key, f"{name!r} is not a usable name")
+        if isinstance(item, Mapping | list):
+            raise SpecError(key, f"{name}: expected a single value, got {item!r}")
+        table[str(name)] = str(item).lower() if isinstance(item, bool) else str(item)
+    return table
+
+
+def _url(raw: Mapping[str, Any], key: str) -> str | None:
+    url = _text(raw, key)
+    if url is None:
+        return None
+    try:
+        check_url(url, url)
+    except ChannelError as error:
+        raise SpecError(key, str(error)) from None
+    return url
+
+
+def pairs(values: list[str], what: str) -> dict[str, str]:
+    """``K=V`` flag values (``--hyper lr=0.1``, ``--env NAME=value``) as a table."""
+    table: dict[str, str] = {}
+    for value in values:
+        key, equals, item = value.partition("=")
+        if not equals or not key:
+            raise SpecError(what, f"expected KEY=VALUE, got {value!r}")
+        table[key] = item
+    return table

@@ -1,0 +1,161 @@
+"""Data flow inside one file: which bound values end up in a device (or backend) slot.
+
+``loc = "cuda:{}".format(gpu)`` followed by ``torch.load(path, map_location=loc)`` makes the bound
+value a device, whatever the variable is called; ``arch = "cuda"`` that only reaches ``print`` is
+text and stays. Names are followed within their function (or the module, for names a function
+reads without binding them), through plain assignments, conditional values, parameter defaults and
+the arguments of calls to functions the file defines. The analysis is flow-insensitive and runs
+once per file, on the first question.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from ascendify.migrate._rule import Context
+
+# A call's arguments that sit in a slot: (kind label, argument expression).
+SinkFinder = Callable[[Context, ast.Call], Iterator[tuple[str, ast.expr]]]
+
+_FLOW_KEY = ("device-flow", 0)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+@dataclass
+class _Scope:
+    """One function body (or the module): what it binds and what its calls pass into slots."""
+
+    node: ast.AST
+    parent: _Scope | None
+    values: dict[str, list[ast.expr]] = field(default_factory=dict)  # name -> bound values
+    defaults: dict[str, ast.expr] = field(default_factory=dict)  # parameter -> default
+    parameters: list[str] = field(default_factory=list)
+    positional: int = 0  # how many of ``parameters`` can be passed by position
+    sinks: list[tuple[str, ast.expr]] = field(default_factory=list)
+    calls: list[ast.Call] = field(default_factory=list)
+
+    def binds(self, name: str) -> bool:
+        return name in self.values or name in self.parameters
+
+
+def reaches_slot(ctx: Context, node: ast.expr, label: str, sinks: SinkFinder) -> bool:
+    """Whether the bound value ``node`` (assigned, a default, an argument) reaches a ``label`` slot."""
+    flow = ctx.cache.get(_FLOW_KEY)
+    if flow is None:
+        flow = _analyse(ctx, sinks)
+        ctx.cache[_FLOW_KEY] = flow
+    assert isinstance(flow, dict)
+    return id(node) in flow.get(label, ())
+
+
+def _analyse(ctx: Context, sinks: SinkFinder) -> dict[str, set[int]]:
+    scopes = _collect(ctx, sinks)
+    functions = {scope.node.name: scope for scope in scopes if isinstance(scope.node, _FUNCTIONS)}
+    reached: dict[str, set[int]] = {}
+    seen: set[tuple[int, str, str]] = set()
+    pending = [(scope, name, label) for scope in scopes for label, expr in scope.sinks
+               for name in _names_in(expr)]  # fmt: skip
+    while pending:
+        scope, name, label = pending.pop()
+        owner = _owner(scope, name)
+        if owner is None or (id(owner), name, label) in seen:
+            continue
+        seen.add((id(owner), name, label))
+        values = list(owner.values.get(name, ()))
+        if name in owner.defaults:
+            values.append(owner.defaults[name])
+        for value in values:
+            reached.setdefault(label, set()).add(id(value))
+            pending.extend((owner, inner, label) for inner in _names_in(value))
+        if name in owner.parameters and isinstance(owner.node, _FUNCTIONS):
+            for caller, argument in _arguments_for(scopes, functions, owner, name):
+                reached.setdefault(label, set()).add(id(argument))
+                pending.extend((caller, inner, label) for inner in _names_in(argument))
+    return reached
+
+
+def _owner(scope: _Scope, name: str) -> _Scope | None:
+    current: _Scope | None = scope
+    while current is not None:
+        if current.binds(name):
+            return current
+        current = current.parent
+    return None
+
+
+def _names_in(expr: ast.expr) -> Iterator[str]:
+    """Names whose value *is* the expression's value (not names merely used to compute it)."""
+    if isinstance(expr, ast.Name):
+        yield expr.id
+    elif isinstance(expr, ast.IfExp):
+        yield from _names_in(expr.body)
+        yield from _names_in(expr.orelse)
+    elif isinstance(expr, ast.BoolOp):
+        for value in expr.values:
+            yield from _names_in(value)
+
+
+def _arguments_for(
+    scopes: list[_Scope], functions: dict[str, _Scope], function: _Scope, name: str
+) -> Iterator[tuple[_Scope, ast.expr]]:
+    """Arguments passed for parameter ``name`` by calls of ``function`` anywhere in the file."""
+    assert isinstance(function.node, _FUNCTIONS)
+    index = function.parameters.index(name)
+    for scope in scopes:
+        for call in scope.calls:
+            func = call.func
+            called = func.id if isinstance(func, ast.Name) else None
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                called = func.attr if func.value.id in ("self", "cls") else None
+            if called != function.node.name or functions.get(called) is not function:
+                continue
+            position = index - (1 if isinstance(func, ast.Attribute) else 0)
+            for keyword in call.keywords:
+                if keyword.arg == name:
+                    yield scope, keyword.value
+            starred = any(isinstance(arg, ast.Starred) for arg in call.args[: position + 1])
+            if 0 <= position < min(len(call.args), function.positional) and not starred:
+                yield scope, call.args[position]
+
+
+def _collect(ctx: Context, sinks: SinkFinder) -> list[_Scope]:
+    module = _Scope(ctx.module, None)
+    scopes = [module]
+    stack: list[tuple[ast.AST, _Scope]] = [
+        (child, module) for child in ast.iter_child_nodes(ctx.module)
+    ]
+    while stack:
+        node, scope = stack.pop()
+        if isinstance(node, (*_FUNCTIONS, ast.Lambda)):
+            inner = _Scope(node, scope)
+            _add_parameters(inner, node.args)
+            scopes.append(inner)
+            body = node.body if isinstance(node.body, list) else [node.body]
+            stack.extend((child, inner) for child in body)
+            continue
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    scope.values.setdefault(target.id, []).append(node.value)
+        elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and node.value is not None:
+            if isinstance(node.target, ast.Name):
+                scope.values.setdefault(node.target.id, []).append(node.value)
+        elif isinstance(node, ast.Call):
+            scope.calls.append(node)
+            scope.sinks.extend(sinks(ctx, node))
+        stack.extend((child, scope) for child in ast.iter_child_nodes(node))
+    return scopes
+
+
+def _add_parameters(scope: _Scope, arguments: ast.arguments) -> None:
+    positional = [*arguments.posonlyargs, *arguments.args]
+    scope.parameters = [arg.arg for arg in [*positional, *arguments.kwonlyargs]]
+    scope.positional = len(positional)
+    with_default = positional[len(positional) - len(arguments.defaults) :]
+    for arg, default in zip(with_default, arguments.defaults, strict=True):
+        scope.defaults[arg.arg] = default
+    for arg, kw_default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True):
+        if kw_default is not None:
+            scope.defaults[arg.arg] = kw_default

@@ -1,0 +1,124 @@
+"""What the file defines itself: members named like torch's, and the NPU branches it already has.
+
+A class with ``self.is_cuda = ...`` or ``def cuda(self)`` owns that member: ``self.is_cuda`` and
+``loader.is_cuda`` (``loader = PrefetchLoader(...)``) read it, not torch's ``Tensor.is_cuda``. Code
+that already branches on the NPU (``if x.device.type == "npu": ... elif ... == "cuda": ...``) keeps
+its CUDA branch as the user wrote it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ascendify.migrate._rule import Context
+from ascendify.targets.devices import ATTRIBUTE_RENAMES, CUDA_DEVICE_TYPE, NPU_DEVICE_TYPE
+
+_MEMBERS = frozenset({*ATTRIBUTE_RENAMES, "cuda"})  # members named after the device
+_OWN_KEY = ("own-members", 0)
+_SELF = frozenset({"self", "cls"})
+_DEFINES = re.compile(r"\bdef\s+(?:is_)?cuda\b|\.(?:is_)?cuda\s*(?:=[^=]|:)")
+
+
+@dataclass
+class _Owned:
+    members: set[str] = field(default_factory=set)  # member names the file defines
+    receivers: set[tuple[str, str]] = field(default_factory=set)  # (receiver text, member)
+    instances: set[tuple[str, str]] = field(default_factory=set)  # (variable, member)
+
+
+def is_own_member(ctx: Context, node: ast.Attribute) -> bool:
+    """Whether ``node`` (``recv.cuda``, ``recv.is_cuda``) names a member the file defines."""
+    if node.attr not in _MEMBERS:
+        return False
+    owned = ctx.cache.get(_OWN_KEY)
+    if owned is None:
+        # Most files define no such member: a text search spares them the tree walks.
+        owned = _collect(ctx) if _DEFINES.search(ctx.source.text) else _Owned()
+        ctx.cache[_OWN_KEY] = owned
+    assert isinstance(owned, _Owned)
+    if node.attr not in owned.members:
+        return False
+    receiver = node.value
+    if isinstance(receiver, ast.Name) and (
+        receiver.id in _SELF or (receiver.id, node.attr) in owned.instances
+    ):
+        return True
+    return (ast.unparse(receiver), node.attr) in owned.receivers
+
+
+def _collect(ctx: Context) -> _Owned:
+    owned = _Owned()
+    classes: dict[str, set[str]] = {}  # class name -> members it defines
+    for node in ast.walk(ctx.module):
+        if isinstance(node, ast.ClassDef):
+            defined = {
+                stmt.name
+                for stmt in node.body
+                if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
+                and stmt.name in _MEMBERS
+            }
+            defined |= {
+                target.attr
+                for target in _assigned_attributes(node)
+                if isinstance(target.value, ast.Name) and target.value.id in _SELF
+            }
+            if defined:
+                classes[node.name] = defined
+                owned.members |= defined
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Store)
+            and node.attr in _MEMBERS
+            and not (isinstance(node.value, ast.Name) and node.value.id in _SELF)
+        ):
+            owned.members.add(node.attr)
+            owned.receivers.add((ast.unparse(node.value), node.attr))
+    for node in ast.walk(ctx.module):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            func = node.value.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            for member in classes.get(name or "", ()):
+                owned.instances.update(
+                    (target.id, member) for target in node.targets if isinstance(target, ast.Name)
+                )
+    return owned
+
+
+def _assigned_attributes(node: ast.ClassDef) -> Iterator[ast.Attribute]:
+    for child in ast.walk(node):
+        if isinstance(child, ast.Attribute) and isinstance(child.ctx, ast.Store):
+            yield child
+
+
+def cuda_branches_beside_npu(node: ast.If) -> Iterator[tuple[ast.expr, int, int]]:
+    """``(test, first line, last line)`` of the CUDA branches of an if/elif chain that starts at
+    ``node`` and also has an NPU branch (nothing for a chain without one)."""
+    chain: list[ast.If] = [node]
+    while len(chain[-1].orelse) == 1 and isinstance(chain[-1].orelse[0], ast.If):
+        chain.append(chain[-1].orelse[0])
+    if not any(_mentions(branch.test, NPU_DEVICE_TYPE) for branch in chain):
+        return
+    for branch in chain:
+        if _mentions(branch.test, CUDA_DEVICE_TYPE) and not _mentions(branch.test, NPU_DEVICE_TYPE):
+            last = branch.body[-1]
+            yield branch.test, branch.lineno, last.end_lineno or last.lineno
+
+
+def is_elif(node: ast.If, parent: ast.AST | None) -> bool:
+    return isinstance(parent, ast.If) and parent.orelse == [node]
+
+
+def _mentions(test: ast.expr, device: str) -> bool:
+    """Whether a condition names the device: ``"npu"``/``"npu:0"``, ``x.is_npu``, ``torch.npu``."""
+    return any(_names_device(node, device) for node in ast.walk(test))
+
+
+def _names_device(node: ast.AST, device: str) -> bool:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value == device or node.value.startswith(device + ":")
+    if isinstance(node, ast.Attribute):
+        return node.attr in (device, f"is_{device}")
+    return isinstance(node, ast.Name) and node.id == f"torch_{device}"

@@ -1,0 +1,11 @@
+# rules: NPU001
+import torch
+
+if torch.npu.is_available():
+    torch.npu.set_device(0)
+# output
+import torch
+import torch_npu
+
+if torch.npu.is_available():
+    torch.npu.set_device(0)

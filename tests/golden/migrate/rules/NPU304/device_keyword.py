@@ -1,0 +1,11 @@
+# rules: NPU001 NPU304
+import torch
+
+y = x.to(device=local_rank)
+z = x.to(device=dev)
+# output
+import torch
+import torch_npu
+
+y = x.to(device=f"npu:{local_rank}")
+z = x.to(device=dev)

@@ -1,0 +1,5 @@
+# rules: 
+import torch.distributed as dist
+
+BACKENDS = {"npu": "hccl", "cuda": "nccl"}
+NAMES = {"cuda": "GPU", "cpu": "CPU"}

@@ -1,0 +1,11 @@
+# rules: NPU001 NPU405
+import torch.distributed as dist
+
+BACKENDS = {"cuda": "nccl", "cpu": "gloo"}
+dist.init_process_group(BACKENDS[device.type])
+# output
+import torch.distributed as dist
+import torch_npu
+
+BACKENDS = {"npu": "hccl", "cuda": "nccl", "cpu": "gloo"}
+dist.init_process_group(BACKENDS[device.type])

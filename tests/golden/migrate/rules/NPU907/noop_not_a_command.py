@@ -1,0 +1,5 @@
+# rules: 
+import subprocess
+
+subprocess.run(["echo", "nvidia-smi"])
+print("run nvidia-smi to see the GPUs")

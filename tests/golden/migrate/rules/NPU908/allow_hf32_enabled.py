@@ -1,0 +1,11 @@
+# rules: NPU001 NPU901 NPU901 NPU908 NPU908
+import torch
+
+torch.backends.cuda.matmul.allow_tf32 = True
+torch.backends.cudnn.allow_tf32 = True
+# output
+import torch
+import torch_npu
+
+torch_npu.npu.matmul.allow_hf32 = True
+torch_npu.npu.conv.allow_hf32 = True

@@ -1,0 +1,95 @@
+"""Job tests: a private job store per test, the real CLI in subprocesses, real ranks."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import psutil
+import pytest
+
+from tests.conftest import ascendify_env
+
+# The S3 test server (moto on 127.0.0.1) and its helpers, shared with the storage tests.
+from tests.storage.conftest import bucket, s3, s3_endpoint, s3_env  # noqa: F401
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+JobCli = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def jobs_dir(tmp_path: Path) -> Path:
+    return tmp_path / "store"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A code dir with the test rank script."""
+    code = tmp_path / "code"
+    code.mkdir()
+    shutil.copy(FIXTURES / "rank.py", code / "rank.py")
+    return code
+
+
+@pytest.fixture
+def job(jobs_dir: Path) -> JobCli:
+    """Run ``python -m ascendify job ARGS`` against the test's store."""
+
+    def run(
+        *args: str, env: dict[str, str] | None = None, timeout: float = 240
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "ascendify", "job", *args],
+            env=ascendify_env({"ASCENDIFY_JOBS_DIR": str(jobs_dir), **(env or {})}),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    return run
+
+
+def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+        time.sleep(0.1)
+
+
+def pids(directory: Path) -> dict[int, int]:
+    """Rank -> pid, as the test ranks leave them."""
+    return {
+        int(path.stem.split("_")[1]): int(path.read_text())
+        for path in directory.glob("rank_*.pid")
+        if path.read_text()
+    }
+
+
+def running(pid_list: Sequence[int]) -> list[int]:
+    alive = []
+    for pid in pid_list:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                alive.append(pid)
+        except psutil.Error:
+            pass
+    return alive
+
+
+class S3Channel(NamedTuple):
+    client: Any  # boto3: the independent view of the bucket
+    bucket: str
+    env: dict[str, str]  # endpoint and credentials, as a user's environment has them
+
+
+@pytest.fixture
+def s3_channel(s3: Any, bucket: str, s3_env: dict[str, str]) -> S3Channel:  # noqa: F811
+    return S3Channel(s3, bucket, s3_env)

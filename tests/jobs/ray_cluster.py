@@ -1,0 +1,127 @@
+"""A real two-node Ray cluster on this machine, for the Ray engine's tests and benchmark.
+
+Ray replaces 127.0.0.1 by the host's outward address wherever it is given (it assumes a
+cluster spans machines), so the nodes use the other loopback addresses: the head on 127.0.0.2,
+the second node on 127.0.0.3. CPU resources only. Each ``ray start --block`` runs in its own
+session and is ended through it; the Ray workers, which start their own sessions, die with
+their node's raylet.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+
+HEAD_ADDRESS = "127.0.0.2"
+NODE_ADDRESS = "127.0.0.3"
+START_TIMEOUT = 120.0
+
+
+def _free_port(host: str) -> int:
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
+def _start(args: list[str], log: Path) -> subprocess.Popen[bytes]:
+    ray = str(Path(sys.executable).with_name("ray"))
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            [ray, "start", "--block", "--disable-usage-stats", *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"},
+        )
+
+
+def _nodes_alive(address: str) -> int:
+    script = (
+        f"import ray; ray.init(address={address!r}, logging_level='ERROR', log_to_driver=False); "
+        "print(sum(n['Alive'] for n in ray.nodes()))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    return int(done.stdout.strip() or 0)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> list[psutil.Process]:
+    """End a ``ray start --block`` and its node; returns what still ran below it."""
+    below: list[psutil.Process] = []
+    with contextlib.suppress(psutil.Error):
+        below = psutil.Process(process.pid).children(recursive=True)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=5)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)  # what did not stop on SIGTERM
+    process.wait()
+    for found in below:  # Ray workers run in sessions of their own
+        with contextlib.suppress(psutil.Error):
+            found.kill()
+    _gone, alive = psutil.wait_procs(below, timeout=10)
+    return alive
+
+
+@contextlib.contextmanager
+def ray_cluster(cpus_per_node: int = 2, dashboard: bool = False) -> Iterator[str]:
+    """Start a head and a second node; yield the cluster address; tear both down.
+
+    ``dashboard`` also starts the head's dashboard on port 8265 (``ray job submit`` needs it).
+    """
+    # Ray's unix sockets need a short path (about 100 characters at most).
+    temp = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))
+    port = _free_port(HEAD_ADDRESS)
+    address = f"{HEAD_ADDRESS}:{port}"
+    common = [f"--num-cpus={cpus_per_node}", "--num-gpus=0"]
+    processes = [
+        _start(
+            ["--head", f"--node-ip-address={HEAD_ADDRESS}", f"--port={port}",
+             f"--include-dashboard={str(dashboard).lower()}", f"--dashboard-host={HEAD_ADDRESS}",
+             f"--temp-dir={temp}", *common],
+            temp / "head.log",
+        )
+    ]  # fmt: skip
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            with contextlib.suppress(OSError):
+                socket.create_connection((HEAD_ADDRESS, port), timeout=1).close()
+                break
+            if time.monotonic() > deadline or processes[0].poll() is not None:
+                raise RuntimeError(f"Ray head did not start: {(temp / 'head.log').read_text()}")
+            time.sleep(0.2)
+        processes.append(
+            _start([f"--address={address}", f"--node-ip-address={NODE_ADDRESS}", *common],
+                   temp / "node.log")
+        )  # fmt: skip
+        while _nodes_alive(address) < 2:
+            if time.monotonic() > deadline or processes[1].poll() is not None:
+                raise RuntimeError(f"Ray node did not join: {(temp / 'node.log').read_text()}")
+            time.sleep(0.5)
+        yield address
+    finally:
+        left = [found for process in reversed(processes) for found in _stop(process)]
+        shutil.rmtree(temp, ignore_errors=True)
+        assert not left, f"Ray processes outlived the cluster: {left}"
+
+
+if __name__ == "__main__":
+    started = time.monotonic()
+    with ray_cluster() as cluster:
+        print(f"cluster {cluster} up in {time.monotonic() - started:.1f}s", flush=True)
+        ready = time.monotonic()
+    print(f"torn down in {time.monotonic() - ready:.1f}s")

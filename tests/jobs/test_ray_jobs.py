@@ -1,0 +1,127 @@
+"""The Ray engine against a real two-node Ray cluster on loopback addresses (started once here).
+
+The cluster costs about 20 s to start on a 2-core machine, so this module keeps to three jobs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ascendify.jobs.store import JobStore
+from tests.jobs.conftest import JobCli, S3Channel, pids, running, wait_for
+from tests.storage.conftest import read_objects
+
+pytest.importorskip("ray")
+
+from tests.jobs.ray_cluster import HEAD_ADDRESS, NODE_ADDRESS, ray_cluster
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    with ray_cluster() as address:
+        yield address
+
+
+def test_two_nodes_on_ray(
+    cluster: str, job: JobCli, project: Path, tmp_path: Path, s3_channel: S3Channel
+) -> None:
+    out = tmp_path / "out"
+    spec = tmp_path / "job.yaml"
+    spec.write_text(
+        f"code_dir: {project}\nboot_file: rank.py\nengine: ray\naddress: '{cluster}'\n"
+        f"nodes: 2\ncards: 2\ntrain_url: {out}\nlog_url: s3://{s3_channel.bucket}/logs/\n"
+        "hyper: {mode: probe}\n"
+    )
+    result = job("submit", str(spec), "--wait", env=s3_channel.env)
+    job_id = result.stdout.splitlines()[0]
+    assert result.returncode == 0, job("describe", job_id).stdout
+    records = {int(p.stem.split("_")[1]): json.loads(p.read_text()) for p in out.glob("*.json")}
+    assert sorted(records) == [0, 1, 2, 3]
+    for rank, record in records.items():
+        env = record["env"]
+        assert env["RANK"] == env["RANK_ID"] == str(rank)
+        assert env["RANK_SIZE"] == "4"
+        assert env["DEVICE_ID"] == env["ASCEND_DEVICE_ID"] == str(rank % 2)
+        assert record["sum"] == 10
+    logs = job("logs", job_id).stdout
+    assert all(f"[rank {rank}]: rank {rank} of 4 starts" in logs for rank in range(4))
+    described = job("describe", job_id).stdout
+    # STRICT_SPREAD: one node of the job on each Ray node (which one is node 0 is Ray's choice).
+    placed = {
+        line.split("(")[1].split(")")[0] for line in described.splitlines() if "  node " in line
+    }
+    assert placed == {HEAD_ADDRESS, NODE_ADDRESS}
+    uploaded = read_objects(s3_channel.client, s3_channel.bucket, "logs/")
+    assert f"modelarts-job-{job_id}-worker-1.log" in uploaded
+    # Each node unpacked the code in a temporary dir of its own, removed when it finished.
+    assert list(Path(tempfile.gettempdir()).glob(f"ascendify-job-{job_id}-*")) == []
+    secret = s3_channel.env["AWS_SECRET_ACCESS_KEY"].encode()
+    store_files = [path for path in (tmp_path / "store").rglob("*") if path.is_file()]
+    assert [path for path in store_files if secret in path.read_bytes()] == []
+    assert all(secret not in content for content in uploaded.values())
+
+
+def test_stop_on_ray_leaves_no_rank(
+    cluster: str, job: JobCli, project: Path, tmp_path: Path, s3_channel: S3Channel,
+) -> None:  # fmt: skip
+    pid_dir = tmp_path / "pids"
+    pid_dir.mkdir()
+    submitted = job(
+        "submit", "--code-dir", str(project), "--boot-file", "rank.py", "--engine", "ray",
+        "--address", cluster, "--nodes", "2", "--cards", "2", "--hyper", "mode=hang",
+        "--train-url", f"s3://{s3_channel.bucket}/run/", "--env", f"PIDS_DIR={pid_dir}",
+        env=s3_channel.env,
+    )  # fmt: skip
+    assert submitted.returncode == 0, submitted.stderr
+    job_id = submitted.stdout.strip()
+    wait_for(lambda: len(pids(pid_dir)) == 4, 120, "4 ranks running")
+    rank_pids = list(pids(pid_dir).values())
+    # The logs come back while the job runs.
+    wait_for(
+        lambda: job("logs", job_id).stdout.count("]: waiting to be stopped") == 4, 20, "live logs"
+    )
+    assert job("logs", job_id, "--rank", "3").stdout.startswith("rank 3 of 4 starts")
+    started = time.monotonic()
+    stopped = job("stop", job_id, env=s3_channel.env)
+    assert stopped.returncode == 0, stopped.stderr
+    wait_for(lambda: not running(rank_pids), 10 - (time.monotonic() - started), "ranks to end")
+    assert JobStore(tmp_path / "store").get(job_id).state == "stopped"
+    uploaded = read_objects(s3_channel.client, s3_channel.bucket, "run/")
+    assert uploaded == {"partial.txt": b"written before the stop"}
+
+
+def test_killed_runner_on_ray_leaves_no_rank(
+    cluster: str, job: JobCli, project: Path, tmp_path: Path
+) -> None:
+    pid_dir = tmp_path / "pids"
+    pid_dir.mkdir()
+    submitted = job(
+        "submit", "--code-dir", str(project), "--boot-file", "rank.py", "--engine", "ray",
+        "--address", cluster, "--nodes", "2", "--cards", "2", "--hyper", "mode=hang",
+        "--env", f"PIDS_DIR={pid_dir}",
+    )  # fmt: skip
+    assert submitted.returncode == 0, submitted.stderr
+    job_id = submitted.stdout.strip()
+    wait_for(lambda: len(pids(pid_dir)) == 4, 120, "4 ranks running")
+    runner = JobStore(tmp_path / "store").get(job_id).runner_pid
+    assert runner is not None
+    os.kill(runner, signal.SIGKILL)
+    wait_for(lambda: not running([runner]), 10, "the runner to die")
+    listed = job("list").stdout
+    assert "failed (runner lost)" in next(line for line in listed.splitlines() if job_id in line)
+    # Ray ends the node tasks; each node agent then stops its ranks within the grace period.
+    wait_for(lambda: not running(list(pids(pid_dir).values())), 30, "orphan ranks to end")
+    # A worker killed outright cannot remove its node's unpacked code (see docs/jobs.md, Limits).
+    for leftover in Path(tempfile.gettempdir()).glob(f"ascendify-job-{job_id}-*"):
+        shutil.rmtree(leftover)

@@ -1,0 +1,165 @@
+"""Job specs from files and flags; ``job validate`` names the bad field (exit 2)."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from ascendify.jobs.spec import REDACTED, JobSpec, SpecError, load_spec_file, resolve
+from tests.jobs.conftest import JobCli
+
+
+def test_toml_and_yaml_give_the_same_spec(project: Path) -> None:
+    (project / "a.toml").write_text(
+        'boot_file = "rank.py"\nnodes = 2\nflavor = "Ascend: 8 | ARM: 192 cores 720 GB"\n'
+        'data_url = "s3://bucket/data/"\n[hyper]\nlr = 0.1\nfast = true\n[env]\nMY_FLAG = "1"\n'
+    )
+    (project / "a.yaml").write_text(
+        "boot_file: rank.py\nnodes: 2\nflavor: 'Ascend: 8 | ARM: 192 cores 720 GB'\n"
+        "data_url: s3://bucket/data/\nhyper: {lr: 0.1, fast: true}\nenv: {MY_FLAG: '1'}\n"
+    )
+    toml, yaml = (resolve(load_spec_file(project / name)) for name in ("a.toml", "a.yaml"))
+    assert toml == yaml
+    assert (toml.code_dir, toml.name, toml.cards, toml.nodes) == (project, "rank", 8, 2)
+    command = toml.command("python", Path("/snap"))
+    assert command == (
+        "python", "/snap/rank.py", "--lr=0.1", "--fast=true", "--data_url=s3://bucket/data/"
+    )  # fmt: skip
+
+
+def test_module_and_command_forms(project: Path) -> None:
+    base = {"code_dir": str(project)}
+    module = resolve({**base, "boot_file": "pkg.train", "module": True, "hyper": {"a": 1}})
+    assert module.command("py", project) == ("py", "-m", "pkg.train", "--a=1")
+    verbatim = resolve({**base, "boot_file": "bash run.sh x", "no_python": True})
+    assert verbatim.command("py", project) == ("bash", "run.sh", "x")
+    auto = resolve({**base, "boot_file": "rank.py", "auto": True})
+    assert auto.command("py", project) == ("py", "-m", "ascendify.auto", f"{project}/rank.py")
+
+
+def test_credentials_in_env_are_not_kept(project: Path) -> None:
+    spec = resolve(
+        {"code_dir": str(project), "boot_file": "rank.py",
+         "env": {"AWS_SECRET_ACCESS_KEY": "abc", "HF_TOKEN": "t", "LEVEL": "3"}}
+    )  # fmt: skip
+    stored = spec.to_json()
+    assert stored["env"] == {"AWS_SECRET_ACCESS_KEY": REDACTED, "HF_TOKEN": REDACTED, "LEVEL": "3"}
+    assert JobSpec.from_json(stored).env == {"LEVEL": "3"}
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "why"),
+    [
+        ({}, "boot_file", "required"),
+        ({"boot_file": "missing.py"}, "boot_file", "not found in code_dir"),
+        ({"boot_file": "rank.py", "bootfile": "x"}, "bootfile", "did you mean 'boot_file'"),
+        ({"boot_file": "rank.py", "nodes": 0}, "nodes", "at least 1, got 0"),
+        ({"boot_file": "rank.py", "cards": "two"}, "cards", "whole number"),
+        ({"boot_file": "rank.py", "flavor": "big machine"}, "flavor", "KIND: DETAILS"),
+        ({"boot_file": "rank.py", "flavor": "Ascend: 8", "cards": 4}, "cards", "disagrees"),
+        ({"boot_file": "rank.py", "engine": "slurm"}, "engine", "not one of"),
+        ({"boot_file": "rank.py", "engine": "volcano"}, "image", "container image"),
+        ({"boot_file": "rank.py", "data_url": "ftp://x/y"}, "data_url", "unsupported scheme"),
+        ({"boot_file": "rank.py", "hyper": ["lr"]}, "hyper", "table"),
+        ({"boot_file": "rank.py", "name": "a b"}, "name", "letters"),
+        ({"boot_file": "rank.py", "module": True, "auto": True}, "module", "exclude"),
+    ],
+)
+def test_bad_fields_are_named(
+    project: Path, fields: dict[str, object], field: str, why: str
+) -> None:
+    with pytest.raises(SpecError, match=why) as raised:
+        resolve({"code_dir": str(project), **fields})
+    assert raised.value.field == field
+
+
+@pytest.mark.slow  # runs the CLI
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("nodes = 0\n", "nodes: must be a whole number of at least 1, got 0"),
+        ("colour = 'red'\n", "colour: unknown field"),
+        ("flavor = 'Ascend: lots'\n", "flavor: 'Ascend: lots': expected a card count"),
+    ],
+)
+def test_validate_cli_names_the_field(job: JobCli, project: Path, spec: str, message: str) -> None:
+    path = project / "job.toml"
+    path.write_text("boot_file = 'rank.py'\n" + spec)
+    result = job("validate", str(path))
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"ascendify job: error: {message}")
+
+
+@pytest.mark.slow  # runs the CLI
+def test_validate_cli_accepts_flags(job: JobCli, project: Path) -> None:
+    result = job("validate", "--code-dir", str(project), "--boot-file", "rank.py", "--cards", "2")
+    assert result.returncode == 0, result.stderr
+    assert "valid: rank, engine local, 1 node(s) x 2 card(s)" in result.stdout
+    missing = job("validate", "--code-dir", str(project))
+    assert (missing.returncode, missing.stderr.count("\n")) == (2, 1)
+    assert "boot_file: required" in missing.stderr
+
+
+@pytest.mark.slow  # runs the CLI
+def test_unreachable_ray_address_is_refused(job: JobCli, project: Path, jobs_dir: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again: nothing listens there
+    result = job(
+        "submit", "--code-dir", str(project), "--boot-file", "rank.py", "--engine", "ray",
+        "--address", f"127.0.0.1:{port}",
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert f"no Ray cluster answers at 127.0.0.1:{port}" in result.stderr
+    assert not (jobs_dir / "jobs.db").exists() or "ray" not in job("list").stdout
+
+
+@pytest.mark.slow  # runs the CLI
+def test_volcano_dry_run_renders_the_launchers_manifest(job: JobCli, project: Path) -> None:
+    import yaml
+
+    result = job(
+        "submit", "--code-dir", str(project), "--boot-file", "rank.py", "--engine", "volcano",
+        "--image", "registry.example/train:1", "--nodes", "2", "--flavor", "Ascend: 8",
+        "--hyper", "lr=0.1", "--name", "demo", "--dry-run",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    manifest = yaml.safe_load(result.stdout)
+    assert manifest["kind"] == "Job"
+    task = manifest["spec"]["tasks"][0]
+    assert task["replicas"] == 2
+    container = task["template"]["spec"]["containers"][0]
+    assert container["command"] == [
+        "ascendify", "run", "--nnodes", "2", "--nproc-per-node", "8", "python", "rank.py",
+        "--lr=0.1",
+    ]  # fmt: skip
+    real = job(
+        "submit", "--code-dir", str(project), "--boot-file", "rank.py", "--engine", "pytorchjob",
+        "--image", "x",
+    )  # fmt: skip
+    assert real.returncode == 2
+    assert "--dry-run" in real.stderr
+
+
+@pytest.mark.slow  # runs the CLI
+def test_local_dry_run_plans_every_node(job: JobCli, project: Path) -> None:
+    import json
+
+    result = job(
+        "submit", "--code-dir", str(project), "--boot-file", "rank.py", "--nodes", "2",
+        "--cards", "4", "--hyper", "mode=probe", "--dry-run",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    nodes = json.loads(result.stdout)
+    assert [node["address"] for node in nodes] == ["127.0.0.1", "127.0.0.2"]
+    (launcher,) = nodes[1]["steps"]
+    argv = launcher["argv"]
+    assert argv[1:4] == ["-m", "ascendify", "run"]
+    flags = dict(zip(argv[4:-3:2], argv[5:-3:2], strict=True))
+    assert flags["--nproc-per-node"] == "4"
+    assert (flags["--nnodes"], flags["--node-rank"]) == ("2", "1")
+    assert (flags["--master-addr"], flags["--local-addr"]) == ("127.0.0.1", "127.0.0.2")
+    assert argv[-2:] == ["<jobs dir>/<job id>/code/rank.py", "--mode=probe"]

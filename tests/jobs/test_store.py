@@ -1,0 +1,57 @@
+"""The SQLite job store: schema version, WAL, forward-only states, lookups."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from ascendify.errors import AscendifyError
+from ascendify.jobs.store import SCHEMA_VERSION, JobStore, default_dir
+
+SPEC = {"name": "n", "engine": "local", "nodes": 2, "cards": 4}
+
+
+def test_database_is_wal_and_versioned(tmp_path: Path) -> None:
+    JobStore(tmp_path)
+    with sqlite3.connect(tmp_path / "jobs.db") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    JobStore(tmp_path)
+    with sqlite3.connect(tmp_path / "jobs.db") as db:
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(AscendifyError, match="newer than this ascendify understands"):
+        JobStore(tmp_path)
+
+
+def test_states_only_move_forward(tmp_path: Path) -> None:
+    store = JobStore(tmp_path)
+    job = store.create(SPEC)
+    assert store.transition(job.id, "running")
+    assert store.transition(job.id, "failed", exit_code=1, cause="runner lost")
+    assert not store.transition(job.id, "succeeded", exit_code=0)
+    final = store.get(job.id)
+    assert (final.state, final.exit_code, final.cause) == ("failed", 1, "runner lost")
+    assert [event.state for event in store.events(job.id)] == ["queued", "running", "failed"]
+    assert final.started is not None
+    assert final.ended is not None
+
+
+def test_lookup_by_prefix_and_removal(tmp_path: Path) -> None:
+    store = JobStore(tmp_path)
+    first, second = store.create(SPEC), store.create(SPEC)
+    assert store.get(first.id[:6]).id == first.id
+    assert [job.id for job in store.jobs()] == [second.id, first.id]
+    store.remove(first.id)
+    with pytest.raises(AscendifyError, match="no job"):
+        store.get(first.id)
+    assert store.events(first.id) == []
+
+
+def test_default_dir(tmp_path: Path) -> None:
+    assert default_dir({"ASCENDIFY_JOBS_DIR": str(tmp_path)}) == tmp_path
+    assert default_dir({"XDG_DATA_HOME": str(tmp_path)}) == tmp_path / "ascendify" / "jobs"
