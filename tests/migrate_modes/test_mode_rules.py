@@ -2,8 +2,8 @@
 
 A case starts with ``# rules: CODE ...`` (every finding expected), then ``# modes: ...`` naming the
 run's modes (``portable``, ``specify_device``, ``modelarts``, ``distributed=MAIN:MODEL``,
-``rules=FILE`` next to the case) and optionally ``# path: REL`` (the file's path in SRC), then the
-input, then optionally ``# output`` and the expected result (without it the input must not change).
+``rules=FILE`` next to the case, ``replace``) and optionally ``# path: REL`` (the file's path in
+SRC), then the input, then optionally ``# output`` and the expected result (without it the input must not change).
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ def parse_modes(text: str, directory: Path) -> Modes:
             options["distributed"] = DistributedMode(main, model or "model")
         elif name == "rules":
             options["user_rules"] = load_rule_file(directory / value)
+        elif name == "replace":
+            options["replace_unsupported"] = True
         else:
             raise AssertionError(f"unknown mode {word!r}")
     return Modes(**options)  # type: ignore[arg-type]
@@ -127,7 +129,7 @@ def test_every_mode_rule_documents_itself(rule: type[Rule]) -> None:
     doc = rule.__doc__ or ""
     for section in ("What it does:", "Why:", "Example", "Fix safety:"):
         assert section in doc, f"{rule.code} lacks {section!r}"
-    assert re.fullmatch(r"(PRT|DST|SDV|MDA|USR)\d{3}", rule.code)
+    assert re.fullmatch(r"(PRT|DST|SDV|MDA|USR|RPL)\d{3}", rule.code)
 
 
 def test_the_default_run_ignores_every_mode_rule() -> None:

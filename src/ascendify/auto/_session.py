@@ -12,6 +12,7 @@ from ascendify.auto._choice import DEVICES, DeviceChoice, announce, choose_devic
 from ascendify.auto._devicemap import DeviceMap
 from ascendify.auto._npu import npu_device_count
 from ascendify.auto._patcher import Patcher, Replacement
+from ascendify.auto._replace import unsupported_api_replacements
 from ascendify.auto._resolve import (
     NotLoadedError,
     UnresolvedTargetError,
@@ -72,10 +73,11 @@ def enable(
             )
         return active
     choice = _choose(device, environ)
+    replaced_apis = unsupported_api_replacements(environ)  # ASCENDIFY_REPLACE_UNSUPPORTED=1
     if choice.device != "cuda":
         _fill_device_constructor_cache()
         ready, deferred = _replacements(choice.device)
-        _State.patcher.apply(ready, deferred)
+        _State.patcher.apply([*ready, *replaced_apis], deferred)
     _State.active = choice
     announce(choice, environ)
     return choice

@@ -61,6 +61,10 @@ def _add_mode_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rules", type=Path, metavar="FILE", help="user rules (.json, or .toml on Python 3.11+)"
     )
+    parser.add_argument(
+        "-r", "--replace-unsupported", action="store_true",
+        help="route calls the NPU cannot run to ascend_function/ (exact composites, CPU fallbacks)",
+    )  # fmt: skip
     modes = parser.add_subparsers(dest="mode", metavar="{distributed}")
     distributed = modes.add_parser(
         "distributed", help="turn a single-card script into a multi-card one (<name>_msft_multi)"
@@ -92,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         main=args.main if args.mode == "distributed" else None,
         model=args.target_model if args.mode == "distributed" else "model",
         rules_file=args.rules,
+        replace_unsupported=args.replace_unsupported,
     )
     settings = Settings(
         torch_npu_version=resolve_version(args.torch_npu_version),

@@ -1,6 +1,7 @@
 """What a run asks for beyond the default NPU rewrite: target, device pinning, multi-card, ModelArts paths,
-user rules. Plain picklable data: it rides in :class:`ascendify.migrate.Settings` to worker processes and
-reaches every checker through :attr:`ascendify.migrate.Context.modes`.
+user rules, replaced unsupported APIs. Plain picklable data: it rides in
+:class:`ascendify.migrate.Settings` to worker processes and reaches every checker through
+:attr:`ascendify.migrate.Context.modes`.
 """
 
 from __future__ import annotations
@@ -64,9 +65,16 @@ class Modes:
     modelarts: bool = False  # -m: file paths go through the ModelArts path manager
     distributed: DistributedMode | None = None
     user_rules: tuple[UserRule, ...] = ()
+    replace_unsupported: bool = False  # -r: calls the NPU cannot run go to ascend_function
 
     @property
     def visit_everything(self) -> bool:
         """Modes whose rules look at code without CUDA idioms (data loaders, file APIs, user names,
-        every file that imports torch for ``-s``)."""
-        return bool(self.modelarts or self.distributed or self.user_rules or self.specify_device)
+        every file that imports torch for ``-s``, unsupported APIs)."""
+        return bool(
+            self.modelarts
+            or self.distributed
+            or self.user_rules
+            or self.specify_device
+            or self.replace_unsupported
+        )

@@ -1,0 +1,12 @@
+# rules: NPU001 RPL002
+# modes: replace
+import torch
+import ascend_function
+
+y = torch.mode(x, 0)
+# output
+import torch
+import torch_npu
+import ascend_function
+
+y = ascend_function.mode(x, 0)
