@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ascendify.migrate._rule import Context, Edit, Finding, Rule, checks
 from ascendify.migrate.rules._flow import reaches_slot
+from ascendify.migrate.rules._own import in_cuda_test_beside_npu
 
 _QUOTED = re.compile(r"""([rRuUfFbB]{0,2})('''|\"\"\"|'|")""")
 
@@ -287,6 +288,8 @@ def _text_of_holder(kind: SlotKind, node: ast.expr) -> bool:
 def check_compare(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     """``device.type == "cuda"``, ``backend != "nccl"``, ``args.device in ("cuda", "mps")``."""
     assert isinstance(node, ast.Compare)
+    if in_cuda_test_beside_npu(ctx, node):
+        return  # left as written and reported by NPU305
     operands = [node.left, *node.comparators]
     for kind, _ in _KINDS:
         if any(kind.is_holder(operand) for operand in operands):

@@ -18,6 +18,7 @@ from ascendify.targets.devices import ATTRIBUTE_RENAMES, CUDA_DEVICE_TYPE, NPU_D
 
 _MEMBERS = frozenset({*ATTRIBUTE_RENAMES, "cuda"})  # members named after the device
 _OWN_KEY = ("own-members", 0)
+_CUDA_TESTS_KEY = ("cuda-tests-beside-npu", 0)
 _SELF = frozenset({"self", "cls"})
 _DEFINES = re.compile(r"\bdef\s+(?:is_)?cuda\b|\.(?:is_)?cuda\s*(?:=[^=]|:)")
 
@@ -99,19 +100,67 @@ def cuda_branches_beside_npu(node: ast.If) -> Iterator[tuple[ast.expr, int, int]
     chain: list[ast.If] = [node]
     while len(chain[-1].orelse) == 1 and isinstance(chain[-1].orelse[0], ast.If):
         chain.append(chain[-1].orelse[0])
-    if not any(_mentions(branch.test, NPU_DEVICE_TYPE) for branch in chain):
+    if not any(mentions_device(branch.test, NPU_DEVICE_TYPE) for branch in chain):
         return
     for branch in chain:
-        if _mentions(branch.test, CUDA_DEVICE_TYPE) and not _mentions(branch.test, NPU_DEVICE_TYPE):
+        if mentions_device(branch.test, CUDA_DEVICE_TYPE) and not mentions_device(
+            branch.test, NPU_DEVICE_TYPE
+        ):
             last = branch.body[-1]
             yield branch.test, branch.lineno, last.end_lineno or last.lineno
+
+
+def in_cuda_test_beside_npu(ctx: Context, node: ast.expr) -> bool:
+    """Whether ``node`` lies in a value that tests for CUDA assigned beside one that tests for the NPU.
+
+    ``self.is_cuda = dev.type == "cuda"`` next to ``self.is_npu = dev.type == "npu"``: the code
+    tells the two devices apart already, and rewriting the first would make both true on an NPU host.
+    """
+    spans = ctx.cache.get(_CUDA_TESTS_KEY)
+    if spans is None:
+        # Most files never name the NPU: a text search spares them the tree walk.
+        found = NPU_DEVICE_TYPE in ctx.source.text
+        spans = _cuda_tests_beside_npu(ctx.module) if found else []
+        ctx.cache[_CUDA_TESTS_KEY] = spans
+    assert isinstance(spans, list)
+    last = node.end_lineno or node.lineno
+    return any(first <= node.lineno and last <= end for first, end in spans)
+
+
+def _cuda_tests_beside_npu(module: ast.Module) -> list[tuple[int, int]]:
+    spans = []
+    for node in ast.walk(module):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if not isinstance(block, list):
+                continue
+            values = [
+                stmt.value
+                for stmt in block
+                if isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None
+            ]
+            if any(_tests_device(value, NPU_DEVICE_TYPE) for value in values):
+                spans += [
+                    (value.lineno, value.end_lineno or value.lineno)
+                    for value in values
+                    if _tests_device(value, CUDA_DEVICE_TYPE)
+                    and not mentions_device(value, NPU_DEVICE_TYPE)
+                ]
+    return spans
+
+
+def _tests_device(value: ast.expr, device: str) -> bool:
+    """Whether a value holds a comparison that names the device."""
+    return any(
+        isinstance(node, ast.Compare) and mentions_device(node, device) for node in ast.walk(value)
+    )
 
 
 def is_elif(node: ast.If, parent: ast.AST | None) -> bool:
     return isinstance(parent, ast.If) and parent.orelse == [node]
 
 
-def _mentions(test: ast.expr, device: str) -> bool:
+def mentions_device(test: ast.AST, device: str) -> bool:
     """Whether a condition names the device: ``"npu"``/``"npu:0"``, ``x.is_npu``, ``torch.npu``."""
     return any(_names_device(node, device) for node in ast.walk(test))
 

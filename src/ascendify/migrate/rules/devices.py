@@ -9,7 +9,12 @@ from collections.abc import Iterator
 from ascendify.migrate._modes import EVERY_TARGET
 from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks
 from ascendify.migrate.rules._literals import Parameter, SlotKind, holder_name, slot_kind
-from ascendify.migrate.rules._own import cuda_branches_beside_npu, is_elif
+from ascendify.migrate.rules._own import (
+    cuda_branches_beside_npu,
+    in_cuda_test_beside_npu,
+    is_elif,
+    mentions_device,
+)
 from ascendify.targets import Safety
 from ascendify.targets.devices import CUDA_DEVICE_TYPE, DEVICE_PARAMETERS, NPU_DEVICE_TYPE
 
@@ -123,7 +128,9 @@ slot_kind(
 class ExistingNpuBranch(Rule):
     """What it does: leaves the CUDA branch of an ``if``/``elif`` chain that already has an NPU
     branch exactly as written, and reports it: ``if x.device.type == "npu": ... elif
-    x.device.type == "cuda": ...`` keeps its ``elif`` (and that branch's body).
+    x.device.type == "cuda": ...`` keeps its ``elif`` (and that branch's body). Likewise a CUDA test
+    assigned beside an NPU test (``self.is_cuda = d.type == "cuda"`` next to ``self.is_npu = d.type
+    == "npu"``) is left as written.
 
     Why: the code already handles the NPU; rewriting its CUDA branch would make a second, dead
     NPU branch and take the CUDA path away from CUDA hosts.
@@ -152,6 +159,18 @@ def check_npu_branch(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Ite
     for test, first, last in cuda_branches_beside_npu(node):
         message = f"CUDA branch kept as written: the code has an NPU branch ({ctx.segment(test)})"
         yield Finding(ExistingNpuBranch, first, last, message)
+
+
+@checks(ast.Compare)
+def check_cuda_test_beside_npu(
+    ctx: Context, node: ast.AST, parent: ast.AST | None
+) -> Iterator[Finding]:
+    assert isinstance(node, ast.Compare)
+    if mentions_device(node, CUDA_DEVICE_TYPE) and in_cuda_test_beside_npu(ctx, node):
+        message = (
+            f"CUDA test kept as written: the code tests for the NPU beside it ({ctx.segment(node)})"
+        )
+        yield Finding(ExistingNpuBranch, node.lineno, node.end_lineno or node.lineno, message)
 
 
 class DeviceIndex(Rule):
