@@ -180,7 +180,10 @@ def _walk(
     def touches(node: ast.AST) -> bool:
         if lines is None:
             return True
-        index = bisect.bisect_left(lines, node.lineno)  # type: ignore[attr-defined]
+        # A decorated definition starts at its first decorator, above the line of its ``def``.
+        decorators = getattr(node, "decorator_list", None)
+        first = decorators[0].lineno if decorators else node.lineno  # type: ignore[attr-defined]
+        index = bisect.bisect_left(lines, first)
         return index < len(lines) and lines[index] <= (node.end_lineno or node.lineno)  # type: ignore[attr-defined]
 
     checkers = registry.checkers

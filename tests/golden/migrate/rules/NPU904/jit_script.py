@@ -1,4 +1,4 @@
-# rules: NPU904 NPU904
+# rules: NPU904 NPU904 NPU904
 import torch
 from torch.jit import script
 
