@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from ascendify.migrate._modes import EVERY_TARGET
@@ -211,6 +212,98 @@ def check_nvidia_smi(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Ite
                 node, "nvidia-smi does not exist on NPU hosts: use npu-smi info"
             )
             return
+
+
+class AcceleratorName(Rule):
+    """What it does: reports an accelerator *name* ``"cuda"`` or ``"gpu"`` given to or held by
+    something named like an accelerator: ``L.Trainer(accelerator="gpu")``,
+    ``Fabric(accelerator="cuda")``, ``accelerator = "cuda"``, ``if accelerator == "cuda":``,
+    ``def main(accelerator="cuda")``.
+
+    Why: frameworks such as Lightning take these names to pick their own accelerator class, and
+    have no built-in ``"npu"`` one; renaming the string would fail there. The project must register
+    an NPU accelerator of its own or select the device another way, which needs a human look.
+
+    Example: ``trainer = L.Trainer(accelerator="gpu", devices=8)`` is reported.
+
+    Fix safety: report only.
+    """
+
+    code = "NPU909"
+    name = "accelerator-name"
+    summary = "framework accelerator name cuda/gpu (left in place)"
+    safety = Safety.REPORT_ONLY
+    operation = Operation.UNSUPPORTED
+    targets = EVERY_TARGET
+    triggers = (b"accelerator",)
+
+
+_ACCELERATOR_HOLDER = re.compile(r"(?:^|_)accelerators?$", re.IGNORECASE)
+_ACCELERATOR_NAMES = frozenset({"cuda", "gpu"})
+
+
+def _holds_accelerator(node: ast.expr | None) -> bool:
+    if isinstance(node, ast.Attribute):
+        return bool(_ACCELERATOR_HOLDER.search(node.attr))
+    return isinstance(node, ast.Name) and bool(_ACCELERATOR_HOLDER.search(node.id))
+
+
+def _accelerator_names(value: ast.expr | None) -> list[str]:
+    """The names ``"cuda"``/``"gpu"`` in a value, through containers and conditionals."""
+    if value is None:
+        return []
+    found: list[str] = []
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call | ast.Lambda):
+            return found  # what a call does with its arguments is another matter
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value in _ACCELERATOR_NAMES
+        ):
+            found.append(node.value)
+    return found
+
+
+def _accelerator_values(node: ast.AST) -> list[ast.expr]:
+    """The values that ``node`` gives to an accelerator holder."""
+    if isinstance(node, ast.keyword):
+        return [node.value] if node.arg and _ACCELERATOR_HOLDER.search(node.arg) else []
+    if isinstance(node, ast.Assign):
+        return [node.value] if any(_holds_accelerator(t) for t in node.targets) else []
+    if isinstance(node, ast.AnnAssign):
+        return [node.value] if node.value and _holds_accelerator(node.target) else []
+    if isinstance(node, ast.Compare):
+        operands = [node.left, *node.comparators]
+        return operands if any(_holds_accelerator(o) for o in operands) else []
+    if isinstance(node, ast.arguments):
+        positional = [*node.posonlyargs, *node.args]
+        pairs = [
+            *zip(positional[len(positional) - len(node.defaults) :], node.defaults, strict=True),
+            *zip(node.kwonlyargs, node.kw_defaults, strict=True),
+        ]
+        defaults = [d for a, d in pairs if d is not None and _ACCELERATOR_HOLDER.search(a.arg)]
+        annotations = [  # accelerator: Literal["cpu", "cuda"]
+            a.annotation
+            for a in [*positional, *node.kwonlyargs]
+            if a.annotation is not None and _ACCELERATOR_HOLDER.search(a.arg)
+        ]
+        return [*defaults, *annotations]
+    return []
+
+
+@checks(ast.keyword, ast.Assign, ast.AnnAssign, ast.Compare, ast.arguments)
+def check_accelerator_name(
+    ctx: Context, node: ast.AST, parent: ast.AST | None
+) -> Iterator[Finding]:
+    for value in _accelerator_values(node):
+        names = _accelerator_names(value)
+        if names:
+            yield AcceleratorName.finding(
+                value,
+                f"accelerator name {names[0]!r} left in place: frameworks such as Lightning have "
+                "no built-in 'npu' accelerator; register one or select the NPU another way",
+            )
 
 
 _SETUP_CALLS = frozenset({"setuptools.setup", "distutils.core.setup"})
