@@ -13,6 +13,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 
+from ascendify._parallel import PARALLEL_FROM
 from tests.conftest import RunCli
 from tests.migrate._cases import PROJECT
 
@@ -187,6 +188,10 @@ def test_diff_prints_a_unified_diff(project: Path, run_cli: RunCli) -> None:
 
 
 def test_parallel_and_serial_runs_agree(project: Path, tmp_path: Path, run_cli: RunCli) -> None:
+    # Enough Python files to cross the parallel threshold: copies of the project's own.
+    copies = -(-PARALLEL_FROM // len(list(PROJECT.rglob("*.py"))))
+    for index in range(copies):
+        shutil.copytree(PROJECT, project / f"copy{index}")
     for jobs in ("1", "2"):
         done = run_cli(["migrate", "-i", str(project), "-o", str(tmp_path / jobs), "-j", jobs])
         assert done.returncode == 0
