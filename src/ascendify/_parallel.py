@@ -16,10 +16,11 @@ Item = TypeVar("Item")
 Result = TypeVar("Result")
 
 
-# Fewer files are done in one process before worker processes pay for their start. On a 2-core
-# machine, 50 files of ~110 lines took 0.17 s to migrate in-process and 0.23 s of CPU with two
-# workers (0.09 s and 0.13 s to analyse): the pool costs about 50 ms, which about 40 such files
-# repay at two cores (benchmarks/bench_migrate.py --small measures it through the command).
+# Fewer items are done in one process. Measured on 2 cores with 50 scripts of ~110 lines: migrating
+# them took 0.17 s in-process and 0.23 s of CPU with two workers, analysing them 0.09 s and 0.13 s.
+# The pool's ~50 ms pays back only once the in-process work passes ~0.1 s (about 30 such files for
+# migrate, 55 for analyze); one threshold for both keeps projects of tens of scripts in-process.
+# ``benchmarks/bench_migrate.py --small`` measures a 50-file project through the command.
 PARALLEL_FROM = 64
 
 
