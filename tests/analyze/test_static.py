@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from openpyxl import load_workbook
 
+from ascendify._parallel import PARALLEL_FROM
 from ascendify.analyze.cpp import scan_cpp
 from ascendify.analyze.static import (
     analyze_path,
@@ -207,7 +208,7 @@ def test_worker_processes_find_exactly_what_one_process_finds(tmp_path: Path) ->
         shutil.copytree(PROJECT, tmp_path / f"copy{index}")
     alone = analyze_path(tmp_path, jobs=1)
     pooled = analyze_path(tmp_path, jobs=2)
-    assert alone.details["files"] >= 64
+    assert alone.details["files"] >= PARALLEL_FROM
     assert pooled.findings == alone.findings
     assert pooled.custom_ops == alone.custom_ops
     assert pooled.details == alone.details

@@ -18,11 +18,8 @@ import pytest
 
 from ascendify.jobs.store import JobStore
 from tests.jobs.conftest import JobCli, S3Channel, pids, running, wait_for
-from tests.storage.conftest import read_objects
-
-pytest.importorskip("ray")
-
 from tests.jobs.ray_cluster import HEAD_ADDRESS, NODE_ADDRESS, ray_cluster
+from tests.storage.conftest import read_objects
 
 pytestmark = pytest.mark.slow
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 
+from ascendify._parallel import PARALLEL_FROM
 from tests.conftest import RunCli
 from tests.migrate._cases import PROJECT
 
@@ -158,6 +159,27 @@ def test_check_exits_1_and_writes_nothing(project: Path, tmp_path: Path, run_cli
     assert not out.exists()
 
 
+@pytest.mark.parametrize("flag", ["--check", "--diff"])
+def test_file_lines_are_never_wrapped_when_stderr_is_not_a_terminal(
+    tmp_path: Path, run_cli: RunCli, flag: str
+) -> None:
+    folder = tmp_path / "src" / "a_rather_long_folder_name" / "and_a_nested_folder_below_it"
+    folder.mkdir(parents=True)
+    changed = folder / "a_training_script_with_a_long_descriptive_name.py"
+    changed.write_text("import torch\nx = torch.zeros(1).cuda()\n")
+    broken = folder / "a_broken_training_script_with_a_long_descriptive_name.py"
+    broken.write_text("import torch\nx = torch.zeros(1).cuda(\n")
+    done = run_cli(["migrate", flag, "-i", str(tmp_path / "src")])
+    assert done.returncode == (1 if flag == "--check" else 0), done.stderr
+    lines = done.stderr.splitlines()
+    relative = lambda path: path.relative_to(tmp_path / "src").as_posix()  # noqa: E731
+    if flag == "--check":
+        assert f"would change {relative(changed)}" in lines
+    assert any(
+        line.startswith(f"copied unchanged {relative(broken)}: does not parse") for line in lines
+    )
+
+
 def test_diff_prints_a_unified_diff(project: Path, run_cli: RunCli) -> None:
     done = run_cli(["migrate", "--diff", "-i", str(project)])
     assert done.returncode == 0
@@ -166,6 +188,10 @@ def test_diff_prints_a_unified_diff(project: Path, run_cli: RunCli) -> None:
 
 
 def test_parallel_and_serial_runs_agree(project: Path, tmp_path: Path, run_cli: RunCli) -> None:
+    # Enough Python files to cross the parallel threshold: copies of the project's own.
+    copies = -(-PARALLEL_FROM // len(list(PROJECT.rglob("*.py"))))
+    for index in range(copies):
+        shutil.copytree(PROJECT, project / f"copy{index}")
     for jobs in ("1", "2"):
         done = run_cli(["migrate", "-i", str(project), "-o", str(tmp_path / jobs), "-j", jobs])
         assert done.returncode == 0

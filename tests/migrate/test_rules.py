@@ -97,9 +97,11 @@ def test_opt_in_rules_run_only_when_enabled() -> None:
         opt_in_codes(["NPU201"])
 
 
-def test_codes_are_unique_and_stable_in_order() -> None:
-    codes = [rule.code for rule in iter_rules()]
-    assert codes == sorted(set(codes))
+def test_a_second_rule_with_a_used_code_is_refused() -> None:
+    existing = next(iter_rules())
+    with pytest.raises(TypeError, match=f"rule code {existing.code} is used twice"):
+        type("Impostor", (Rule,), {"code": existing.code})
+    assert load_rules().rules[existing.code] is existing
 
 
 def test_rules_can_be_selected() -> None:

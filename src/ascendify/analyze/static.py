@@ -76,7 +76,7 @@ def analyze_path(source: Path, version: str | None = None, jobs: int = 1) -> Ana
     findings: list[Finding] = []
     custom_ops: list[CustomOp] = []
     skipped: list[dict[str, str]] = []
-    for part in parallel_map(_analyze_file, work, jobs, serial_below=_PARALLEL_FROM):
+    for part in parallel_map(_analyze_file, work, jobs):
         findings.extend(part.findings)
         custom_ops.extend(part.custom_ops)
         if part.skipped is not None:
@@ -88,9 +88,6 @@ def analyze_path(source: Path, version: str | None = None, jobs: int = 1) -> Ana
         custom_ops=custom_ops,
         details={"files": len(work), "skipped": skipped},
     )
-
-
-_PARALLEL_FROM = 64  # fewer files are done faster than worker processes start
 
 
 def _analyze_file(item: tuple[Path, str, str]) -> _FileAnalysis:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
+
+from ascendify._parallel import PARALLEL_FROM, default_jobs
 
 NAME = "analyze"
 HELP = (
@@ -25,8 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="torch_npu version to check against (default 2.13.0)",
     )
     parser.add_argument(
-        "-j", "--jobs", type=int, default=os.cpu_count() or 1,
-        help="worker processes for -i (default: all cores)",
+        "-j", "--jobs", type=int, default=default_jobs(),
+        help=f"worker processes for -i (default: the cores this process may use, %(default)s here); "
+        f"fewer than {PARALLEL_FROM} files, or -j 1, run in-process",
     )  # fmt: skip
     parser.add_argument(
         "--trace", action="store_true", help="run the command after '--' and trace its operators"

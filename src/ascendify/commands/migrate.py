@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
+from ascendify._parallel import PARALLEL_FROM, default_jobs
 from ascendify.targets.facts import DEFAULT_VERSION
 
 NAME = "migrate"
@@ -27,8 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--check", action="store_true", help="exit 1 if anything would change; write nothing"
     )
     parser.add_argument(
-        "-j", "--jobs", type=int, default=os.cpu_count() or 1,
-        help="worker processes (default: all cores)",
+        "-j", "--jobs", type=int, default=default_jobs(),
+        help=f"worker processes (default: the cores this process may use, %(default)s here); "
+        f"fewer than {PARALLEL_FROM} files, or -j 1, run in-process",
     )  # fmt: skip
     parser.add_argument(
         "--force", action="store_true", help="replace an existing non-empty result directory"

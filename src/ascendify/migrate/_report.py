@@ -183,4 +183,7 @@ def print_summary(result: TreeResult, console: Console) -> None:
 
 
 def _warn(console: Console, label: str, text: str) -> None:
-    console.print(f"[yellow]{label}[/yellow] {escape(shown(text))}", highlight=False)
+    # One line whatever the width, so that a log or a grep sees every file name whole.
+    console.print(
+        f"[yellow]{label}[/yellow] {escape(shown(text))}", highlight=False, soft_wrap=True
+    )

@@ -71,7 +71,9 @@ def run_migration(options: Options, console: Console, status: Console) -> int:
     changed = result.with_status("changed")
     if options.check:
         for outcome in changed:
-            status.print(f"would change {escape(shown(outcome.path))}", highlight=False)
+            status.print(
+                f"would change {escape(shown(outcome.path))}", highlight=False, soft_wrap=True
+            )
     if result_dir is not None:
         status.print(f"result: {shown(result_dir)}", highlight=False, markup=False, soft_wrap=True)
     return 1 if options.check and changed else 0

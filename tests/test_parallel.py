@@ -1,0 +1,44 @@
+"""The map shared by ``migrate`` and ``analyze``: in-process for small work, worker processes above."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ascendify._parallel import PARALLEL_FROM, parallel_map
+from tests.conftest import ascendify_env
+
+
+def _process_of(_: int) -> int:
+    return os.getpid()
+
+
+def test_small_work_stays_in_this_process_whatever_the_workers() -> None:
+    assert set(parallel_map(_process_of, range(PARALLEL_FROM - 1), 2)) == {os.getpid()}
+
+
+@pytest.mark.slow
+def test_work_from_the_threshold_on_goes_to_worker_processes() -> None:
+    processes = list(parallel_map(_process_of, range(PARALLEL_FROM), 2))
+    assert len(processes) == PARALLEL_FROM
+    assert os.getpid() not in processes
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this system")
+@pytest.mark.parametrize("command", ["migrate", "analyze"])
+def test_default_jobs_are_the_cores_the_process_may_use(command: str) -> None:
+    one_core = min(os.sched_getaffinity(0))
+    done = subprocess.run(
+        [sys.executable, "-m", "ascendify", command, "--help"],
+        env={**ascendify_env(), "COLUMNS": "1000"},
+        preexec_fn=lambda: os.sched_setaffinity(0, {one_core}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert "the cores this process may use, 1 here" in done.stdout
