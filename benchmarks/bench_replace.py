@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
+from ascendify.analyze.tracer import OperatorRecorder
 from ascendify.replace import library as L
 
 Workload = tuple[str, Callable[[torch.Tensor], Any], Callable[[torch.Tensor], Any]]
@@ -37,27 +38,11 @@ WORKLOADS: list[Workload] = [
 ]
 
 
-class _Counter(TorchDispatchMode):  # type: ignore[no-untyped-call]
-    def __init__(self) -> None:
-        super().__init__()  # type: ignore[no-untyped-call]
-        self.calls = 0
-
-    def __torch_dispatch__(
-        self,
-        func: Any,
-        types: Sequence[type],
-        args: Sequence[Any] = (),
-        kwargs: dict[str, Any] | None = None,
-    ) -> Any:
-        self.calls += 1
-        return func(*args, **(kwargs or {}))
-
-
 def _operator_calls(action: Callable[[], object]) -> int:
-    counter = _Counter()
-    with counter:
+    recorder = OperatorRecorder(Path(__file__).parent, max_ops=None)
+    with recorder:
         action()
-    return counter.calls
+    return recorder.total
 
 
 def _best(action: Callable[[], object], runs: int) -> float:

@@ -37,6 +37,10 @@ class NotRead(Exception):
     """A file that was not read, with the reason as a phrase for a report line."""
 
 
+class Missing(NotRead):
+    """A path where no file is (a caller may wait for one to appear)."""
+
+
 class TooLarge(NotRead):
     """A regular file over the size limit: it may be copied, but it is not read."""
 
@@ -53,7 +57,7 @@ def resolved(path: Path) -> Path:
 def refuse_output_inside_input(source: Path, output: Path) -> None:
     """An output folder equal to or inside the input folder would write into the user's project."""
     root, out = resolved(source), resolved(output)
-    if out == root or root in out.parents:
+    if out == root or is_below(root, out):
         raise AscendifyError(f"output {output} is inside the input {source}")
 
 
@@ -69,6 +73,8 @@ def read_source(path: Path, limit: int = MAX_SOURCE_BYTES) -> bytes:
         if not stat.S_ISREG(os.lstat(path).st_mode):
             raise NotRead(_kind(path))
         descriptor = os.open(path, _READ_FLAGS)
+    except FileNotFoundError as error:
+        raise Missing(f"cannot read: {_reason(error)}") from None
     except OSError as error:
         raise NotRead(f"cannot read: {_reason(error)}") from None
     with os.fdopen(descriptor, "rb") as stream:
@@ -99,13 +105,18 @@ def _kind(path: Path) -> str:
     return "not a regular file"
 
 
+def is_below(root: Path, path: Path) -> bool:
+    """Whether ``path`` lies strictly below ``root``, comparing the paths as given (resolve first)."""
+    return root in path.parents
+
+
 def inside(root: Path, path: Path) -> Path:
     """``path`` with its folder resolved, if that folder is ``root`` or below it; else :class:`WriteError`.
 
     The last part is not resolved: writers replace it (a link there is replaced, never followed).
     """
     folder, base = resolved(path.parent), resolved(root)
-    if folder != base and base not in folder.parents:
+    if folder != base and not is_below(base, folder):
         raise WriteError(f"refusing to write {path}: its folder resolves outside {root}")
     return folder / path.name
 

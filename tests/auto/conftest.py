@@ -11,6 +11,13 @@ import torch.distributed as dist
 # torch, "Found no NVIDIA driver on your system" on a CUDA build without a GPU.
 NO_CUDA = "CUDA|NVIDIA"
 
+# The marks of a test module whose every test runs redirected to the CPU backend; code written
+# for CUDA uses the old ``torch.cuda.amp`` spelling on purpose, so its warning is expected.
+CPU_REDIRECTED = [
+    pytest.mark.usefixtures("cpu_redirect"),
+    pytest.mark.filterwarnings("ignore:`torch.cuda.amp:FutureWarning"),
+]
+
 
 @pytest.fixture
 def cpu_redirect() -> Iterator[str]:

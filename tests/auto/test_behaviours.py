@@ -15,12 +15,9 @@ import pytest
 import torch
 import torch.distributed as dist
 
-pytestmark = [
-    pytest.mark.usefixtures("cpu_redirect"),
-    pytest.mark.filterwarnings(
-        "ignore:`torch.cuda.amp:FutureWarning"
-    ),  # the old spelling is the point
-]
+from tests.auto.conftest import CPU_REDIRECTED
+
+pytestmark = CPU_REDIRECTED
 
 CPU = torch.device("cpu")
 META = torch.device("meta")

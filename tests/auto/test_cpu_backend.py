@@ -11,14 +11,9 @@ import torch
 import torch.distributed as dist
 
 from ascendify.auto import CudaGraphUnavailableError
-from tests.auto.conftest import NO_CUDA
+from tests.auto.conftest import CPU_REDIRECTED, NO_CUDA
 
-pytestmark = [
-    pytest.mark.usefixtures("cpu_redirect"),
-    pytest.mark.filterwarnings(
-        "ignore:`torch.cuda.amp:FutureWarning"
-    ),  # the old spelling is the point
-]
+pytestmark = CPU_REDIRECTED
 
 CPU = torch.device("cpu")
 

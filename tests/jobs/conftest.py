@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -62,6 +63,20 @@ def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
         time.sleep(0.1)
+
+
+def probe_ranks(out: Path, logs: str) -> dict[int, dict[str, str]]:
+    """Check what the 4 ranks of a 2 x 2 probe job left in ``out`` and its logs; rank -> its env."""
+    records = {int(p.stem.split("_")[1]): json.loads(p.read_text()) for p in out.glob("*.json")}
+    assert sorted(records) == [0, 1, 2, 3]
+    for rank, record in records.items():
+        env = record["env"]
+        assert env["RANK"] == env["RANK_ID"] == str(rank)
+        assert env["RANK_SIZE"] == "4"
+        assert env["DEVICE_ID"] == env["ASCEND_DEVICE_ID"] == str(rank % 2)
+        assert record["sum"] == 1 + 2 + 3 + 4
+        assert f"[rank {rank}]: rank {rank} of 4 starts" in logs
+    return {rank: record["env"] for rank, record in records.items()}
 
 
 def pids(directory: Path) -> dict[int, int]:

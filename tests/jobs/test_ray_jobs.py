@@ -5,7 +5,6 @@ The cluster costs about 20 s to start on a 2-core machine, so this module keeps 
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ascendify.jobs.store import JobStore
-from tests.jobs.conftest import JobCli, S3Channel, pids, running, wait_for
+from tests.jobs.conftest import JobCli, S3Channel, pids, probe_ranks, running, wait_for
 from tests.jobs.ray_cluster import HEAD_ADDRESS, NODE_ADDRESS, ray_cluster
 from tests.storage.conftest import read_objects
 
@@ -43,16 +42,7 @@ def test_two_nodes_on_ray(
     result = job("submit", str(spec), "--wait", env=s3_channel.env)
     job_id = result.stdout.splitlines()[0]
     assert result.returncode == 0, job("describe", job_id).stdout
-    records = {int(p.stem.split("_")[1]): json.loads(p.read_text()) for p in out.glob("*.json")}
-    assert sorted(records) == [0, 1, 2, 3]
-    for rank, record in records.items():
-        env = record["env"]
-        assert env["RANK"] == env["RANK_ID"] == str(rank)
-        assert env["RANK_SIZE"] == "4"
-        assert env["DEVICE_ID"] == env["ASCEND_DEVICE_ID"] == str(rank % 2)
-        assert record["sum"] == 10
-    logs = job("logs", job_id).stdout
-    assert all(f"[rank {rank}]: rank {rank} of 4 starts" in logs for rank in range(4))
+    probe_ranks(out, job("logs", job_id).stdout)
     described = job("describe", job_id).stdout
     # STRICT_SPREAD: one node of the job on each Ray node (which one is node 0 is Ray's choice).
     placed = {

@@ -11,7 +11,7 @@ import psutil
 
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.node import NodeResult, run_node
-from ascendify.jobs.plan import PRE_START_SCRIPT, REQUIREMENTS, loopback_addresses, node_plan
+from ascendify.jobs.plan import code_files, loopback_addresses, node_plans
 from ascendify.jobs.spec import JobSpec
 from ascendify.jobs.store import JobStore, NodeRecord
 
@@ -21,19 +21,14 @@ def run_nodes(
 ) -> list[NodeResult]:
     addresses = loopback_addresses(spec.nodes)
     master_port = _rendezvous_port() if spec.nodes > 1 else 0  # one node: the launcher picks
-    plans = [
-        node_plan(
-            spec,
-            layout,
-            node=node,
-            addresses=addresses,
-            master_port=master_port,
-            python=sys.executable,
-            has_requirements=(layout.code / REQUIREMENTS).is_file(),
-            has_pre_start=(layout.code / PRE_START_SCRIPT).is_file(),
-        )
-        for node in range(spec.nodes)
-    ]
+    plans = node_plans(
+        spec,
+        layout,
+        addresses=addresses,
+        master_port=master_port,
+        python=sys.executable,
+        files=code_files(layout.code),
+    )
 
     def started(node: int, process: psutil.Process) -> None:
         record = NodeRecord(node, addresses[node], process.pid, process.create_time(), None)

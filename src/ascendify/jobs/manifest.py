@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ascendify.jobs.layout import JobLayout
-from ascendify.jobs.plan import PRE_START_SCRIPT, REQUIREMENTS, loopback_addresses, node_plan
+from ascendify.jobs.plan import code_files, loopback_addresses, node_plans
 from ascendify.jobs.spec import JobSpec
 from ascendify.launch.manifests import JobManifest, render
 
@@ -41,19 +41,14 @@ def node_plans_json(spec: JobSpec) -> list[dict[str, Any]]:
         if spec.engine == "local"
         else tuple(f"<node {n} address>" for n in range(spec.nodes))
     )
-    plans = [
-        node_plan(
-            spec,
-            layout,
-            node=node,
-            addresses=addresses,
-            master_port=_PLACEHOLDER_PORT,
-            python=sys.executable,
-            has_requirements=(spec.code_dir / REQUIREMENTS).is_file(),
-            has_pre_start=(spec.code_dir / PRE_START_SCRIPT).is_file(),
-        )
-        for node in range(spec.nodes)
-    ]
+    plans = node_plans(
+        spec,
+        layout,
+        addresses=addresses,
+        master_port=_PLACEHOLDER_PORT,
+        python=sys.executable,
+        files=code_files(spec.code_dir),
+    )
     return [
         {**asdict(plan), "env": sorted(plan.env), "steps": [asdict(s) for s in plan.steps]}
         for plan in plans

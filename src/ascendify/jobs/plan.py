@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.spec import JobSpec
@@ -31,6 +32,43 @@ class NodePlan:
     env: Mapping[str, str]  # added to the inherited environment
 
 
+@dataclass(frozen=True)
+class CodeFiles:
+    """Which optional files the job's code holds: each adds a step before the launcher."""
+
+    requirements: bool
+    pre_start: bool
+
+
+def code_files(code: Path) -> CodeFiles:
+    """The optional files found in the code folder ``code`` (the one look at the disk here)."""
+    return CodeFiles((code / REQUIREMENTS).is_file(), (code / PRE_START_SCRIPT).is_file())
+
+
+def node_plans(
+    spec: JobSpec,
+    layout: JobLayout,
+    *,
+    addresses: tuple[str, ...],
+    master_port: int,
+    python: str,
+    files: CodeFiles,
+) -> list[NodePlan]:
+    """The plan of every node of the job, in node order."""
+    return [
+        node_plan(
+            spec,
+            layout,
+            node=node,
+            addresses=addresses,
+            master_port=master_port,
+            python=python,
+            files=files,
+        )
+        for node in range(spec.nodes)
+    ]
+
+
 def node_plan(
     spec: JobSpec,
     layout: JobLayout,
@@ -39,14 +77,13 @@ def node_plan(
     addresses: tuple[str, ...],
     master_port: int,
     python: str,
-    has_requirements: bool,
-    has_pre_start: bool,
+    files: CodeFiles,
 ) -> NodePlan:
     steps: list[Step] = []
-    if spec.install_requirements and has_requirements:
+    if spec.install_requirements and files.requirements:
         pip = (python, "-m", "pip", "install", "-r", str(layout.code / REQUIREMENTS))
         steps.append(Step(f"pip install -r {REQUIREMENTS}", pip))
-    if has_pre_start:
+    if files.pre_start:
         steps.append(Step(PRE_START_SCRIPT, ("bash", str(layout.code / PRE_START_SCRIPT))))
     steps.append(
         Step(

@@ -34,7 +34,7 @@ from ascendify.errors import AscendifyError
 from ascendify.jobs.flavor import parse_flavor
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.node import UPLOAD_ALLOWANCE, NodeResult, kept, run_node
-from ascendify.jobs.plan import PRE_START_SCRIPT, REQUIREMENTS, node_plan
+from ascendify.jobs.plan import code_files, node_plan
 from ascendify.jobs.spec import JobSpec
 from ascendify.jobs.store import JobStore, NodeRecord
 from ascendify.launch.job import free_port
@@ -289,8 +289,7 @@ def _run_here(
         addresses=addresses,
         master_port=master_port,
         python=sys.executable,
-        has_requirements=(layout.code / REQUIREMENTS).is_file(),
-        has_pre_start=(layout.code / PRE_START_SCRIPT).is_file(),
+        files=code_files(layout.code),
     )
     # Only this node's processes get the credentials: the Ray worker's own environment stays clean.
     plan = kept(replace(plan, env={**plan.env, **task.storage}), sys.executable)

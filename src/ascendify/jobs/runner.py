@@ -21,6 +21,7 @@ from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.node import NodeResult
 from ascendify.jobs.spec import JobSpec
 from ascendify.jobs.store import JobStore
+from ascendify.storage import is_remote, local_path
 
 STOPPED_EXIT_CODE = 128 + signal.SIGTERM
 
@@ -96,10 +97,8 @@ def root_cause_line(root: dict[str, Any]) -> str:
 def _upload_logs(spec: JobSpec, layout: JobLayout) -> None:
     if spec.log_url is None:
         return
-    from ascendify.storage._remote import is_remote, local_path
-
     if is_remote(spec.log_url):
-        from ascendify.storage import copy_tree
+        from ascendify.storage import copy_tree  # fsspec and s3fs are loaded only when needed
 
         copy_tree(str(layout.logs), spec.log_url, progress=False)
     else:

@@ -18,8 +18,7 @@ from typing import Any
 
 from ascendify.errors import AscendifyError
 from ascendify.jobs.flavor import FlavorError, parse_flavor
-from ascendify.storage import ChannelError
-from ascendify.storage._plan import check_url
+from ascendify.storage import ChannelError, check_url
 
 ENGINES = ("local", "ray", "volcano", "pytorchjob")
 MANIFEST_ENGINES = ("volcano", "pytorchjob")

@@ -2,7 +2,8 @@
 
 ``plan_channels`` (pure) finds the channels of a command and rewrites its remote ``--<name>_url``
 arguments to local staging dirs; ``JobChannels`` stages inputs before the job and uploads outputs
-during and after it; ``copy_tree`` is the copy both directions use.
+during and after it; ``copy_tree`` is the copy both directions use. ``check_url``, ``is_remote``
+and ``local_path`` tell other parts of the package what a channel URL names.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from ascendify.storage._errors import (
     TransferError,
     UnsafeKeyError,
 )
-from ascendify.storage._plan import Channel, ChannelPlan, plan_channels
-from ascendify.storage._remote import S3Settings, Secret
+from ascendify.storage._plan import Channel, ChannelPlan, check_url, plan_channels
+from ascendify.storage._remote import S3Settings, Secret, is_remote, local_path
 
 if TYPE_CHECKING:
     from ascendify.storage._channels import JobChannels, UploadHistory
@@ -64,6 +65,9 @@ __all__ = [
     "TransferError",
     "UnsafeKeyError",
     "UploadHistory",
+    "check_url",
     "copy_tree",
+    "is_remote",
+    "local_path",
     "plan_channels",
 ]

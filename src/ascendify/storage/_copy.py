@@ -39,6 +39,7 @@ from typing import Any, BinaryIO, cast
 from fsspec.asyn import sync
 from fsspec.callbacks import Callback
 
+from ascendify._fs import is_below
 from ascendify.storage._errors import (
     ChannelError,
     NoSpaceError,
@@ -205,10 +206,6 @@ def _remote_files(fs: Any, root: str) -> dict[str, _RemoteFile]:
     return found
 
 
-def _inside(path: str, root: str) -> bool:
-    return path != root and os.path.commonpath((path, root)) == root
-
-
 def _local_files(root: Path) -> tuple[dict[str, tuple[Path, int]], list[str]]:
     """Regular files under ``root`` with their sizes, and what was left out and why.
 
@@ -234,7 +231,7 @@ def _local_files(root: Path) -> tuple[dict[str, tuple[Path, int]], list[str]]:
                 continue
             real = os.path.realpath(entry.path)
             link = entry.is_symlink()
-            if link and not _inside(real, top):
+            if link and not is_below(Path(top), Path(real)):
                 left_out.append(f"{relative}: a link to {real}, outside {root}")
                 continue
             try:
@@ -262,7 +259,7 @@ def _staged_path(local_root: Path, relative: str, remote: _RemoteFile) -> Path:
     """Where ``remote`` lands: inside ``local_root`` after resolving, or the key is refused."""
     top = os.path.realpath(local_root)
     target = os.path.realpath(os.path.join(top, relative))
-    if not _inside(target, top):
+    if not is_below(Path(top), Path(target)):
         raise UnsafeKeyError(
             f"object key {remote.path.partition('/')[2]!r} (in bucket "
             f"{remote.path.partition('/')[0]!r}) would be written to {target}, outside the "

@@ -26,6 +26,7 @@ from ascendify.migrate._rule import (
 from ascendify.migrate.modes._insert import imports_module, insert_lines, local_name_of
 from ascendify.migrate.rules import devices as _npu_devices  # noqa: F401  (registers the slot kinds)
 from ascendify.migrate.rules import distributed as _npu_distributed  # noqa: F401
+from ascendify.migrate.rules._flow import value_alternatives
 from ascendify.migrate.rules._literals import (
     _KINDS,
     Parameter,
@@ -707,16 +708,9 @@ def _is_migrated_choice(node: ast.AST) -> bool:
 def _alternatives(slot: ast.expr) -> Iterator[ast.expr]:
     """The values a slot may take: the branches of conditionals and ``or`` (not of our own
     ``... if portable_device.is_available() else "cuda"``, which is migrated already)."""
-    if _is_migrated_choice(slot):
-        return
-    if isinstance(slot, ast.IfExp):
-        yield from _alternatives(slot.body)
-        yield from _alternatives(slot.orelse)
-    elif isinstance(slot, ast.BoolOp):
-        for value in slot.values:
-            yield from _alternatives(value)
-    else:
-        yield slot
+    for alternative in value_alternatives(slot, settled=_is_migrated_choice):
+        if not _is_migrated_choice(alternative):
+            yield alternative
 
 
 def _indexed_device(ctx: Context, node: ast.expr) -> str | None:

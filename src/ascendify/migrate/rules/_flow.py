@@ -85,16 +85,28 @@ def _owner(scope: _Scope, name: str) -> _Scope | None:
     return None
 
 
-def _names_in(expr: ast.expr) -> Iterator[str]:
-    """Names whose value *is* the expression's value (not names merely used to compute it)."""
-    if isinstance(expr, ast.Name):
-        yield expr.id
+def value_alternatives(
+    expr: ast.expr, settled: Callable[[ast.expr], bool] = lambda _: False
+) -> Iterator[ast.expr]:
+    """The expressions whose value may be ``expr``'s: the branches of conditionals and ``or``/``and``,
+    down to the first that is neither (or that ``settled`` says must not be looked into)."""
+    if settled(expr):
+        yield expr
     elif isinstance(expr, ast.IfExp):
-        yield from _names_in(expr.body)
-        yield from _names_in(expr.orelse)
+        yield from value_alternatives(expr.body, settled)
+        yield from value_alternatives(expr.orelse, settled)
     elif isinstance(expr, ast.BoolOp):
         for value in expr.values:
-            yield from _names_in(value)
+            yield from value_alternatives(value, settled)
+    else:
+        yield expr
+
+
+def _names_in(expr: ast.expr) -> Iterator[str]:
+    """Names whose value *is* the expression's value (not names merely used to compute it)."""
+    for alternative in value_alternatives(expr):
+        if isinstance(alternative, ast.Name):
+            yield alternative.id
 
 
 def _arguments_for(

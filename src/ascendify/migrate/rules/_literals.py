@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ascendify.migrate._rule import Context, Edit, Finding, Rule, checks
-from ascendify.migrate.rules._flow import reaches_slot
+from ascendify.migrate.rules._flow import reaches_slot, value_alternatives
 from ascendify.migrate.rules._own import in_cuda_test_beside_npu
 
 _QUOTED = re.compile(r"""([rRuUfFbB]{0,2})('''|\"\"\"|'|")""")
@@ -23,32 +23,29 @@ _QUOTED = re.compile(r"""([rRuUfFbB]{0,2})('''|\"\"\"|'|")""")
 
 def slot_literals(node: ast.expr) -> Iterator[ast.Constant | ast.JoinedStr]:
     """The string literals whose value ends up in the slot ``node``."""
-    if (isinstance(node, ast.Constant) and isinstance(node.value, str)) or isinstance(
-        node, ast.JoinedStr
-    ):
-        yield node
-    elif isinstance(node, ast.IfExp):
-        yield from slot_literals(node.body)
-        yield from slot_literals(node.orelse)
-    elif isinstance(node, ast.BoolOp):
-        for value in node.values:
-            yield from slot_literals(value)
-    elif isinstance(node, ast.Tuple | ast.List | ast.Set):
-        for element in node.elts:
-            yield from slot_literals(element)
-    elif isinstance(node, ast.Dict):
-        # map_location={"cuda:1": "cuda:0"}: the keys name where tensors were saved (a CUDA
-        # checkpoint stays a CUDA checkpoint); only the values say where to load them.
-        for value in node.values:
-            yield from slot_literals(value)
-    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mod):
-        yield from slot_literals(node.left)
-    elif (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "format"
-    ):
-        yield from slot_literals(node.func.value)
+    # One generator per level of nesting (the alternatives' generator is paused, not stacked): a
+    # deeply nested expression must not reach the recursion limit sooner than the parser does.
+    for alternative in value_alternatives(node):
+        if isinstance(alternative, ast.JoinedStr) or (
+            isinstance(alternative, ast.Constant) and isinstance(alternative.value, str)
+        ):
+            yield alternative
+        elif isinstance(alternative, ast.Tuple | ast.List | ast.Set):
+            for element in alternative.elts:
+                yield from slot_literals(element)
+        elif isinstance(alternative, ast.Dict):
+            # map_location={"cuda:1": "cuda:0"}: the keys name where tensors were saved (a CUDA
+            # checkpoint stays a CUDA checkpoint); only the values say where to load them.
+            for value in alternative.values:
+                yield from slot_literals(value)
+        elif isinstance(alternative, ast.BinOp) and isinstance(alternative.op, ast.Add | ast.Mod):
+            yield from slot_literals(alternative.left)
+        elif (
+            isinstance(alternative, ast.Call)
+            and isinstance(alternative.func, ast.Attribute)
+            and alternative.func.attr == "format"
+        ):
+            yield from slot_literals(alternative.func.value)
 
 
 def literal_edit(
