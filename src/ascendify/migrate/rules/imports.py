@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from ascendify.migrate._names import import_bindings
 from ascendify.migrate._rule import Context, Edit, Finding, Operation, Rule, checks, finishes
+from ascendify.migrate.modes._insert import IMPORT_TORCH_NPU
 from ascendify.targets import Safety
 from ascendify.targets.devices import CUDA_ONLY_LIBRARIES
 
@@ -165,9 +166,9 @@ def _insert_after(ctx: Context, anchor: ast.stmt) -> Finding:
     offset = ctx.source.offset(line, 0) + len(text)
     newline = ctx.source.newline()
     insert = (
-        f"import torch_npu{newline}"
+        f"{IMPORT_TORCH_NPU}{newline}"
         if text.endswith(("\n", "\r"))
-        else f"{newline}import torch_npu"
+        else f"{newline}{IMPORT_TORCH_NPU}"
     )
     return ImportTorchNpu.finding(anchor, "import torch_npu", Edit(offset, offset, insert))
 
@@ -178,12 +179,12 @@ def _insert_before_code(ctx: Context, module: ast.Module) -> Finding:
     if not module.body:
         end = len(ctx.source.text)
         prefix = "" if ctx.source.text.endswith(("\n", "\r")) or not ctx.source.text else newline
-        edit = Edit(end, end, f"{prefix}import torch_npu{newline}")
+        edit = Edit(end, end, f"{prefix}{IMPORT_TORCH_NPU}{newline}")
         return ImportTorchNpu.finding(module, "import torch_npu", edit)
     first = module.body[0]
     offset = ctx.source.offset(first.lineno, 0)
     return ImportTorchNpu.finding(
-        first, "import torch_npu", Edit(offset, offset, f"import torch_npu{newline}")
+        first, "import torch_npu", Edit(offset, offset, f"{IMPORT_TORCH_NPU}{newline}")
     )
 
 
