@@ -17,7 +17,7 @@ class ImportTorchNpu(Rule):
     """What it does: inserts ``import torch_npu`` once in every file that the migration changed
     or that uses ``torch.npu`` already, right after the file's first top-level ``torch`` import (or, without one, after the module
     docstring and ``from __future__`` imports). A file that already imports ``torch_npu`` is left
-    alone.
+    alone. The line's comment is the hint a traceback shows where torch_npu is not installed.
 
     Why: the ``npu`` device type and the ``torch.npu`` namespace exist only once torch_npu is
     imported, and rewritten code names ``torch_npu.npu.*``.
@@ -30,7 +30,7 @@ class ImportTorchNpu(Rule):
     becomes::
 
         import torch
-        import torch_npu
+        import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
         x = torch.zeros(2).npu()
 
     Fix safety: safe.
