@@ -174,10 +174,13 @@ def test_migrated_portable_project_prints_what_the_original_prints(
     assert_same_results(migrated, original)
 
 
-def test_a_package_of_the_project_named_ascend_function_is_not_overwritten(tmp_path: Path) -> None:
+@pytest.mark.parametrize("folder", [".", "sub"])
+def test_a_package_of_the_project_named_ascend_function_is_not_overwritten(
+    tmp_path: Path, folder: str
+) -> None:
     source = tmp_path / "project"
-    (source / PACKAGE).mkdir(parents=True)
-    (source / PACKAGE / "__init__.py").write_text("def helper():\n    return 1\n")
+    (source / folder / PACKAGE).mkdir(parents=True)
+    (source / folder / PACKAGE / "__init__.py").write_text("def helper():\n    return 1\n")
     (source / "train.py").write_text("import torch\nx = torch.lgamma(torch.ones(2))\n")
     with pytest.raises(
         AscendifyError, match="is the project's own: rename it, or migrate without -r"

@@ -65,11 +65,11 @@ def _main_file(source: Path, main: Path) -> str:
 
 
 def _check_no_foreign_package(source: Path) -> None:
-    """-r writes ascend_function/ at the result root (and in sub-folders): a package of the project's own must not be lost.
+    """-r writes ascend_function/ in the result's folders: a package of the project's own must not be lost.
 
     One that an earlier ``migrate -r`` generated is fine (its functions are kept).
     """
-    for taken in (source / PACKAGE, source / f"{PACKAGE}.py"):
+    for taken in [*source.rglob(PACKAGE), *source.rglob(f"{PACKAGE}.py")]:
         init = taken / "__init__.py" if taken.is_dir() else taken
         if taken.exists() and (
             not init.is_file()
