@@ -19,6 +19,9 @@ from ascendify.migrate import (
     migrate_source,
 )
 from ascendify.migrate._rule import Edit
+from ascendify.migrate.modes._insert import IMPORT_TORCH_NPU
+
+NPU_IMPORT = IMPORT_TORCH_NPU.encode()
 
 
 def changed(data: bytes, settings: Settings | None = None) -> Changed:
@@ -37,8 +40,7 @@ def test_latin1_file_keeps_its_encoding_and_every_untouched_byte() -> None:
     assert result.encoding == "iso-8859-1"
     assert result.data == (
         b"# -*- coding: latin-1 -*-\n"
-        b"import torch\n"
-        b"import torch_npu\n"
+        b"import torch\n" + NPU_IMPORT + b"\n"
         b'x = "\xe9t\xe9"; y = torch.ones(1).npu()  # caf\xe9\n'
     )
 
@@ -47,7 +49,7 @@ def test_utf8_columns_are_bytes_in_ast_and_characters_in_edits() -> None:
     source = 'import torch\nlabel = "ñandú→日本"; t = x.cuda(); d = "cuda"\ndevice = "cuda"\n'
     result = changed(source.encode())
     assert result.data.decode() == (
-        'import torch\nimport torch_npu\nlabel = "ñandú→日本"; t = x.npu(); d = "cuda"\n'
+        f'import torch\n{IMPORT_TORCH_NPU}\nlabel = "ñandú→日本"; t = x.npu(); d = "cuda"\n'
         'device = "npu"\n'
     )
 
@@ -57,14 +59,14 @@ def test_bom_and_crlf_line_endings_survive() -> None:
     result = changed(source)
     assert (
         result.data
-        == b"\xef\xbb\xbfimport torch\r\nimport torch_npu\r\nx = torch.ones(1).npu()\r\n"
+        == b"\xef\xbb\xbfimport torch\r\n" + NPU_IMPORT + b"\r\nx = torch.ones(1).npu()\r\n"
     )
 
 
 def test_lone_carriage_returns_still_give_exact_lines() -> None:
     source = b"import torch\rx = 1\ry = torch.ones(1).cuda()\r"
     result = changed(source)
-    assert result.data == b"import torch\rimport torch_npu\rx = 1\ry = torch.ones(1).npu()\r"
+    assert result.data == b"import torch\r" + NPU_IMPORT + b"\rx = 1\ry = torch.ones(1).npu()\r"
     assert [c.start_line for c in result.changes if c.code == "NPU201"] == [3]
 
 
@@ -80,7 +82,7 @@ def test_names_bound_by_a_partly_moved_import_are_found_on_lines_without_cuda() 
     source = b"from torch.cuda import amp, nvtx\n\n\ndef step():\n    with amp.autocast():\n        pass\n"
     result = changed(source)
     assert b"with torch_npu.npu.amp.autocast():" in result.data
-    assert b"import torch_npu\n" in result.data
+    assert NPU_IMPORT + b"\n" in result.data
 
 
 @pytest.mark.parametrize(

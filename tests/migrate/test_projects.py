@@ -7,6 +7,7 @@ import ast
 import pytest
 
 from ascendify.migrate import Changed, Failed, Settings, Skipped, migrate_source
+from ascendify.migrate.modes._insert import IMPORT_TORCH_NPU
 from ascendify.targets import load_facts
 from tests.migrate._cases import PROJECT
 from tests.migrate.test_rules import _EMITTED_NPU_NAME
@@ -28,7 +29,7 @@ def migrate_project_file(name: str) -> Changed:
 def test_classifier_with_ddp_and_amp() -> None:
     text = migrate_project_file("train_classifier.py").data.decode()
     for expected in (
-        "import torch\nimport torch_npu\n",
+        f"import torch\n{IMPORT_TORCH_NPU}\n",
         "from torch_npu.npu.amp import GradScaler, autocast",
         'parser.add_argument("--device", default="npu", choices=["npu", "cpu"])',
         'parser.add_argument("--dist-backend", default="hccl", help="use nccl for GPUs")',

@@ -174,10 +174,13 @@ def test_migrated_portable_project_prints_what_the_original_prints(
     assert_same_results(migrated, original)
 
 
-def test_a_package_of_the_project_named_ascend_function_is_not_overwritten(tmp_path: Path) -> None:
+@pytest.mark.parametrize("folder", [".", "sub"])
+def test_a_package_of_the_project_named_ascend_function_is_not_overwritten(
+    tmp_path: Path, folder: str
+) -> None:
     source = tmp_path / "project"
-    (source / PACKAGE).mkdir(parents=True)
-    (source / PACKAGE / "__init__.py").write_text("def helper():\n    return 1\n")
+    (source / folder / PACKAGE).mkdir(parents=True)
+    (source / folder / PACKAGE / "__init__.py").write_text("def helper():\n    return 1\n")
     (source / "train.py").write_text("import torch\nx = torch.lgamma(torch.ones(2))\n")
     with pytest.raises(
         AscendifyError, match="is the project's own: rename it, or migrate without -r"
@@ -200,3 +203,27 @@ def test_migrating_a_result_again_keeps_its_functions_and_adds_new_ones(tmp_path
     package = (result / PACKAGE / "__init__.py").read_text(encoding="utf-8")
     assert generated_functions(package) == referenced_functions(result)
     assert "linalg_cholesky" in referenced_functions(result)
+
+
+@pytest.mark.slow
+def test_a_script_in_a_sub_folder_finds_ascend_function_however_it_is_started(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    source = tmp_path / "project"
+    (source / "sub").mkdir(parents=True)
+    (source / "sub" / "run.py").write_text(
+        "import json\nimport torch\n"
+        "x = torch.tensor([0.5, 1.5, 4.0], dtype=torch.float64)\n"
+        'print(json.dumps({"lgamma": torch.lgamma(x).tolist()}))\n'
+    )
+    out = tmp_path / "out"
+    args = ["migrate", "-i", str(source), "-o", str(out), "--target", "portable", "-r"]
+    done = run_cli([*args, "--no-analysis"])
+    assert done.returncode == 0, done.stderr
+    result = out / "project_msft"
+    packages = sorted(path.parent.relative_to(result) for path in result.rglob("__init__.py"))
+    assert packages == [Path(PACKAGE), Path("sub") / PACKAGE]
+    assert "ascend_function.lgamma(x)" in (result / "sub" / "run.py").read_text(encoding="utf-8")
+    original = run_python(["run.py"], source / "sub")
+    assert_same_results(run_python(["sub/run.py"], result), original)  # an exact composite
+    assert_same_results(run_python(["run.py"], result / "sub"), original)

@@ -6,6 +6,14 @@ import ast
 
 from ascendify.migrate._rule import Context, Edit
 
+# Python prints the failing line of a traceback: where torch_npu is missing, the comment says what to do.
+IMPORT_TORCH_NPU = "import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto"
+
+
+def import_line(module: str) -> str:
+    """The line that imports MODULE in a migrated file (torch_npu's carries its hint)."""
+    return IMPORT_TORCH_NPU if module == "torch_npu" else f"import {module}"
+
 
 def _is_preamble(stmt: ast.stmt) -> bool:
     """The module docstring and ``from __future__`` imports, which must stay first."""

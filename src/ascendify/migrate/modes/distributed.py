@@ -22,7 +22,7 @@ from ascendify.migrate._rule import (
     finishes,
     only_when,
 )
-from ascendify.migrate.modes._insert import imports_module, insert_lines, local_name_of
+from ascendify.migrate.modes._insert import import_line, imports_module, insert_lines, local_name_of
 from ascendify.targets import Safety
 from ascendify.targets.portable import HELPER_MODULE
 
@@ -239,7 +239,7 @@ def insert_init(ctx: Context, module: ast.Module, findings: list[Finding]) -> It
     if not imports_module(module, device_module) and not any(
         f.rule.code == "NPU001" for f in findings
     ):
-        lines.append(f"import {device_module}")
+        lines.append(import_line(device_module))
     lines.append("import torch.distributed")
     edit = insert_lines(ctx, module, [*lines, *_prelude(ctx)], after_imports=True)
     yield InitProcessGroup.finding(module, "process group from the launcher environment", edit)

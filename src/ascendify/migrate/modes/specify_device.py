@@ -16,7 +16,7 @@ from ascendify.migrate._rule import (
     finishes,
     only_when,
 )
-from ascendify.migrate.modes._insert import imports_module, insert_lines, local_name_of
+from ascendify.migrate.modes._insert import import_line, imports_module, insert_lines, local_name_of
 from ascendify.targets import Safety
 from ascendify.targets.portable import HELPER_MODULE
 
@@ -100,7 +100,7 @@ def insert_device_id(
     if not imports_module(module, device_module) and not any(
         f.rule.code == added_by for f in findings
     ):
-        lines.append(f"import {device_module}")
+        lines.append(import_line(device_module))
     set_device = f"{HELPER_MODULE}.set_device" if portable else "torch_npu.npu.set_device"
     lines += [
         f'{_DEVICE_ID} = int(os.environ.get("{_DEVICE_ID}", "0"))  # the device of this process',

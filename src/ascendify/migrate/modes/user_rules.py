@@ -17,7 +17,7 @@ from ascendify.migrate._modes import (
     RenameModule,
 )
 from ascendify.migrate._rule import Context, Edit, Finding, Rule, checks, finishes, only_when
-from ascendify.migrate.modes._insert import insert_lines
+from ascendify.migrate.modes._insert import import_line, insert_lines
 from ascendify.targets import Safety
 
 _MOVED_KEY = ("user-rules-imports", 0)  # ctx.cache: local name -> what a rewritten import binds
@@ -308,7 +308,7 @@ def insert_imports(ctx: Context, module: ast.Module, findings: list[Finding]) ->
     if not needed or not any(f.rule.mode == "rules" and f.edit for f in findings):
         return
     bound = {binding.qualified for binding in ctx.names.bindings.values()} | _imported(ctx)
-    lines = [f"import {name}" for name in needed if name not in bound]
+    lines = [import_line(name) for name in needed if name not in bound]
     if lines:
         edit = insert_lines(ctx, module, lines, after_imports=True)
         yield UserImport.finding(module, "; ".join(lines), edit)

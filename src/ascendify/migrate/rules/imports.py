@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from ascendify.migrate._names import import_bindings
 from ascendify.migrate._rule import Context, Edit, Finding, Operation, Rule, checks, finishes
+from ascendify.migrate.modes._insert import IMPORT_TORCH_NPU
 from ascendify.targets import Safety
 from ascendify.targets.devices import CUDA_ONLY_LIBRARIES
 
@@ -16,7 +17,7 @@ class ImportTorchNpu(Rule):
     """What it does: inserts ``import torch_npu`` once in every file that the migration changed
     or that uses ``torch.npu`` already, right after the file's first top-level ``torch`` import (or, without one, after the module
     docstring and ``from __future__`` imports). A file that already imports ``torch_npu`` is left
-    alone.
+    alone. The line's comment is the hint a traceback shows where torch_npu is not installed.
 
     Why: the ``npu`` device type and the ``torch.npu`` namespace exist only once torch_npu is
     imported, and rewritten code names ``torch_npu.npu.*``.
@@ -29,7 +30,7 @@ class ImportTorchNpu(Rule):
     becomes::
 
         import torch
-        import torch_npu
+        import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
         x = torch.zeros(2).npu()
 
     Fix safety: safe.
@@ -165,9 +166,9 @@ def _insert_after(ctx: Context, anchor: ast.stmt) -> Finding:
     offset = ctx.source.offset(line, 0) + len(text)
     newline = ctx.source.newline()
     insert = (
-        f"import torch_npu{newline}"
+        f"{IMPORT_TORCH_NPU}{newline}"
         if text.endswith(("\n", "\r"))
-        else f"{newline}import torch_npu"
+        else f"{newline}{IMPORT_TORCH_NPU}"
     )
     return ImportTorchNpu.finding(anchor, "import torch_npu", Edit(offset, offset, insert))
 
@@ -178,12 +179,12 @@ def _insert_before_code(ctx: Context, module: ast.Module) -> Finding:
     if not module.body:
         end = len(ctx.source.text)
         prefix = "" if ctx.source.text.endswith(("\n", "\r")) or not ctx.source.text else newline
-        edit = Edit(end, end, f"{prefix}import torch_npu{newline}")
+        edit = Edit(end, end, f"{prefix}{IMPORT_TORCH_NPU}{newline}")
         return ImportTorchNpu.finding(module, "import torch_npu", edit)
     first = module.body[0]
     offset = ctx.source.offset(first.lineno, 0)
     return ImportTorchNpu.finding(
-        first, "import torch_npu", Edit(offset, offset, f"import torch_npu{newline}")
+        first, "import torch_npu", Edit(offset, offset, f"{IMPORT_TORCH_NPU}{newline}")
     )
 
 

@@ -9,7 +9,7 @@ import atexit
 import datetime
 import os
 import sys
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 import torch.distributed
 
 # One process per device: rank and device from the launcher (torch's or Ascend's names).

@@ -6,7 +6,7 @@ import torch.nn as nn
 model = Net()
 # output
 import torch.nn as nn
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 import torch
 
 model = Net()

@@ -11,7 +11,7 @@ if args.amp:
 train(model, optimizer)
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 from apex import amp
 
 model = Net().npu()

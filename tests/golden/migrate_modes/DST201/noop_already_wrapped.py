@@ -7,7 +7,7 @@ model = Net().cuda()
 model = torch.nn.parallel.DistributedDataParallel(model)
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
 model = Net().npu()
 model = torch.nn.parallel.DistributedDataParallel(model)

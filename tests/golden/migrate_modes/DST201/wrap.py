@@ -11,7 +11,7 @@ class Trainer:
         self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
 
 class Trainer:

@@ -7,7 +7,7 @@ state = model.state_dict()
 model.load_state_dict(torch.load("m.pt"))
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
 state = getattr(model, "module", model).state_dict()
 getattr(model, "module", model).load_state_dict(torch.load("m.pt"))

@@ -8,7 +8,7 @@ def save(state, path):
     torch.save(state, path)
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
 
 def save(state, path):

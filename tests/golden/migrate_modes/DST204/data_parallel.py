@@ -8,7 +8,7 @@ if n_gpus > 1:
     model = nn.DataParallel(model, device_ids=[0, 1])
 # output
 import torch.nn as nn
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 import torch
 
 model = Net().npu()

@@ -10,7 +10,7 @@ torch.save(state, open(path, "wb"))
 # output
 import shutil
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 from ascend_modelarts_function import ModelArtsPathManager
 
 torch.save(state, ModelArtsPathManager().get_path(filename))

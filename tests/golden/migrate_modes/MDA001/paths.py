@@ -15,7 +15,7 @@ torch.save(model.state_dict(), f"{args.out}/model.pt")
 import os
 import numpy as np
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 from PIL import Image
 from ascend_modelarts_function import ModelArtsPathManager
 

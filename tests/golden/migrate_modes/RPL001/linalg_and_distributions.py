@@ -15,7 +15,7 @@ running = torch.logcumsumexp(scores, dim=1)
 # output
 """Gaussian log-likelihood."""
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 from torch.distributions import MultivariateNormal
 from torch import linalg as LA
 import ascend_function

@@ -6,7 +6,7 @@ Gamma = torch.distributions.Gamma
 sample = Gamma(concentration, rate).rsample()
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 import ascend_function
 
 Gamma = torch.distributions.Gamma

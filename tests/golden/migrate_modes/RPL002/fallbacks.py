@@ -11,7 +11,7 @@ pooled = F.fractional_max_pool2d(x, 2, output_ratio=(0.5, 0.5))
 trigamma = torch.special.polygamma(1, a)
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 import torch.nn.functional as F
 from torch import distributions as dist
 import ascend_function

@@ -11,7 +11,7 @@ rates = torch.poisson(counts.cuda())
 from __future__ import annotations
 
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 import ascend_function
 
 rates = ascend_function.poisson(counts.npu())

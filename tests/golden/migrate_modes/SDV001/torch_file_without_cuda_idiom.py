@@ -8,7 +8,7 @@ def build():
 # output
 import torch
 import os
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 DEVICE_ID = int(os.environ.get("DEVICE_ID", "0"))  # the device of this process
 torch_npu.npu.set_device(DEVICE_ID)
 

@@ -8,7 +8,7 @@ y = y.cuda(device=1)
 z = z.cuda(non_blocking=True, device=2)
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 import os
 DEVICE_ID = int(os.environ.get("DEVICE_ID", "0"))  # the device of this process
 torch_npu.npu.set_device(DEVICE_ID)

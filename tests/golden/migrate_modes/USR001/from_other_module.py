@@ -5,6 +5,6 @@ from torch.cuda import synchronize
 synchronize()
 # output
 from mylib import sync as synchronize
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
 synchronize()

@@ -8,7 +8,7 @@ torch.cuda.synchronize()
 # output
 import ops
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 import mylib
 
 ops.npu_sync()

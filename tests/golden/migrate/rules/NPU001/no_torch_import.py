@@ -9,7 +9,7 @@ def sync():
 # output
 """Helpers that synchronise."""
 from __future__ import annotations
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
 
 def sync():

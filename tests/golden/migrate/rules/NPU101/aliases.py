@@ -11,7 +11,7 @@ n = cuda.device_count()
 CD.empty_cache()
 # output
 import torch as th
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 import torch.cuda as tc
 from torch import cuda
 CD = th.cuda

@@ -8,7 +8,7 @@ with torch.cuda.nvtx.range("block"):
     pass
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
 torch_npu.npu.mstx.range_push("step")
 torch_npu.npu.mstx.mark("here")

@@ -7,7 +7,7 @@ f = (torch.cuda
      .Stream.wait_stream)
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
 s = torch_npu.npu.Stream()
 s.wait_stream(torch_npu.npu.current_stream())

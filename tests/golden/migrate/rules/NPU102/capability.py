@@ -5,7 +5,7 @@ major, minor = torch.cuda.get_device_capability()
 alloc = torch.cuda.CUDAPluggableAllocator("alloc.so", "my_malloc", "my_free")
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
 major, minor = torch_npu.npu.get_device_capability()
 alloc = torch_npu.npu.NPUPluggableAllocator("alloc.so", "my_malloc", "my_free")

@@ -5,7 +5,7 @@ x = x.type('torch.cuda.HalfTensor')
 torch.set_default_tensor_type("torch.cuda.FloatTensor")
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
 x = x.type('torch.npu.HalfTensor')
 torch.set_default_tensor_type("torch.npu.FloatTensor")

@@ -12,7 +12,7 @@ class Batch:
         return self.data.is_cuda
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
 
 class Batch:

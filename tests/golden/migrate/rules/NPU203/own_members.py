@@ -31,7 +31,7 @@ h.cuda()
 
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
 
 class PrefetchLoader:

@@ -12,7 +12,7 @@ g = make(device="cuda" if ok else "cpu")
 mesh = dist.init_device_mesh("cuda", (2, 4))
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 import torch.distributed as dist
 
 a = torch.zeros(3, device="npu")

@@ -10,7 +10,7 @@ def select_device(device=""):
 name = model_name.replace("cuda:", "")
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
 
 def select_device(device=""):

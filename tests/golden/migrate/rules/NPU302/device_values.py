@@ -16,7 +16,7 @@ config = {"device": "cuda", "lr": 0.1}
 DEVICE: str = "cuda"
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
 
 def train(model, device="npu"):

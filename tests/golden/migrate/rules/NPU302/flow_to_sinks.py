@@ -26,7 +26,7 @@ arch = "cuda"
 print(arch)
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
 
 def main_worker(gpu, args):

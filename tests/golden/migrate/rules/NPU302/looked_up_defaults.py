@@ -7,7 +7,7 @@ name = cfg.get("arch", "cuda")
 label = getattr(args, "title", "cuda")
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
 device = getattr(args, "device", "npu")
 dev2 = cfg.get("device", "npu")

@@ -8,7 +8,7 @@ d = torch.load(path, map_location=torch.device("cuda"))
 e = torch.load(path, map_location=lambda storage, loc: storage.cuda(rank))
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
 a = torch.load(path, map_location="npu:0")
 b = torch.load(path, "npu")

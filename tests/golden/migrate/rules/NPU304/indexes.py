@@ -7,7 +7,7 @@ y = y.to(rank)
 z = batch.to(self.gpu_id)
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
 model = model.to(f"npu:{args.local_rank}")
 x = x.to("npu:0", non_blocking=True)

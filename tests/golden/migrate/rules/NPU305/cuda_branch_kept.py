@@ -18,7 +18,7 @@ else:
     device = "cpu"
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
 
 def pick(x):

@@ -10,7 +10,7 @@ def pick(x):
     return x.cpu()
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
 
 def pick(x):

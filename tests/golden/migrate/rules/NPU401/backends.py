@@ -12,7 +12,7 @@ def setup(backend="nccl"):
     args.dist_backend = "nccl"
 # output
 import torch.distributed as dist
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 from torch.distributed import init_process_group
 
 

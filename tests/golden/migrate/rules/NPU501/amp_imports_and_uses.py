@@ -9,7 +9,7 @@ with amp.autocast():
 dtype = torch.get_autocast_gpu_dtype()
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 from torch_npu.npu.amp import autocast, GradScaler
 from torch_npu.npu import amp
 

@@ -8,7 +8,7 @@ with torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.C
         pass
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 from torch.profiler import ProfilerActivity, record_function
 
 with torch_npu.profiler.profile(activities=[torch_npu.profiler.ProfilerActivity.CPU, torch_npu.profiler.ProfilerActivity.NPU],

@@ -8,7 +8,7 @@ with profiler.profile(use_cuda=args.gpu, record_shapes=True):
     pass
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 from torch.autograd import profiler
 
 with torch.autograd.profiler.profile(use_device="npu") as prof:

@@ -8,7 +8,7 @@ with torch.cuda.graph(g):
     pass
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 from torch.cuda import CUDAGraph
 
 g = torch_npu.npu.NPUGraph()

@@ -5,7 +5,7 @@ torch.backends.cuda.matmul.allow_tf32 = True
 torch.backends.cudnn.allow_tf32 = True
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
 torch_npu.npu.matmul.allow_hf32 = True
 torch_npu.npu.conv.allow_hf32 = True
