@@ -14,7 +14,7 @@ def step(x):
     return x
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 from torch.amp import autocast
 
 

@@ -9,7 +9,7 @@ class Prefetcher:
         self.is_npu = device.type == "npu" and torch.npu.is_available()
 # output
 import torch
-import torch_npu
+import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
 
 class Prefetcher:
