@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from ascendify.analyze.static import StaticAnalysis
 from ascendify.migrate import Options, Settings, run_migration
 from ascendify.migrate.extras import build_modes
 
@@ -68,7 +69,9 @@ def _workbook_content(path: Path) -> bytes:
 
 def migrate_project(source: Path, out: Path, run: dict[str, object]) -> dict[str, str]:
     modes = build_modes(source, **run)  # type: ignore[arg-type]
-    options = Options(source=source, output=out, settings=Settings(modes=modes), jobs=1)
+    settings = Settings(modes=modes)
+    analysis = StaticAnalysis(settings.torch_npu_version)
+    options = Options(source=source, output=out, settings=settings, jobs=1, companion=analysis)
     quiet = Console(file=io.StringIO())
     assert run_migration(options, quiet, quiet) == 0
     (result_dir,) = out.iterdir()

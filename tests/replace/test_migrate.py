@@ -52,7 +52,6 @@ def migrate(
         source=PROJECT,
         output=out,
         settings=Settings(torch_npu_version=version, modes=modes),
-        analysis=False,
     )
     quiet = Console(file=io.StringIO())
     assert run_migration(options, quiet, quiet) == 0
@@ -195,7 +194,7 @@ def test_migrating_a_result_again_keeps_its_functions_and_adds_new_ones(tmp_path
     modes = build_modes(first, replace_unsupported=True)
     settings = Settings(torch_npu_version="2.8.0", modes=modes)
     quiet = Console(file=io.StringIO())
-    options = Options(source=first, output=again, settings=settings, analysis=False)
+    options = Options(source=first, output=again, settings=settings)
     assert run_migration(options, quiet, quiet) == 0
     result = again / "stats_msft_msft"
     # Everything else was replaced already; the result's train.py has two more import lines.

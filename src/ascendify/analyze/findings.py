@@ -56,8 +56,9 @@ class Finding:
     def severity(self) -> Severity:
         return self.rule.severity
 
-    def sort_key(self) -> tuple[str, int, str, str]:
-        return (self.file, self.start_line, self.code, self.op)
+    def sort_key(self) -> tuple[str, int, str, str, int, str]:
+        """Reports list findings in this order: total, so it never depends on the order of a walk."""
+        return (self.file, self.start_line, self.code, self.op, self.end_line, self.tips)
 
 
 def blocking(findings: list[Finding]) -> list[Finding]:

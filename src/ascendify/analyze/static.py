@@ -1,19 +1,20 @@
 """``ascendify analyze -i SRC``: what in a project's sources the NPU cannot run as written.
 
-Python files are parsed once with :mod:`ast`; names are resolved through the file's imports by the migration
-engine's resolver (``th.cuda.nvtx`` after ``import torch as th`` is ``torch.cuda.nvtx``), then looked up in the
-one CUDA -> NPU table (:mod:`ascendify.targets.apis`) and the analysis-only caveats. C++/CUDA sources are
-scanned for exported operators. The input tree is only read.
+Python files are parsed once (:mod:`ascendify.source`, the layer the migration uses too); names are resolved
+through the file's imports (``th.cuda.nvtx`` after ``import torch as th`` is ``torch.cuda.nvtx``), then looked
+up in the one CUDA -> NPU table (:mod:`ascendify.targets.apis`) and the analysis-only caveats. Only statements
+on lines holding a trigger word are walked. C++/CUDA sources are scanned for exported operators. The input
+tree is only read. :class:`StaticAnalysis` is the same analysis done on the parse of a migration
+(``ascendify migrate`` writes its reports beside the result).
 """
 
 from __future__ import annotations
 
 import ast
 import os
-import re
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
 
 from ascendify._fs import NotRead, read_source, resolved
 from ascendify._parallel import parallel_map
@@ -28,13 +29,17 @@ from ascendify.analyze.cpp import CPP_SUFFIXES, CUDA_SUFFIXES, scan_cpp
 from ascendify.analyze.findings import Finding
 from ascendify.analyze.report import AnalysisResult, CustomOp, write_reports
 from ascendify.errors import AscendifyError
-from ascendify.migrate import (
+from ascendify.source import (
     NameResolver,
-    SourceText,
+    ParsedSource,
+    SharedParse,
     UndecodableSource,
-    decode,
     import_bindings,
     is_suppressed,
+    parse_source,
+    token_pattern,
+    trigger_lines,
+    walk_touching,
 )
 from ascendify.targets.apis import SAME_NAME_NAMESPACES, Safety, explicit_targets, match_api
 from ascendify.targets.devices import (
@@ -50,33 +55,65 @@ _DEVICE_WORDS = ("cuda", "cudnn", "nccl", "gpu")
 
 
 @dataclass(frozen=True)
-class _FileAnalysis:
+class FileAnalysis:
     """What one file contributed (picklable: it may come back from a worker process)."""
 
     findings: list[Finding]
-    custom_ops: list[CustomOp]
+    custom_ops: list[CustomOp] = field(default_factory=list)
     skipped: dict[str, str] | None = None
 
 
-def analyze_path(source: Path, version: str | None = None, jobs: int = 1) -> AnalysisResult:
+@dataclass(frozen=True)
+class StaticAnalysis:
+    """The analysis ``migrate`` writes into its result: each Python file is analysed in the worker
+    that migrates it, on the same parse (:meth:`inspect`); :meth:`write` adds the other files and
+    writes the reports. Picklable: it travels to the workers."""
+
+    version: str  # of torch_npu
+    directory: str = "ascendify_analysis"  # its folder in the result
+
+    def inspect(self, relative: str, data: bytes, parse: SharedParse) -> FileAnalysis | None:
+        """One Python file of the project (None: a file this analysis does not look at)."""
+        if not _walked(relative):
+            return None
+        return _python_analysis(relative, data, parse, load_facts(self.version))
+
+    def write(self, source: Path, folder: Path, parts: Mapping[str, object], jobs: int) -> str:
+        """Analyse what :meth:`inspect` did not see, write the reports into ``folder``, say what."""
+        prepared = {rel: part for rel, part in parts.items() if isinstance(part, FileAnalysis)}
+        result = analyze_path(source, self.version, jobs=jobs, prepared=prepared)
+        write_reports(result, folder)
+        return f"{len(result.findings)} analysis findings written to {self.directory}/"
+
+
+def analyze_path(
+    source: Path,
+    version: str | None = None,
+    jobs: int = 1,
+    prepared: Mapping[str, FileAnalysis] | None = None,
+) -> AnalysisResult:
     """Analyse a project directory (or one file).
 
     With ``jobs`` > 1 the files are analysed by that many worker processes. Files are read through
     :func:`ascendify._fs.read_source`: links, FIFOs, devices and files over the size limit are
-    reported as skipped, never read.
+    reported as skipped, never read. ``prepared``: what is known already of some files (by path
+    relative to ``source``), as a migration's workers found it.
     """
     if not source.exists():
         raise AscendifyError(f"input {source} does not exist")
     source = resolved(source)
     facts = load_facts(version)
     root = source if source.is_dir() else source.parent
-    work = [
-        (path, path.relative_to(root).as_posix(), facts.version) for path in _source_files(source)
-    ]
+    known = prepared or {}
+    files = [(path, path.relative_to(root).as_posix()) for path in _source_files(source)]
+    work = [(path, relative, facts.version) for path, relative in files if relative not in known]
+    done = parallel_map(_analyze_file, work, jobs)
+    analysed = dict(zip((item[1] for item in work), done, strict=True))
     findings: list[Finding] = []
     custom_ops: list[CustomOp] = []
     skipped: list[dict[str, str]] = []
-    for part in parallel_map(_analyze_file, work, jobs):
+    for _, relative in files:
+        part = known[relative] if relative in known else analysed[relative]
         findings.extend(part.findings)
         custom_ops.extend(part.custom_ops)
         if part.skipped is not None:
@@ -86,37 +123,50 @@ def analyze_path(source: Path, version: str | None = None, jobs: int = 1) -> Ana
         torch_npu_version=facts.version,
         findings=findings,
         custom_ops=custom_ops,
-        details={"files": len(work), "skipped": skipped},
+        details={"files": len(files), "skipped": skipped},
     )
 
 
-def _analyze_file(item: tuple[Path, str, str]) -> _FileAnalysis:
+def _analyze_file(item: tuple[Path, str, str]) -> FileAnalysis:
     path, relative, version = item
     try:
         data = read_source(path)
     except NotRead as reason:
-        return _FileAnalysis([], [], {"file": relative, "reason": f"not read: {reason}"})
+        return FileAnalysis([], [], {"file": relative, "reason": f"not read: {reason}"})
     if path.suffix == ".py":
-        try:
-            return _FileAnalysis(analyze_python(data, relative, load_facts(version)), [])
-        except (SyntaxError, UndecodableSource, ValueError) as error:
-            return _FileAnalysis([], [], {"file": relative, "reason": f"cannot be parsed: {error}"})
-        except RecursionError:  # from ast.parse: our own walk keeps no stack
-            too_deep = "cannot be parsed: nested deeper than Python itself can compile"
-            return _FileAnalysis([], [], {"file": relative, "reason": too_deep})
+        return _python_analysis(relative, data, SharedParse(data), load_facts(version))
     ops, cpp_findings = scan_cpp(
         data.decode("utf-8", errors="replace"), relative, path.suffix in CUDA_SUFFIXES
     )
-    return _FileAnalysis(cpp_findings, ops)
+    return FileAnalysis(cpp_findings, ops)
 
 
-def write_analysis_reports(
-    source: Path, result_dir: Path, version: str | None = None, jobs: int = 1
-) -> AnalysisResult:
-    """What ``migrate`` calls to put the analysis reports into its result directory."""
-    result = analyze_path(source, version, jobs=jobs)
-    write_reports(result, result_dir)
-    return result
+def _python_analysis(
+    relative: str, data: bytes, parse: SharedParse, facts: TorchNpuFacts
+) -> FileAnalysis:
+    if _TRIGGER.search(data) is None:
+        return FileAnalysis([])  # most files of a large project: never parsed
+    try:
+        return FileAnalysis(_findings(parse.get(), relative, facts, pruned=True))
+    except SyntaxError as error:
+        reason = f"cannot be parsed: {_syntax_error(error, relative)}"
+    except (UndecodableSource, ValueError) as error:
+        reason = f"cannot be parsed: {error}"
+    except (RecursionError, MemoryError):  # from the compiler: our own walk keeps no stack
+        reason = "cannot be parsed: nested deeper than Python itself can compile"
+    return FileAnalysis([], [], {"file": relative, "reason": reason})
+
+
+def _syntax_error(error: SyntaxError, relative: str) -> str:
+    """What ``str(error)`` says when the file is compiled under its own name."""
+    name = PurePosixPath(relative).name
+    return f"{error.msg} ({name}, line {error.lineno})" if error.lineno else f"{error.msg} ({name})"
+
+
+def _walked(relative: str) -> bool:
+    """Whether :func:`_source_files` goes into the folders of this path."""
+    folders = PurePosixPath(relative).parts[:-1]
+    return not any(name.startswith(".") or name in _SKIPPED_DIRS for name in folders)
 
 
 def _source_files(source: Path) -> Iterator[Path]:
@@ -160,33 +210,33 @@ def _rarest_part(key: str) -> str:
 
 
 # Most files of a large project mention none of these: they are not parsed at all.
-_TRIGGER = re.compile(b"|".join(re.escape(word.encode()) for word in sorted(_trigger_words())))
+_TRIGGER = token_pattern(word.encode() for word in _trigger_words())
 
 
 def analyze_python(data: bytes, file: str, facts: TorchNpuFacts) -> list[Finding]:
+    """The findings of one file as the analysis gets them: files without a trigger word are not
+    parsed, statements on no line with one are not walked (raises if the file does not parse)."""
     if _TRIGGER.search(data) is None:
         return []
-    return findings_in_python(data, file, facts)
+    return _findings(parse_source(data), file, facts, pruned=True)
 
 
 def findings_in_python(data: bytes, file: str, facts: TorchNpuFacts) -> list[Finding]:
-    """Every finding of one file, parsed and resolved (no shortcut)."""
-    text, _ = decode(data)
-    tree = ast.parse(text, filename=file)
-    names = NameResolver()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.add_import(node)
-        elif isinstance(node, ast.Assign):
-            names.add_alias_assignment(node)
-    visitor = _PythonVisitor(file, names, facts)
-    visitor.walk(tree)
-    source = SourceText(text)
+    """Every finding of one file, parsed and resolved, every node walked (no shortcut)."""
+    return _findings(parse_source(data), file, facts, pruned=False)
+
+
+def _findings(parsed: ParsedSource, file: str, facts: TorchNpuFacts, pruned: bool) -> list[Finding]:
+    lines = None
+    if pruned:
+        lines = trigger_lines(parsed.data, _TRIGGER, parsed.names.matching(_TRIGGER))
+    visitor = _PythonVisitor(file, parsed.names, facts)
+    walk_touching(parsed.module, lines, visitor.enter)
     found = dict.fromkeys(visitor.findings)  # one row per line, code and name
     return [
         finding
         for finding in found
-        if not is_suppressed(source, {finding.start_line, finding.end_line}, finding.code)
+        if not is_suppressed(parsed.source, {finding.start_line, finding.end_line}, finding.code)
     ]
 
 
@@ -199,15 +249,10 @@ class _PythonVisitor:
         self.facts = facts
         self.findings: list[Finding] = []
 
-    def walk(self, tree: ast.AST) -> None:
-        """Every node, parents first, in source order, with a stack instead of recursion: a valid
-        expression can nest deeper than Python's recursion limit (``y = 1+1+...+1``)."""
-        stack = [tree]
-        while stack:
-            node = stack.pop()
-            visit = getattr(self, f"visit_{type(node).__name__}", None)
-            if visit is None or visit(node):
-                stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    def enter(self, node: ast.AST, parent: ast.AST | None) -> bool:
+        """For :func:`ascendify.source.walk_touching`: visit ``node``, say whether to look inside."""
+        visit = getattr(self, f"visit_{type(node).__name__}", None)
+        return visit is None or bool(visit(node))
 
     def _add(self, node: ast.AST, op: str, tips: str, code: str) -> None:
         line = getattr(node, "lineno", 1)

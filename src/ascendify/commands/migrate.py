@@ -82,6 +82,7 @@ def _add_mode_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from ascendify.analyze.static import StaticAnalysis
     from ascendify.errors import AscendifyError
     from ascendify.migrate import Options, Settings, opt_in_codes, run_migration
     from ascendify.migrate.extras import build_modes
@@ -112,6 +113,6 @@ def run(args: argparse.Namespace) -> int:
         force=args.force,
         diff=args.diff,
         check=args.check,
-        analysis=not args.no_analysis,
+        companion=None if args.no_analysis else StaticAnalysis(settings.torch_npu_version),
     )
     return run_migration(options, Console(), Console(stderr=True))

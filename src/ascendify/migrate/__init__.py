@@ -18,7 +18,6 @@ from ascendify.migrate._engine import (
     migrate_source,
 )
 from ascendify.migrate._modes import DistributedMode, Modes, Target
-from ascendify.migrate._names import Binding, NameResolver, import_bindings
 from ascendify.migrate._rule import (
     Change,
     Context,
@@ -33,8 +32,8 @@ from ascendify.migrate._rule import (
 )
 from ascendify.migrate._run import run_migration
 from ascendify.migrate._settings import Settings
-from ascendify.migrate._source import SourceText, UndecodableSource, decode, is_suppressed
 from ascendify.migrate._tree import (
+    Companion,
     FileOutcome,
     Options,
     TreePlan,
@@ -45,9 +44,9 @@ from ascendify.migrate._tree import (
 )
 
 __all__ = [
-    "Binding",
     "Change",
     "Changed",
+    "Companion",
     "Context",
     "DistributedMode",
     "Edit",
@@ -56,24 +55,18 @@ __all__ = [
     "FileResult",
     "Finding",
     "Modes",
-    "NameResolver",
     "Operation",
     "Options",
     "Rule",
     "Settings",
     "SkipReason",
     "Skipped",
-    "SourceText",
     "Target",
     "TreePlan",
     "TreeResult",
     "Unchanged",
-    "UndecodableSource",
     "apply_edits",
     "checks",
-    "decode",
-    "import_bindings",
-    "is_suppressed",
     "iter_rules",
     "load_rules",
     "migrate_source",

@@ -1,37 +1,37 @@
 """The pure core: one file's bytes in, a :data:`FileResult` out. Never raises, never touches files.
 
-Steps: a cheap byte scan for trigger tokens (files without one are not parsed), decode as Python does,
-one ``ast.parse``, a first pass over statements for imports, then one walk that visits only
-statements on lines holding a trigger token and dispatches each node to the checkers registered for
-its type. Edits are text spans of the original, applied back to front, so everything else stays
-byte-identical, and the text is encoded back with the file's own encoding.
+Steps: a cheap byte scan for trigger tokens (files without one are not parsed), the file's one parse
+(:class:`ascendify.source.SharedParse`, which a companion such as the analysis may share), the import
+checkers over every import statement, then one walk that visits only statements on lines holding a
+trigger token and dispatches each node to the checkers registered for its type. Edits are text spans
+of the original, applied back to front, so everything else stays byte-identical, and the text is
+encoded back with the file's own encoding.
 """
 
 from __future__ import annotations
 
 import ast
-import bisect
-import re
 import traceback
-import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 
-from ascendify.migrate._names import NameResolver
 from ascendify.migrate._rule import Change, Context, Edit, Finding, Registry, load_rules
 from ascendify.migrate._settings import DEFAULT_SETTINGS, Settings
-from ascendify.migrate._source import (
+from ascendify.source import (
+    ParsedSource,
+    SharedParse,
     SourceText,
     UndecodableSource,
-    decode,
     encode,
     is_suppressed,
+    statements,
+    trigger_lines,
+    walk_touching,
 )
 from ascendify.targets import load_facts
 
 _IMPORTS = (ast.Import, ast.ImportFrom)
-_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 class SkipReason(str, Enum):
@@ -65,58 +65,50 @@ FileResult = Changed | Unchanged | Skipped | Failed
 
 
 def migrate_source(
-    data: bytes, settings: Settings = DEFAULT_SETTINGS, path: str = ""
+    data: bytes,
+    settings: Settings = DEFAULT_SETTINGS,
+    path: str = "",
+    parse: SharedParse | None = None,
 ) -> FileResult:
-    """Migrate one Python source file (``path``: relative to SRC). Any problem becomes :class:`Failed`."""
+    """Migrate one Python source file (``path``: relative to SRC). Any problem becomes :class:`Failed`.
+
+    ``parse``: the file's shared parse when another consumer may parse it too.
+    """
     if len(data) > settings.max_bytes:
         return Skipped(SkipReason.TOO_LARGE)
     registry = load_rules().for_modes(settings.modes)
     if not settings.modes.visit_everything and registry.trigger.search(data) is None:
         return Skipped(SkipReason.NO_TRIGGER)
     try:
-        text, encoding = decode(data)
+        parsed = (parse or SharedParse(data)).get()
     except UndecodableSource as error:
         return Failed(f"cannot decode: {error}")
-    try:
-        with warnings.catch_warnings():
-            # Invalid escapes and the like are the user's business, not noise on our console.
-            warnings.simplefilter("ignore")
-            module = ast.parse(text)
     except SyntaxError as error:
         return Failed(f"does not parse: {error.msg} (line {error.lineno})")
     except (ValueError, RecursionError, MemoryError) as error:
         return Failed(f"does not parse: {type(error).__name__}: {error}")
     try:
-        return _migrate_module(
-            data,
-            text=text,
-            encoding=encoding,
-            module=module,
-            registry=registry,
-            settings=settings,
-            path=path,
-        )
+        return _migrate_module(parsed, registry=registry, settings=settings, path=path)
     except Exception as error:  # a rule bug must not stop the run; the file is copied unchanged
         detail = traceback.format_exception_only(type(error), error)[-1].strip()
         return Failed(f"internal error: {detail}")
 
 
 def _migrate_module(
-    data: bytes,
-    *,
-    text: str,
-    encoding: str,
-    module: ast.Module,
-    registry: Registry,
-    settings: Settings,
-    path: str,
+    parsed: ParsedSource, *, registry: Registry, settings: Settings, path: str
 ) -> FileResult:
     facts = load_facts(settings.torch_npu_version)
-    context = Context(SourceText(text), NameResolver(), facts, settings, path=path, module=module)
+    module, text = parsed.module, parsed.text
+    context = Context(parsed.source, parsed.names, facts, settings, path=path, module=module)
     findings = list(_import_pass(context, module, registry))
     lines = None
     if not settings.modes.visit_everything:  # mode rules look beyond CUDA idioms
-        lines = _trigger_lines(data, context.names, registry)
+        bound = [
+            local
+            for local, binding in parsed.names.bindings.items()
+            if any(predicate(binding.qualified) for predicate in registry.binding_triggers)
+        ]
+        lines = trigger_lines(parsed.data, registry.trigger, bound)
     findings.extend(_walk(context, module, registry, lines))
     applied = _without_overlaps(_unshielded(_kept(findings, context.source, settings)))
     for finisher in registry.finishers:
@@ -128,81 +120,33 @@ def _migrate_module(
     new_text = apply_edits(text, edits)
     if new_text == text:
         return Unchanged(changes)
-    return Changed(encode(new_text, encoding), encoding, changes)
+    return Changed(encode(new_text, parsed.encoding), parsed.encoding, changes)
 
 
 def _import_pass(context: Context, module: ast.Module, registry: Registry) -> Iterator[Finding]:
-    """Bind every imported name (and plain aliases) and run the import checkers."""
-    stack: list[ast.AST] = [module]
-    while stack:
-        node = stack.pop()
+    """The import checkers, over every import statement in source order, before any other node:
+    they may rewrite an import and record where its names now point."""
+    for node in statements(module):
         if isinstance(node, _IMPORTS):
-            context.names.add_import(node)
             for checker in registry.checkers.get(type(node), ()):
                 yield from checker(context, node, None)
-        elif isinstance(node, ast.Assign):
-            context.names.add_alias_assignment(node)
-        for name in _STATEMENT_LISTS:
-            children = getattr(node, name, None)
-            if children:
-                stack.extend(reversed(children))
-
-
-def _trigger_lines(data: bytes, names: NameResolver, registry: Registry) -> list[int] | None:
-    """Sorted numbers of the lines holding a trigger token; None when lines cannot be pruned."""
-    if b"\r" in data.replace(b"\r\n", b""):
-        return None  # a lone "\r" ends a line for ast; counting "\n" would misnumber lines
-    positions = [match.start() for match in registry.trigger.finditer(data)]
-    local_names = [
-        local
-        for local, binding in names.bindings.items()
-        if any(predicate(binding.qualified) for predicate in registry.binding_triggers)
-    ]
-    if local_names:
-        pattern = rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in local_names) + rb")\b"
-        positions.extend(match.start() for match in re.finditer(pattern, data))
-        positions.sort()
-    lines: list[int] = []
-    line, previous = 1, 0
-    for position in positions:
-        line += data.count(b"\n", previous, position)
-        previous = position
-        if not lines or lines[-1] != line:
-            lines.append(line)
-    return lines
 
 
 def _walk(
     context: Context, module: ast.Module, registry: Registry, lines: list[int] | None
-) -> Iterator[Finding]:
+) -> list[Finding]:
     """Visit the nodes of statements that touch a trigger line; imports were handled already."""
-
-    def touches(node: ast.AST) -> bool:
-        if lines is None:
-            return True
-        # A decorated definition starts at its first decorator, above the line of its ``def``.
-        decorators = getattr(node, "decorator_list", None)
-        first = decorators[0].lineno if decorators else node.lineno  # type: ignore[attr-defined]
-        index = bisect.bisect_left(lines, first)
-        return index < len(lines) and lines[index] <= (node.end_lineno or node.lineno)  # type: ignore[attr-defined]
-
     checkers = registry.checkers
-    stack: list[tuple[ast.AST, ast.AST | None]] = [(module, None)]
-    while stack:
-        node, parent = stack.pop()
+    found: list[Finding] = []
+
+    def enter(node: ast.AST, parent: ast.AST | None) -> bool:
         if not isinstance(node, _IMPORTS):
             for checker in checkers.get(type(node), ()):
-                yield from checker(context, node, parent)
-        for _, value in ast.iter_fields(node):
-            if isinstance(value, list):
-                for child in reversed(value):
-                    if isinstance(child, ast.AST) and (
-                        # match_case has no position of its own; its body is pruned.
-                        not isinstance(child, ast.stmt | ast.excepthandler) or touches(child)
-                    ):
-                        stack.append((child, node))
-            elif isinstance(value, ast.AST):
-                stack.append((value, node))
+                found.extend(checker(context, node, parent))
+        return True
+
+    walk_touching(module, lines, enter)
+    return found
 
 
 def _kept(findings: Iterable[Finding], source: SourceText, settings: Settings) -> list[Finding]:

@@ -21,13 +21,12 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache
-from typing import ClassVar, TypeVar
+from typing import ClassVar, TypeVar, cast
 
 from ascendify.errors import AscendifyError
 from ascendify.migrate._modes import Modes, Target
-from ascendify.migrate._names import NameResolver
 from ascendify.migrate._settings import Settings
-from ascendify.migrate._source import SourceText
+from ascendify.source import NameResolver, SourceText
 from ascendify.targets import Safety, TorchNpuFacts
 
 
@@ -119,6 +118,9 @@ class Finding:
         )
 
 
+_State = TypeVar("_State")
+
+
 @dataclass
 class Context:
     """What a checker may look at for the file being migrated."""
@@ -130,10 +132,19 @@ class Context:
     path: str = ""  # of the file, relative to SRC ("" when migrating a lone source)
     module: ast.Module = field(default_factory=lambda: ast.Module(body=[], type_ignores=[]))
     cache: dict[tuple[str, int], object] = field(default_factory=dict)  # per-file scratch
+    _states: dict[type, object] = field(default_factory=dict, repr=False)
 
     @property
     def modes(self) -> Modes:
         return self.settings.modes
+
+    def state(self, kind: type[_State]) -> _State:
+        """This file's instance of ``kind``, made on first use: what a rule family works out once
+        per file (a class with a no-argument constructor, typically a dataclass), typed."""
+        found = self._states.get(kind)
+        if found is None:
+            found = self._states[kind] = kind()
+        return cast(_State, found)
 
     def span(self, node: ast.AST) -> tuple[int, int]:
         """String offsets of a node (expression or statement) in the decoded source."""
@@ -164,7 +175,7 @@ def checks(*node_types: type[ast.AST]) -> Callable[[Checker], Checker]:
     """Register a checker for the given node types.
 
     ``ast.Import``/``ast.ImportFrom`` checkers run in a first pass, before any other node is visited,
-    so they may rewrite an import and record where its names now point (:class:`Binding.moved_to`).
+    so they may rewrite an import and record where its names now point (in their :meth:`Context.state`).
     """
 
     def register(checker: Checker) -> Checker:

@@ -28,6 +28,7 @@ from ascendify.migrate._report import (
 )
 from ascendify.migrate._tree import (
     INCOMPLETE_MARKER,
+    Companion,
     FileOutcome,
     Options,
     TreePlan,
@@ -38,8 +39,6 @@ from ascendify.migrate._tree import (
     prepare_output,
 )
 from ascendify.migrate.extras import extra_names, write_extras
-
-ANALYSIS_DIR = "ascendify_analysis"
 
 
 def run_migration(options: Options, console: Console, status: Console) -> int:
@@ -94,8 +93,8 @@ def _migrate_and_report(options: Options, result_dir: Path | None, status: Conso
             log.info(f"{left} findings left in place written to {UNSUPPORTED}.csv/.xlsx")
             for name in write_extras(options.settings.modes, result):
                 log.info(f"wrote {name}")
-            if options.analysis:
-                _write_analysis(options, result_dir, log)
+            if options.companion is not None:
+                _write_companion(options.companion, options, result, log)
         log.info(f"done in {time.perf_counter() - started:.2f}s")
     finally:
         log.close()
@@ -107,26 +106,25 @@ def _migrate_and_report(options: Options, result_dir: Path | None, status: Conso
 
 def reserved_names(options: Options) -> frozenset[str]:
     """What the run writes at the top of the result: entries of SRC with these names are not mirrored."""
-    analysis = {ANALYSIS_DIR} if options.analysis else set()
-    return REPORT_NAMES | extra_names(options.settings.modes) | analysis | {INCOMPLETE_MARKER}
+    companion = {options.companion.directory} if options.companion is not None else set()
+    return REPORT_NAMES | extra_names(options.settings.modes) | companion | {INCOMPLETE_MARKER}
 
 
 def _incomplete(result_dir: Path) -> str:
     return f"the result in {result_dir} is incomplete (marked by {INCOMPLETE_MARKER})"
 
 
-def _write_analysis(options: Options, result_dir: Path, log: RunLog) -> None:
-    """The ``ascendify analyze`` reports of the original project, kept beside the migration."""
-    from ascendify.analyze.static import write_analysis_reports
-
-    make_dir(result_dir / ANALYSIS_DIR, result_dir)  # a real folder of the result, never a link
-    analysis = write_analysis_reports(
-        options.source,
-        result_dir / ANALYSIS_DIR,
-        options.settings.torch_npu_version,
-        jobs=options.jobs,
-    )
-    log.info(f"{len(analysis.findings)} analysis findings written to {ANALYSIS_DIR}/")
+def _write_companion(
+    companion: Companion, options: Options, result: TreeResult, log: RunLog
+) -> None:
+    """The companion's reports (the analysis of the original project), kept beside the migration."""
+    assert result.result_dir is not None
+    folder = result.result_dir / companion.directory
+    make_dir(folder, result.result_dir)  # a real folder of the result, never a link
+    parts = {
+        outcome.path: outcome.inspected for outcome in result.files if outcome.inspected is not None
+    }
+    log.info(companion.write(options.source, folder, parts, options.jobs))
 
 
 def _migrate_with_progress(

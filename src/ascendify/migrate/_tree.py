@@ -12,11 +12,11 @@ from __future__ import annotations
 import difflib
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from ascendify._fs import (
     NotRead,
@@ -45,7 +45,7 @@ from ascendify.migrate._engine import (
 )
 from ascendify.migrate._rule import Change
 from ascendify.migrate._settings import Settings
-from ascendify.migrate._source import decode
+from ascendify.source import SharedParse, decode
 
 RESULT_SUFFIX = "_msft"
 PYTHON_SUFFIXES = (".py",)
@@ -59,6 +59,25 @@ _INCOMPLETE_TEXT = (
 Status = Literal["changed", "unchanged", "skipped", "failed", "not copied"]
 
 
+class Companion(Protocol):
+    """Work that rides on the migration's pass over the project (the command adds the static analysis
+    this way, so a file is read, decoded and parsed once for both). Picklable: it goes to workers."""
+
+    @property
+    def directory(self) -> str:
+        """Its folder at the top of the result (reserved: never mirrored from SRC)."""
+        ...
+
+    def inspect(self, relative: str, data: bytes, parse: SharedParse) -> object:
+        """What it makes of one Python file, in the worker that migrates it (picklable; None: nothing)."""
+        ...
+
+    def write(self, source: Path, folder: Path, parts: Mapping[str, object], jobs: int) -> str:
+        """Write its reports into ``folder`` from the parts :meth:`inspect` made (by relative path);
+        returns one line for the log."""
+        ...
+
+
 @dataclass(frozen=True)
 class Options:
     source: Path
@@ -68,7 +87,7 @@ class Options:
     force: bool = False
     diff: bool = False  # print a unified diff; write nothing
     check: bool = False  # exit 1 if anything would change; write nothing
-    analysis: bool = True  # also write the analyze reports into the result
+    companion: Companion | None = None  # e.g. the analysis, written into the result too
 
     @property
     def preview(self) -> bool:
@@ -84,6 +103,7 @@ class FileOutcome:
     detail: str = ""  # skip reason or error
     changes: tuple[Change, ...] = ()
     diff: str = ""
+    inspected: object = None  # what the run's companion made of the file
 
 
 @dataclass(frozen=True)
@@ -239,7 +259,11 @@ def migrate_tree(
     source = resolved(options.source)
     if result_dir is not None:
         _mirror_skeleton(source, result_dir, plan)
-    jobs = [(source, result_dir, rel, options.settings, options.diff) for rel in plan.python_files]
+    companion = options.companion if result_dir is not None else None
+    jobs = [
+        (source, result_dir, rel, options.settings, options.diff, companion)
+        for rel in plan.python_files
+    ]
     outcomes = []
     with closing(parallel_map(migrate_file, jobs, options.jobs)) as results:
         for outcome in results:
@@ -277,7 +301,7 @@ def _copy_directory_modes(source: Path, target: Path, plan: TreePlan) -> None:
             ) from None
 
 
-Job = tuple[Path, Path | None, str, Settings, bool]
+Job = tuple[Path, Path | None, str, Settings, bool, Companion | None]
 
 
 def migrate_file(job: Job) -> FileOutcome:
@@ -286,11 +310,15 @@ def migrate_file(job: Job) -> FileOutcome:
     A file that cannot be read is "not copied"; a result that cannot be written stops the run
     (:class:`~ascendify._fs.WriteError`: a full disk fails every later file too).
     """
-    source, target, rel, settings, want_diff = job
+    source, target, rel, settings, want_diff, companion = job
     path = source / rel
+    inspected = None
     try:
         data = read_source(path, settings.max_bytes)
-        result: Changed | Unchanged | Skipped | Failed = migrate_source(data, settings, rel)
+        parse = SharedParse(data)  # one decode and parse for the migration and the companion
+        result: Changed | Unchanged | Skipped | Failed = migrate_source(data, settings, rel, parse)
+        if companion is not None:
+            inspected = companion.inspect(rel, data, parse)
     except TooLarge:
         data, result = b"", Skipped(SkipReason.TOO_LARGE)
     except NotRead as reason:
@@ -305,12 +333,12 @@ def migrate_file(job: Job) -> FileOutcome:
             return FileOutcome(rel, "not copied", str(reason))
     if isinstance(result, Changed):
         diff = _unified_diff(rel, data, result) if want_diff else ""
-        return FileOutcome(rel, "changed", changes=result.changes, diff=diff)
+        return FileOutcome(rel, "changed", changes=result.changes, diff=diff, inspected=inspected)
     if isinstance(result, Unchanged):
-        return FileOutcome(rel, "unchanged", changes=result.changes)
+        return FileOutcome(rel, "unchanged", changes=result.changes, inspected=inspected)
     if isinstance(result, Skipped):
-        return FileOutcome(rel, "skipped", result.reason.value)
-    return FileOutcome(rel, "failed", result.error)
+        return FileOutcome(rel, "skipped", result.reason.value, inspected=inspected)
+    return FileOutcome(rel, "failed", result.error, inspected=inspected)
 
 
 def _unified_diff(rel: str, before: bytes, result: Changed) -> str:

@@ -13,12 +13,28 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ascendify.migrate._names import import_bindings
 from ascendify.migrate._rule import Context, Edit, Finding, Rule, binding_trigger, checks
+from ascendify.source import Binding, import_bindings
 from ascendify.targets import ApiMatch, Safety, explicit_targets, match_api
 from ascendify.targets.apis import SAME_NAME_NAMESPACES
+
+
+@dataclass
+class MovedImports:
+    """The names whose import statement this file's migration rewrote (the import checkers run first).
+
+    ``from torch.cuda.amp import autocast`` -> ``from torch_npu.npu.amp import autocast``: the uses of
+    ``autocast`` already mean the NPU name and are left alone.
+    """
+
+    names: dict[str, tuple[str, str]] = field(default_factory=dict)  # local -> (was, now)
+
+    def current(self, local: str, binding: Binding) -> str:
+        """What ``local`` (bound to ``binding``) means once the rewritten imports are in place."""
+        was, now = self.names.get(local, (None, binding.qualified))
+        return now if was == binding.qualified else binding.qualified
 
 
 @dataclass(frozen=True)
@@ -95,12 +111,12 @@ def check_name_chain(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Ite
     if match.npu_name is None:
         found = _finding(node, qualified, match, None, ctx)
     else:
-        current = ".".join([binding.current, *rest])
-        if match.npu_name == current or not isinstance(node.ctx, ast.Load):
-            return
         local = node.id if isinstance(node, ast.Name) else _root_name(node)
-        if match.npu_name.startswith(binding.current + "."):
-            spelled = local + match.npu_name[len(binding.current) :]
+        now = ctx.state(MovedImports).current(local, binding)
+        if match.npu_name == ".".join([now, *rest]) or not isinstance(node.ctx, ast.Load):
+            return
+        if match.npu_name.startswith(now + "."):
+            spelled = local + match.npu_name[len(now) :]
         else:
             spelled = match.npu_name
         found = _finding(node, qualified, match, spelled, ctx)
@@ -193,7 +209,8 @@ def _move(
     rule = rule_for(moves[0][1], worst.target.safety)
     if rule is None:
         return
-    for local, _, match in moves:
-        ctx.names.bindings[local].moved_to = match.npu_name
+    moved = ctx.state(MovedImports)
+    for local, qualified, match in moves:
+        moved.names[local] = (qualified, match.npu_name)
     edit = Edit(start + found.start(1), start + found.end(1), new_text)
     yield rule.finding(node, message, edit)

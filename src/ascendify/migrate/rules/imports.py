@@ -6,9 +6,9 @@ import ast
 import re
 from collections.abc import Iterator
 
-from ascendify.migrate._names import import_bindings
 from ascendify.migrate._rule import Context, Edit, Finding, Operation, Rule, checks, finishes
 from ascendify.migrate.modes._insert import IMPORT_TORCH_NPU
+from ascendify.source import import_bindings
 from ascendify.targets import Safety
 from ascendify.targets.devices import CUDA_ONLY_LIBRARIES
 

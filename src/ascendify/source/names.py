@@ -1,28 +1,23 @@
 """Qualified names through import aliases: ``th.cuda.amp`` is ``torch.cuda.amp`` after ``import torch as th``.
 
 Resolution is flow-insensitive (every import in the file counts, wherever it is), which is what a
-migration tool wants: a name imported inside a function is usually used only there. Analyze reuses
-this module to name what a call refers to.
+migration tool wants: a name imported inside a function is usually used only there. Migration and
+analysis both name what a call refers to with one resolver per file, built by :func:`resolve_imports`.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 
-@dataclass
+@dataclass(frozen=True)
 class Binding:
     """What a local name was bound to by an import (or a plain alias assignment)."""
 
     qualified: str  # what the name meant in the original file, e.g. "torch.cuda.amp.autocast"
-    # What it means after the migration rewrote its import statement (None: import left as it is).
-    moved_to: str | None = None
-
-    @property
-    def current(self) -> str:
-        return self.moved_to or self.qualified
 
 
 def import_bindings(node: ast.Import | ast.ImportFrom) -> Iterator[tuple[str, str, ast.alias]]:
@@ -86,6 +81,14 @@ class NameResolver:
         binding = self.bindings.get(parts[0])
         return None if binding is None else (binding, parts[1:])
 
+    def matching(self, pattern: re.Pattern[bytes]) -> list[str]:
+        """Local names whose qualified name holds a match of ``pattern`` (see :mod:`.scan`)."""
+        return [
+            local
+            for local, binding in self.bindings.items()
+            if pattern.search(binding.qualified.encode()) is not None
+        ]
+
     def qualified_name(self, node: ast.expr) -> str | None:
         """The original (pre-migration) qualified name of a chain, or None if it is not imported."""
         resolved = self.resolve(node)
@@ -93,3 +96,30 @@ class NameResolver:
             return None
         binding, rest = resolved
         return ".".join([binding.qualified, *rest])
+
+
+# The fields of a statement that hold statements (imports and aliases live only there).
+STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def statements(module: ast.Module) -> Iterator[ast.AST]:
+    """Every statement of a module, nested ones included, in source order (no expressions)."""
+    stack: list[ast.AST] = list(reversed(module.body))
+    while stack:
+        node = stack.pop()
+        yield node
+        for name in STATEMENT_LISTS:
+            children = getattr(node, name, None)
+            if children:
+                stack.extend(reversed(children))
+
+
+def resolve_imports(module: ast.Module) -> NameResolver:
+    """The resolver of a file: every import and plain alias assignment, in source order."""
+    names = NameResolver()
+    for node in statements(module):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names.add_import(node)
+        elif isinstance(node, ast.Assign):
+            names.add_alias_assignment(node)
+    return names

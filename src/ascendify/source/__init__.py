@@ -1,0 +1,42 @@
+"""Python source as every part of ascendify reads it: bytes decoded the way Python decodes them, one
+parse, names resolved through imports, suppression comments, and the byte pre-scan that spares
+files (and statements) no rule can fire on. Migration and analysis both build on this package and
+never on each other.
+"""
+
+from __future__ import annotations
+
+from ascendify.source.names import (
+    STATEMENT_LISTS,
+    Binding,
+    NameResolver,
+    dotted_parts,
+    import_bindings,
+    resolve_imports,
+    statements,
+)
+from ascendify.source.parsed import PARSE_ERRORS, ParsedSource, SharedParse, parse_source
+from ascendify.source.scan import token_pattern, trigger_lines, walk_touching
+from ascendify.source.text import SourceText, UndecodableSource, decode, encode, is_suppressed
+
+__all__ = [
+    "PARSE_ERRORS",
+    "STATEMENT_LISTS",
+    "Binding",
+    "NameResolver",
+    "ParsedSource",
+    "SharedParse",
+    "SourceText",
+    "UndecodableSource",
+    "decode",
+    "dotted_parts",
+    "encode",
+    "import_bindings",
+    "is_suppressed",
+    "parse_source",
+    "resolve_imports",
+    "statements",
+    "token_pattern",
+    "trigger_lines",
+    "walk_touching",
+]

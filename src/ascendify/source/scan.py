@@ -1,0 +1,77 @@
+"""The cheap pre-scan: byte tokens that any line a rule can fire on holds, found before parsing.
+
+A file without one is never decoded or parsed. In a parsed file, only statements spanning a line that
+holds a token (or a local name bound to a name that holds one: ``autocast(...)`` after ``from
+torch.cuda.amp import autocast``) are walked; everything else is skipped unvisited.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from collections.abc import Callable, Iterable
+
+Enter = Callable[[ast.AST, ast.AST | None], bool]
+
+
+def token_pattern(tokens: Iterable[bytes]) -> re.Pattern[bytes]:
+    """One pattern for a set of tokens; a token containing another is redundant ("CUDA" finds
+    "CUDA_VISIBLE_DEVICES")."""
+    unique = set(tokens)
+    kept = {token for token in unique if not any(o != token and o in token for o in unique)}
+    return re.compile(b"|".join(re.escape(token) for token in sorted(kept)))
+
+
+def trigger_lines(
+    data: bytes, pattern: re.Pattern[bytes], bound_names: Iterable[str] = ()
+) -> list[int] | None:
+    """Sorted numbers of the lines holding a token or one of ``bound_names`` as a word; None when
+    lines cannot be numbered by counting ``\\n`` (a lone ``\\r`` ends a line for ast)."""
+    if b"\r" in data.replace(b"\r\n", b""):
+        return None
+    positions = [match.start() for match in pattern.finditer(data)]
+    names = sorted(bound_names)
+    if names:
+        words = rb"\b(?:" + b"|".join(re.escape(name.encode()) for name in names) + rb")\b"
+        positions.extend(match.start() for match in re.finditer(words, data))
+        positions.sort()
+    lines: list[int] = []
+    line, previous = 1, 0
+    for position in positions:
+        line += data.count(b"\n", previous, position)
+        previous = position
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
+
+
+def walk_touching(module: ast.Module, lines: list[int] | None, enter: Enter) -> None:
+    """Visit nodes parents first, in source order, calling ``enter(node, parent)``; its answer says
+    whether to look inside. Statements that span no line of ``lines`` (None: every line) are skipped
+    whole. A stack instead of recursion: valid code can nest deeper than Python's recursion limit."""
+
+    def touches(node: ast.AST) -> bool:
+        if lines is None:
+            return True
+        # A decorated definition starts at its first decorator, above the line of its ``def``.
+        decorators = getattr(node, "decorator_list", None)
+        first = decorators[0].lineno if decorators else node.lineno  # type: ignore[attr-defined]
+        index = bisect.bisect_left(lines, first)
+        return index < len(lines) and lines[index] <= (node.end_lineno or node.lineno)  # type: ignore[attr-defined]
+
+    stack: list[tuple[ast.AST, ast.AST | None]] = [(module, None)]
+    while stack:
+        node, parent = stack.pop()
+        if not enter(node, parent):
+            continue
+        for _, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                for child in reversed(value):
+                    if isinstance(child, ast.AST) and (
+                        # match_case has no position of its own; its body is pruned.
+                        not isinstance(child, ast.stmt | ast.excepthandler) or touches(child)
+                    ):
+                        stack.append((child, node))
+            elif isinstance(value, ast.AST):
+                stack.append((value, node))
