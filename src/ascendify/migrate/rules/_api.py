@@ -211,6 +211,7 @@ def _move(
         return
     moved = ctx.state(MovedImports)
     for local, qualified, match in moves:
+        assert match.npu_name is not None  # only names with an NPU counterpart move
         moved.names[local] = (qualified, match.npu_name)
     edit = Edit(start + found.start(1), start + found.end(1), new_text)
     yield rule.finding(node, message, edit)
