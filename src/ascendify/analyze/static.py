@@ -33,12 +33,11 @@ from ascendify.source import (
     NameResolver,
     ParsedSource,
     SharedParse,
+    Tokens,
     UndecodableSource,
     import_bindings,
     is_suppressed,
     parse_source,
-    token_pattern,
-    trigger_lines,
     walk_touching,
 )
 from ascendify.targets.apis import SAME_NAME_NAMESPACES, Safety, explicit_targets, match_api
@@ -144,7 +143,7 @@ def _analyze_file(item: tuple[Path, str, str]) -> FileAnalysis:
 def _python_analysis(
     relative: str, data: bytes, parse: SharedParse, facts: TorchNpuFacts
 ) -> FileAnalysis:
-    if _TRIGGER.search(data) is None:
+    if not _TRIGGER.found_in(data):
         return FileAnalysis([])  # most files of a large project: never parsed
     try:
         return FileAnalysis(_findings(parse.get(), relative, facts, pruned=True))
@@ -210,13 +209,13 @@ def _rarest_part(key: str) -> str:
 
 
 # Most files of a large project mention none of these: they are not parsed at all.
-_TRIGGER = token_pattern(word.encode() for word in _trigger_words())
+_TRIGGER = Tokens.of(word.encode() for word in _trigger_words())
 
 
 def analyze_python(data: bytes, file: str, facts: TorchNpuFacts) -> list[Finding]:
     """The findings of one file as the analysis gets them: files without a trigger word are not
     parsed, statements on no line with one are not walked (raises if the file does not parse)."""
-    if _TRIGGER.search(data) is None:
+    if not _TRIGGER.found_in(data):
         return []
     return _findings(parse_source(data), file, facts, pruned=True)
 
@@ -229,7 +228,7 @@ def findings_in_python(data: bytes, file: str, facts: TorchNpuFacts) -> list[Fin
 def _findings(parsed: ParsedSource, file: str, facts: TorchNpuFacts, pruned: bool) -> list[Finding]:
     lines = None
     if pruned:
-        lines = trigger_lines(parsed.data, _TRIGGER, parsed.names.matching(_TRIGGER))
+        lines = _TRIGGER.lines(parsed.data, parsed.names.bound_to(_TRIGGER.in_name))
     visitor = _PythonVisitor(file, parsed.names, facts)
     walk_touching(parsed.module, lines, visitor.enter)
     found = dict.fromkeys(visitor.findings)  # one row per line, code and name

@@ -26,7 +26,6 @@ from ascendify.source import (
     encode,
     is_suppressed,
     statements,
-    trigger_lines,
     walk_touching,
 )
 from ascendify.targets import load_facts
@@ -77,7 +76,7 @@ def migrate_source(
     if len(data) > settings.max_bytes:
         return Skipped(SkipReason.TOO_LARGE)
     registry = load_rules().for_modes(settings.modes)
-    if not settings.modes.visit_everything and registry.trigger.search(data) is None:
+    if not settings.modes.visit_everything and not registry.trigger.found_in(data):
         return Skipped(SkipReason.NO_TRIGGER)
     try:
         parsed = (parse or SharedParse(data)).get()
@@ -103,12 +102,10 @@ def _migrate_module(
     findings = list(_import_pass(context, module, registry))
     lines = None
     if not settings.modes.visit_everything:  # mode rules look beyond CUDA idioms
-        bound = [
-            local
-            for local, binding in parsed.names.bindings.items()
-            if any(predicate(binding.qualified) for predicate in registry.binding_triggers)
-        ]
-        lines = trigger_lines(parsed.data, registry.trigger, bound)
+        bound = parsed.names.bound_to(
+            lambda qualified: any(test(qualified) for test in registry.binding_triggers)
+        )
+        lines = registry.trigger.lines(parsed.data, bound)
     findings.extend(_walk(context, module, registry, lines))
     applied = _without_overlaps(_unshielded(_kept(findings, context.source, settings)))
     for finisher in registry.finishers:

@@ -16,7 +16,6 @@ import ast
 import dataclasses
 import importlib
 import pkgutil
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
@@ -26,7 +25,7 @@ from typing import ClassVar, TypeVar, cast
 from ascendify.errors import AscendifyError
 from ascendify.migrate._modes import Modes, Target
 from ascendify.migrate._settings import Settings
-from ascendify.source import NameResolver, SourceText
+from ascendify.source import NameResolver, SourceText, Tokens
 from ascendify.targets import Safety, TorchNpuFacts
 
 
@@ -221,7 +220,7 @@ class Registry:
     checkers: dict[type[ast.AST], list[Checker]]
     finishers: tuple[Finisher, ...]
     binding_triggers: tuple[Callable[[str], bool], ...]
-    trigger: re.Pattern[bytes]
+    trigger: Tokens
     conditions: dict[Callable[..., object], Callable[[Modes], bool]] = field(default_factory=dict)
 
     def for_modes(self, modes: Modes) -> Registry:
@@ -250,15 +249,12 @@ def load_rules() -> Registry:
     for package in (rules, modes):
         for info in pkgutil.iter_modules(package.__path__):
             importlib.import_module(f"{package.__name__}.{info.name}")
-    tokens = {token for rule in _RULES.values() for token in rule.triggers}
-    # A token containing another is redundant ("CUDA" finds "CUDA_VISIBLE_DEVICES").
-    tokens = {token for token in tokens if not any(o != token and o in token for o in tokens)}
     return Registry(
         rules=dict(sorted(_RULES.items())),
         checkers={node_type: list(found) for node_type, found in _CHECKERS.items()},
         finishers=tuple(_FINISHERS),
         binding_triggers=tuple(_BINDING_TRIGGERS),
-        trigger=re.compile(b"|".join(re.escape(token) for token in sorted(tokens))),
+        trigger=Tokens.of(token for rule in _RULES.values() for token in rule.triggers),
         conditions=dict(_CONDITIONS),
     )
 

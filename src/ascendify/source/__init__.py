@@ -16,7 +16,7 @@ from ascendify.source.names import (
     statements,
 )
 from ascendify.source.parsed import PARSE_ERRORS, ParsedSource, SharedParse, parse_source
-from ascendify.source.scan import token_pattern, trigger_lines, walk_touching
+from ascendify.source.scan import Tokens, walk_touching
 from ascendify.source.text import SourceText, UndecodableSource, decode, encode, is_suppressed
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "ParsedSource",
     "SharedParse",
     "SourceText",
+    "Tokens",
     "UndecodableSource",
     "decode",
     "dotted_parts",
@@ -36,7 +37,5 @@ __all__ = [
     "parse_source",
     "resolve_imports",
     "statements",
-    "token_pattern",
-    "trigger_lines",
     "walk_touching",
 ]

@@ -8,8 +8,7 @@ analysis both name what a call refers to with one resolver per file, built by :f
 from __future__ import annotations
 
 import ast
-import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 
@@ -81,13 +80,9 @@ class NameResolver:
         binding = self.bindings.get(parts[0])
         return None if binding is None else (binding, parts[1:])
 
-    def matching(self, pattern: re.Pattern[bytes]) -> list[str]:
-        """Local names whose qualified name holds a match of ``pattern`` (see :mod:`.scan`)."""
-        return [
-            local
-            for local, binding in self.bindings.items()
-            if pattern.search(binding.qualified.encode()) is not None
-        ]
+    def bound_to(self, wanted: Callable[[str], bool]) -> list[str]:
+        """Local names whose qualified name is ``wanted``."""
+        return [local for local, binding in self.bindings.items() if wanted(binding.qualified)]
 
     def qualified_name(self, node: ast.expr) -> str | None:
         """The original (pre-migration) qualified name of a chain, or None if it is not imported."""

@@ -11,39 +11,57 @@ import ast
 import bisect
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 Enter = Callable[[ast.AST, ast.AST | None], bool]
 
 
-def token_pattern(tokens: Iterable[bytes]) -> re.Pattern[bytes]:
-    """One pattern for a set of tokens; a token containing another is redundant ("CUDA" finds
-    "CUDA_VISIBLE_DEVICES")."""
-    unique = set(tokens)
-    kept = {token for token in unique if not any(o != token and o in token for o in unique)}
-    return re.compile(b"|".join(re.escape(token) for token in sorted(kept)))
+@dataclass(frozen=True)
+class Tokens:
+    """A set of byte tokens, searched with ``bytes.find`` one token at a time: for the few dozen
+    literal tokens of a rule set that is several times faster than one regular-expression
+    alternation, which ``re`` scans byte by byte."""
 
+    words: tuple[bytes, ...]
 
-def trigger_lines(
-    data: bytes, pattern: re.Pattern[bytes], bound_names: Iterable[str] = ()
-) -> list[int] | None:
-    """Sorted numbers of the lines holding a token or one of ``bound_names`` as a word; None when
-    lines cannot be numbered by counting ``\\n`` (a lone ``\\r`` ends a line for ast)."""
-    if b"\r" in data.replace(b"\r\n", b""):
-        return None
-    positions = [match.start() for match in pattern.finditer(data)]
-    names = sorted(bound_names)
-    if names:
-        words = rb"\b(?:" + b"|".join(re.escape(name.encode()) for name in names) + rb")\b"
-        positions.extend(match.start() for match in re.finditer(words, data))
+    @classmethod
+    def of(cls, tokens: Iterable[bytes]) -> Tokens:
+        """Tokens; one containing another is redundant ("CUDA" finds "CUDA_VISIBLE_DEVICES")."""
+        unique = set(tokens)
+        kept = (token for token in unique if not any(o != token and o in token for o in unique))
+        return cls(tuple(sorted(kept)))
+
+    def found_in(self, data: bytes) -> bool:
+        return any(word in data for word in self.words)
+
+    def in_name(self, name: str) -> bool:
+        """Whether a (qualified) name holds a token."""
+        return self.found_in(name.encode())
+
+    def lines(self, data: bytes, bound_names: Iterable[str] = ()) -> list[int] | None:
+        """Sorted numbers of the lines holding a token or one of ``bound_names`` as a word; None
+        when lines cannot be numbered by counting ``\\n`` (a lone ``\\r`` ends a line for ast)."""
+        if b"\r" in data.replace(b"\r\n", b""):
+            return None
+        positions = []
+        for word in self.words:
+            found = data.find(word)
+            while found != -1:
+                positions.append(found)
+                found = data.find(word, found + 1)
+        names = sorted(bound_names)
+        if names:
+            pattern = rb"\b(?:" + b"|".join(re.escape(name.encode()) for name in names) + rb")\b"
+            positions.extend(match.start() for match in re.finditer(pattern, data))
         positions.sort()
-    lines: list[int] = []
-    line, previous = 1, 0
-    for position in positions:
-        line += data.count(b"\n", previous, position)
-        previous = position
-        if not lines or lines[-1] != line:
-            lines.append(line)
-    return lines
+        lines: list[int] = []
+        line, previous = 1, 0
+        for position in positions:
+            line += data.count(b"\n", previous, position)
+            previous = position
+            if not lines or lines[-1] != line:
+                lines.append(line)
+        return lines
 
 
 def walk_touching(module: ast.Module, lines: list[int] | None, enter: Enter) -> None:
