@@ -1,12 +1,14 @@
 """Benchmark: migrate the installed torch package's own sources against merely parsing them.
 
 The baseline is the floor any Python-aware tool pays: read every file and ``ast.parse`` it, in one
-process. The migration runs the real tree migration (plan, mirror, migrate, write) on a copy of
-torch's ``.py`` files, once with ``-j 1`` and once with every core. Figures are medians.
+process. Measured against it, on a copy of torch's ``.py`` files: the whole ``ascendify migrate``
+command as a user runs it (a fresh interpreter, the analysis reports included, the default ``-j``),
+and the migration alone in this process with ``-j 1`` (the engine's own cost). Figures are medians;
+CPU time counts every worker process.
 
     PYTHONPATH=src python benchmarks/bench_migrate.py [--runs 3] [--jobs N]
 
-Target: migrate with -j 1 takes at most 2x the parse-only time.
+Targets: the command takes at most 1.0x the parse-only wall time and 1.5x its CPU time.
 
 ``--small`` measures the other end instead: a generated project of 50 training scripts, migrated
 with its analysis reports and the default ``-j``, through the command line (a fresh interpreter,
@@ -122,12 +124,14 @@ def small_project(destination: Path) -> int:
     return lines
 
 
-def migrate_command(tree: Path) -> Callable[[], None]:
-    """``ascendify migrate -i tree -o OUT`` in a fresh interpreter, with the default -j."""
+def migrate_command(tree: Path, jobs: int | None = None) -> Callable[[], None]:
+    """``ascendify migrate -i tree -o OUT`` in a fresh interpreter (default: the default -j)."""
 
     def run() -> None:
         with tempfile.TemporaryDirectory() as out:
             command = [sys.executable, "-m", "ascendify", "migrate", "-i", str(tree), "-o", out]
+            if jobs is not None:
+                command += ["-j", str(jobs)]
             subprocess.run(command, check=True, capture_output=True)
 
     return run
@@ -192,9 +196,14 @@ def main() -> None:
         files, lines = copy_python_tree(package, tree)
         print(f"torch sources: {files} files, {lines:,} lines ({package})")
         parse, parse_cpu = median_seconds(lambda: parse_only(tree), args.runs)
-        rows = [("ast.parse only (1 process)", parse, parse_cpu)]
-        for jobs in sorted({1, args.jobs}):
-            rows.append((f"migrate -j {jobs}", *median_seconds(migrate(tree, jobs), args.runs)))
+        rows = [
+            ("ast.parse only (1 process)", parse, parse_cpu),
+            ("migration only, -j 1", *median_seconds(migrate(tree, 1), args.runs)),
+            (
+                f"ascendify migrate, -j {args.jobs}",
+                *median_seconds(migrate_command(tree, args.jobs), args.runs),
+            ),
+        ]
     print(
         f"{'':28} {'wall s':>7} {'files/s':>8} {'lines/s':>10} {'vs parse':>9} "
         f"{'cpu s':>7} {'cpu vs parse':>13}"
@@ -205,8 +214,8 @@ def main() -> None:
             f"{seconds / parse:8.2f}x {cpu:7.2f} {cpu / parse_cpu:12.2f}x"
         )
     print(
-        f"(median of {args.runs} runs; target: migrate -j 1 <= 2.00x parse; CPU time counts "
-        "worker processes too and is what a busy machine does not distort)"
+        f"(median of {args.runs} runs; targets: the command <= 1.00x parse wall and <= 1.50x parse "
+        "CPU; CPU time counts worker processes too and is what a busy machine distorts least)"
     )
 
 
