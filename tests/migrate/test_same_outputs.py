@@ -56,6 +56,8 @@ def fingerprint(result_dir: Path) -> dict[str, str]:
             data = _workbook_content(path)
         else:
             data = path.read_bytes()
+        # Messages name the rule files of the runs: where the tests are checked out is not compared.
+        data = data.replace(str(TESTS).encode(), b"<tests>")
         prints[rel] = hashlib.sha256(data).hexdigest()
     return prints
 
