@@ -14,9 +14,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from scripts.document_rules import MODES
 
-from ascendify.migrate import Changed, Failed, Rule, Settings, Unchanged, iter_rules, migrate_source
+from ascendify.migrate import (
+    Changed,
+    Failed,
+    Rule,
+    Settings,
+    Unchanged,
+    iter_modes,
+    iter_rules,
+    migrate_source,
+)
 from ascendify.migrate._modes import DistributedMode, Modes, Target
 from ascendify.migrate.rulefile import load_rule_file
 from ascendify.targets import load_facts
@@ -104,12 +112,12 @@ def test_output_parses_and_a_second_run_changes_nothing(case: Case) -> None:
     assert again == output
 
 
-MODE_RULES = [rule for mode in MODES for rule in iter_rules(mode)]
+MODE_RULES = [rule for mode in iter_modes() for rule in iter_rules(mode)]
 
 
 def test_every_mode_has_rules_and_they_are_not_in_the_default_run() -> None:
     default = {rule.code for rule in iter_rules()}
-    for mode in MODES:
+    for mode in iter_modes():
         codes = {rule.code for rule in iter_rules(mode)}
         assert codes, mode
         assert not codes & default

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 
-from ascendify.migrate._rule import Change, Context, Edit, Finding, Registry, load_rules
+from ascendify.migrate._rule import Change, Context, Edit, Finding, Registry, Rule, registry_for
 from ascendify.migrate._settings import DEFAULT_SETTINGS, Settings
 from ascendify.source import (
     ParsedSource,
@@ -76,7 +76,7 @@ def migrate_source(
     """
     if len(data) > settings.max_bytes:
         return Skipped(SkipReason.TOO_LARGE)
-    registry = load_rules().for_modes(settings.modes)
+    registry = registry_for(settings)
     if not settings.modes.visit_everything and registry.trigger.search(data) is None:
         return Skipped(SkipReason.NO_TRIGGER)
     try:
@@ -99,7 +99,15 @@ def _migrate_module(
 ) -> FileResult:
     facts = load_facts(settings.torch_npu_version)
     module, text = parsed.module, parsed.text
-    context = Context(parsed.source, parsed.names, facts, settings, path=path, module=module)
+    context = Context(
+        parsed.source,
+        parsed.names,
+        facts,
+        settings,
+        path=path,
+        module=module,
+        rules=registry.active,
+    )
     findings = list(_import_pass(context, module, registry))
     lines = None
     if not settings.modes.visit_everything:  # mode rules look beyond CUDA idioms
@@ -110,9 +118,9 @@ def _migrate_module(
         ]
         lines = trigger_lines(parsed.data, registry.trigger, bound)
     findings.extend(_walk(context, module, registry, lines))
-    applied = _without_overlaps(_unshielded(_kept(findings, context.source, settings)))
+    applied = _without_overlaps(_unshielded(_kept(findings, context.source, registry.active)))
     for finisher in registry.finishers:
-        applied.extend(_kept(finisher(context, module, applied), context.source, settings))
+        applied.extend(_kept(finisher(context, module, applied), context.source, registry.active))
     changes = tuple(finding.change() for finding in applied)
     edits = [finding.edit for finding in applied if finding.edit is not None]
     if not edits:
@@ -149,14 +157,15 @@ def _walk(
     return found
 
 
-def _kept(findings: Iterable[Finding], source: SourceText, settings: Settings) -> list[Finding]:
-    """Findings of selected rules that no suppression comment silences."""
+def _kept(
+    findings: Iterable[Finding], source: SourceText, active: frozenset[type[Rule]]
+) -> list[Finding]:
+    """Findings of the rules the run applies (a checker serving several rules may yield some of a
+    rule it does not apply) that no suppression comment silences."""
     return [
         finding
         for finding in findings
-        if (settings.select is None or finding.rule.code in settings.select)
-        and (not finding.rule.opt_in or finding.rule.code in settings.enabled)
-        and settings.modes.target in finding.rule.targets
+        if finding.rule in active
         and not is_suppressed(source, {finding.start_line, finding.end_line}, finding.rule.code)
     ]
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascendify.migrate._modes import EVERY_TARGET, Modes, Target
+from ascendify.migrate._modes import EVERY_TARGET, Target
 from ascendify.migrate._rule import (
     Context,
     Edit,
     Finding,
+    Mode,
     Operation,
     Rule,
     checks,
     finishes,
-    only_when,
 )
 from ascendify.migrate.modes._insert import import_line, imports_module, insert_lines, local_name_of
 from ascendify.targets import Safety
@@ -25,9 +25,17 @@ _SET_DEVICE = frozenset(
 )
 _DEVICE_ID = "DEVICE_ID"
 _MOVES = frozenset({"cuda", "npu"})
+SPECIFY_DEVICE = Mode("specify-device", lambda modes: modes.specify_device, rank=3)
 
 
-class DeviceFromEnvironment(Rule):
+class SpecifyDeviceRule(Rule):
+    """Base of the rules of ``-s/--specify-device``."""
+
+    mode = SPECIFY_DEVICE
+    targets = EVERY_TARGET
+
+
+class DeviceFromEnvironment(SpecifyDeviceRule):
     """What it does: inserts, after the imports of every file that imports torch,
     ``DEVICE_ID = int(os.environ.get("DEVICE_ID", "0"))`` and a ``set_device(DEVICE_ID)`` call
     (``torch_npu.npu.set_device``; portable: ``portable_device.set_device``).
@@ -45,11 +53,9 @@ class DeviceFromEnvironment(Rule):
     summary = "device index from DEVICE_ID"
     safety = Safety.SAFE
     operation = Operation.INSERT
-    targets = EVERY_TARGET
-    mode = "specify-device"
 
 
-class SetDeviceFromEnvironment(Rule):
+class SetDeviceFromEnvironment(SpecifyDeviceRule):
     """What it does: passes ``DEVICE_ID`` to the script's own ``set_device`` calls.
 
     Why: a hard-coded or rank-derived index would override the device the job assigned.
@@ -63,8 +69,6 @@ class SetDeviceFromEnvironment(Rule):
     name = "set-device-from-environment"
     summary = "set_device(...) -> set_device(DEVICE_ID)"
     safety = Safety.SAFE
-    targets = EVERY_TARGET
-    mode = "specify-device"
 
 
 def _imports_torch(module: ast.Module) -> bool:
@@ -78,12 +82,7 @@ def _imports_torch(module: ast.Module) -> bool:
     )
 
 
-def _specify_device_run(modes: Modes) -> bool:
-    return modes.specify_device
-
-
-@only_when(_specify_device_run)
-@finishes
+@finishes(rules=(DeviceFromEnvironment,))
 def insert_device_id(
     ctx: Context, module: ast.Module, findings: list[Finding]
 ) -> Iterator[Finding]:
@@ -110,8 +109,7 @@ def insert_device_id(
     yield DeviceFromEnvironment.finding(module, f"device from {_DEVICE_ID}", edit)
 
 
-@only_when(_specify_device_run)
-@checks(ast.Call)
+@checks(ast.Call, rules=(SetDeviceFromEnvironment,))
 def check_set_device(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
     if ctx.names.qualified_name(node.func) not in _SET_DEVICE or len(node.args) != 1:
@@ -125,7 +123,7 @@ def check_set_device(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Ite
     )  # fmt: skip
 
 
-class MoveWithoutIndex(Rule):
+class MoveWithoutIndex(SpecifyDeviceRule):
     """What it does: drops the device index of ``x.cuda(i)`` (``x.npu(i)``), keeping the other
     arguments (portable: ``x.to(portable_device.device())``, by PRT201).
 
@@ -143,11 +141,9 @@ class MoveWithoutIndex(Rule):
     summary = ".cuda(i) -> .cuda() (the DEVICE_ID device)"
     safety = Safety.SAFE
     targets = frozenset({Target.NPU})
-    mode = "specify-device"
 
 
-@only_when(_specify_device_run)
-@checks(ast.Call)
+@checks(ast.Call, rules=(MoveWithoutIndex,))
 def check_move_index(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
     func = node.func

@@ -90,7 +90,7 @@ def _library_of(qualified: str) -> str | None:
     return None
 
 
-@checks(ast.Import, ast.ImportFrom)
+@checks(ast.Import, ast.ImportFrom, rules=(UnusedAmpC, CudaOnlyLibrary))
 def check_cuda_only_import(
     ctx: Context, node: ast.AST, parent: ast.AST | None
 ) -> Iterator[Finding]:
@@ -139,7 +139,7 @@ def _delete_lines(ctx: Context, node: ast.stmt) -> Edit | None:
 _TORCH_NPU_NAMESPACE = re.compile(r"\btorch\.npu\b")
 
 
-@finishes
+@finishes(rules=(ImportTorchNpu,))
 def insert_torch_npu(
     ctx: Context, module: ast.Module, findings: list[Finding]
 ) -> Iterator[Finding]:
