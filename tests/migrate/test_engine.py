@@ -17,8 +17,8 @@ from ascendify.migrate import (
     apply_edits,
     migrate_source,
 )
+from ascendify.migrate._imports import IMPORT_TORCH_NPU
 from ascendify.migrate._rule import Edit, registry_for
-from ascendify.migrate.modes._insert import IMPORT_TORCH_NPU
 
 NPU_IMPORT = IMPORT_TORCH_NPU.encode()
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 
+from ascendify.migrate._imports import Insertions
 from ascendify.migrate._rule import Change, Context, Edit, Finding, Registry, Rule, registry_for
 from ascendify.migrate._settings import DEFAULT_SETTINGS, Settings
 from ascendify.source import (
@@ -119,8 +120,10 @@ def _migrate_module(
         lines = trigger_lines(parsed.data, registry.trigger, bound)
     findings.extend(_walk(context, module, registry, lines))
     applied = _without_overlaps(_unshielded(_kept(findings, context.source, registry.active)))
+    insertions = context.state(Insertions)  # a finisher may look at the earlier ones' requests
     for finisher in registry.finishers:
-        applied.extend(_kept(finisher(context, module, applied), context.source, registry.active))
+        insertions.requested.extend(finisher(context, module, applied))
+    applied.extend(_kept(insertions.findings(context, module), context.source, registry.active))
     changes = tuple(finding.change() for finding in applied)
     edits = [finding.edit for finding in applied if finding.edit is not None]
     if not edits:

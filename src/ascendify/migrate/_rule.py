@@ -28,13 +28,16 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache
-from typing import ClassVar, TypeVar, cast
+from typing import TYPE_CHECKING, ClassVar, TypeVar, cast
 
 from ascendify.errors import AscendifyError
 from ascendify.migrate._modes import Modes, Target
 from ascendify.migrate._settings import Settings
 from ascendify.source import NameResolver, SourceText
 from ascendify.targets import Safety, TorchNpuFacts
+
+if TYPE_CHECKING:
+    from ascendify.migrate._imports import Insertion
 
 
 class Operation(str, Enum):
@@ -197,8 +200,9 @@ class Context:
 
 
 Checker = Callable[[Context, ast.AST, ast.AST | None], Iterable[Finding]]
-# Runs once after the walk with every finding so far (e.g. to add one import for the whole file).
-Finisher = Callable[[Context, ast.Module, list[Finding]], Iterable[Finding]]
+# Runs once after the walk with every finding: what the file needs at its top (imports, and code that
+# must follow them), inserted by ascendify.migrate._imports.
+Finisher = Callable[[Context, ast.Module, list[Finding]], Iterable["Insertion"]]
 # The rules a checker or finisher serves; a function when they are known only once every rule module
 # is imported (the API families, the slot kinds).
 Serves = Collection[type[Rule]] | Callable[[], Iterable[type[Rule]]]
@@ -227,7 +231,8 @@ def checks(*node_types: type[ast.AST], rules: Serves) -> Callable[[Checker], Che
 
 
 def finishes(*, rules: Serves) -> Callable[[Finisher], Finisher]:
-    """Register a finisher (it runs once per file, after the walk) for the rules it yields."""
+    """Register a finisher (it runs once per file, after the walk) for the rules it requests
+    insertions of."""
 
     def register(finisher: Finisher) -> Finisher:
         _FINISHERS.append(finisher)

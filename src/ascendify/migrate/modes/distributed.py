@@ -12,6 +12,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ascendify.migrate._imports import Import, Insertion, local_name_of
 from ascendify.migrate._modes import EVERY_TARGET, DistributedMode, Target
 from ascendify.migrate._rule import (
     Context,
@@ -23,7 +24,6 @@ from ascendify.migrate._rule import (
     checks,
     finishes,
 )
-from ascendify.migrate.modes._insert import import_line, imports_module, insert_lines, local_name_of
 from ascendify.targets import Safety
 from ascendify.targets.portable import HELPER_MODULE
 
@@ -226,25 +226,17 @@ def _prelude(ctx: Context) -> list[str]:
 
 
 @finishes(rules=(InitProcessGroup,))
-def insert_init(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Finding]:
-    mode = _options(ctx)
-    if ctx.path != mode.main or "RANK_SIZE = int(" in ctx.source.text:
+def insert_init(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Insertion]:
+    if ctx.path != _options(ctx).main or "RANK_SIZE = int(" in ctx.source.text:
         return
-    lines = [
-        f"import {name}"
-        for name in ("atexit", "datetime", "os", "sys")
-        if local_name_of(ctx, name) is None
-    ]
-    # NPU001 (which runs first, so its line comes first) may have imported torch_npu already; the
-    # portable import is added here, as PRT001 runs later and sees it.
     device_module = HELPER_MODULE if _is_portable(ctx) else "torch_npu"
-    if not imports_module(module, device_module) and not any(
-        f.rule.code == "NPU001" for f in findings
-    ):
-        lines.append(import_line(device_module))
-    lines.append("import torch.distributed")
-    edit = insert_lines(ctx, module, [*lines, *_prelude(ctx)], after_imports=True)
-    yield InitProcessGroup.finding(module, "process group from the launcher environment", edit)
+    imports = [Import(name) for name in ("atexit", "datetime", "os", "sys", device_module)]
+    yield Insertion(
+        InitProcessGroup,
+        (*imports, Import("torch.distributed")),
+        tuple(_prelude(ctx)),
+        message="process group from the launcher environment",
+    )
 
 
 # --- data loaders -----------------------------------------------------------------------------
@@ -594,9 +586,7 @@ class ImportTorch(DistributedRule):
 @finishes(rules=(ImportTorch,))
 def insert_torch_import(
     ctx: Context, module: ast.Module, findings: list[Finding]
-) -> Iterator[Finding]:
+) -> Iterator[Insertion]:
     used = any(f.rule.mode is DISTRIBUTED and f.edit is not None for f in findings)
-    prelude = any(f.rule is InitProcessGroup for f in findings)  # imports torch.distributed
-    if used and ctx.state(_DistributedFile).needs_torch and not prelude:
-        edit = insert_lines(ctx, module, ["import torch"], after_imports=True)
-        yield ImportTorch.finding(module, "import torch", edit)
+    if used and ctx.state(_DistributedFile).needs_torch:
+        yield Insertion(ImportTorch, (Import("torch"),))  # the prelude's torch.distributed is one

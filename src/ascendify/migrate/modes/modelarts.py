@@ -12,13 +12,12 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ascendify.migrate._imports import Import, Insertion
 from ascendify.migrate._modes import EVERY_TARGET
 from ascendify.migrate._rule import Context, Finding, Mode, Operation, Rule, checks, finishes
-from ascendify.migrate.modes._insert import insert_lines
 from ascendify.targets import Safety
 
 _MANAGER = "ModelArtsPathManager"
-_IMPORT = f"from ascend_modelarts_function import {_MANAGER}"
 _WRAP = f"{_MANAGER}().get_path"
 MODELARTS = Mode("modelarts", lambda modes: modes.modelarts, rank=4)
 
@@ -192,9 +191,6 @@ def _is_wrapped(node: ast.expr) -> bool:
 
 
 @finishes(rules=(ImportPathManager,))
-def insert_import(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Finding]:
-    if _MANAGER in ctx.names.bindings:
-        return
+def insert_import(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Insertion]:
     if any(f.rule is ModelArtsPath and f.edit is not None for f in findings):
-        edit = insert_lines(ctx, module, [_IMPORT], after_imports=True)
-        yield ImportPathManager.finding(module, _IMPORT, edit)
+        yield Insertion(ImportPathManager, (Import("ascend_modelarts_function", _MANAGER),))

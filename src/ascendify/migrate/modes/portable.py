@@ -12,6 +12,7 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from ascendify.migrate._imports import Import, Insertion, local_name_of
 from ascendify.migrate._modes import EVERY_TARGET, Target
 from ascendify.migrate._rule import (
     Context,
@@ -23,7 +24,6 @@ from ascendify.migrate._rule import (
     checks,
     finishes,
 )
-from ascendify.migrate.modes._insert import imports_module, insert_lines, local_name_of
 from ascendify.migrate.rules import devices as _npu_devices  # noqa: F401  (registers the slot kinds)
 from ascendify.migrate.rules import distributed as _npu_distributed  # noqa: F401
 from ascendify.migrate.rules._flow import value_alternatives
@@ -788,18 +788,11 @@ slot_kind_variant(
 @finishes(rules=(ImportPortableDevice,))
 def insert_helper_import(
     ctx: Context, module: ast.Module, findings: list[Finding]
-) -> Iterator[Finding]:
-    replacements = [f.edit.replacement for f in findings if f.edit is not None]
-    lines = []
+) -> Iterator[Insertion]:
+    imports = []
     if ctx.state(_PortableFile).needs_torch and any(f.rule is PortableApi for f in findings):
-        lines.append("import torch")
-    imported = imports_module(module, HELPER_MODULE) or any(
-        line.strip() == f"import {HELPER_MODULE}"
-        for text in replacements
-        for line in text.splitlines()
-    )
-    if any(f"{HELPER_MODULE}." in text for text in replacements) and not imported:
-        lines.append(f"import {HELPER_MODULE}")
-    if lines:
-        edit = insert_lines(ctx, module, lines, after_imports=True)
-        yield ImportPortableDevice.finding(module, "; ".join(lines), edit)
+        imports.append(Import("torch"))
+    if any(f.edit is not None and f"{HELPER_MODULE}." in f.edit.replacement for f in findings):
+        imports.append(Import(HELPER_MODULE))
+    if imports:
+        yield Insertion(ImportPortableDevice, tuple(imports))

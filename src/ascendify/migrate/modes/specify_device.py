@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from ascendify.migrate._imports import Import, Insertion, Insertions, first_import_of
 from ascendify.migrate._modes import EVERY_TARGET, Target
 from ascendify.migrate._rule import (
     Context,
@@ -16,7 +17,6 @@ from ascendify.migrate._rule import (
     checks,
     finishes,
 )
-from ascendify.migrate.modes._insert import import_line, imports_module, insert_lines, local_name_of
 from ascendify.targets import Safety
 from ascendify.targets.portable import HELPER_MODULE
 
@@ -71,42 +71,30 @@ class SetDeviceFromEnvironment(SpecifyDeviceRule):
     safety = Safety.SAFE
 
 
-def _imports_torch(module: ast.Module) -> bool:
-    return any(
-        (
-            isinstance(stmt, ast.Import)
-            and any(a.name.partition(".")[0] == "torch" for a in stmt.names)
-        )
-        or (isinstance(stmt, ast.ImportFrom) and (stmt.module or "").partition(".")[0] == "torch")
-        for stmt in module.body
-    )
-
-
 @finishes(rules=(DeviceFromEnvironment,))
 def insert_device_id(
     ctx: Context, module: ast.Module, findings: list[Finding]
-) -> Iterator[Finding]:
-    if not _imports_torch(module):
+) -> Iterator[Insertion]:
+    if first_import_of(module, "torch") is None:
         return
+    requested = ctx.state(Insertions).requested
     if f"{_DEVICE_ID} = int(" in ctx.source.text or any(
-        f"{_DEVICE_ID} = int(" in (f.edit.replacement if f.edit else "") for f in findings
+        line.startswith(f"{_DEVICE_ID} = int(") for earlier in requested for line in earlier.code
     ):
         return  # already there (a second run, or the distributed prelude)
     portable = ctx.modes.target is Target.PORTABLE
     device_module = HELPER_MODULE if portable else "torch_npu"
-    lines = [] if local_name_of(ctx, "os") else ["import os"]
-    added_by = {"torch_npu": "NPU001", HELPER_MODULE: "PRT001"}[device_module]
-    if not imports_module(module, device_module) and not any(
-        f.rule.code == added_by for f in findings
-    ):
-        lines.append(import_line(device_module))
     set_device = f"{HELPER_MODULE}.set_device" if portable else "torch_npu.npu.set_device"
-    lines += [
+    code = (
         f'{_DEVICE_ID} = int(os.environ.get("{_DEVICE_ID}", "0"))  # the device of this process',
         f"{set_device}({_DEVICE_ID})",
-    ]
-    edit = insert_lines(ctx, module, lines, after_imports=True)
-    yield DeviceFromEnvironment.finding(module, f"device from {_DEVICE_ID}", edit)
+    )
+    yield Insertion(
+        DeviceFromEnvironment,
+        (Import("os"), Import(device_module)),
+        code,
+        message=f"device from {_DEVICE_ID}",
+    )
 
 
 @checks(ast.Call, rules=(SetDeviceFromEnvironment,))

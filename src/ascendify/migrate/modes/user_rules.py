@@ -10,9 +10,9 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from ascendify.migrate._imports import Import, Insertion
 from ascendify.migrate._modes import EVERY_TARGET, ChangeArgument, RenameFunction, RenameModule
 from ascendify.migrate._rule import Context, Edit, Finding, Mode, Rule, checks, finishes
-from ascendify.migrate.modes._insert import import_line, insert_lines
 from ascendify.targets import Safety
 
 USER_RULES = Mode("rules", lambda modes: bool(modes.user_rules), rank=5)
@@ -277,14 +277,10 @@ def _change_argument(ctx: Context, node: ast.Call, rule: ChangeArgument) -> Find
 
 
 @finishes(rules=(UserImport,))
-def insert_imports(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Finding]:
-    needed = sorted(name for name in ctx.state(_UserRulesFile).needed if name)
-    if not needed or not any(f.rule.mode is USER_RULES and f.edit for f in findings):
-        return
-    bound = {binding.qualified for binding in ctx.names.bindings.values()} | ctx.state(
-        _UserRulesFile
-    ).imported
-    lines = [import_line(name) for name in needed if name not in bound]
-    if lines:
-        edit = insert_lines(ctx, module, lines, after_imports=True)
-        yield UserImport.finding(module, "; ".join(lines), edit)
+def insert_imports(
+    ctx: Context, module: ast.Module, findings: list[Finding]
+) -> Iterator[Insertion]:
+    state = ctx.state(_UserRulesFile)
+    needed = sorted(name for name in state.needed - state.imported if name)
+    if needed and any(f.rule.mode is USER_RULES and f.edit for f in findings):
+        yield Insertion(UserImport, tuple(Import(name) for name in needed))

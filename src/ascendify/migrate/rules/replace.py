@@ -10,13 +10,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from ascendify.migrate._imports import Import, Insertion
 from ascendify.migrate._modes import EVERY_TARGET
 from ascendify.migrate._rule import Context, Finding, Mode, Operation, Rule, checks, finishes
-from ascendify.migrate.modes._insert import imports_module, insert_lines
 from ascendify.replace.catalogue import PACKAGE, Kind, Replacement, replacement_for
 from ascendify.targets import Safety
 
-_IMPORT = f"import {PACKAGE}"
 REPLACE = Mode("replace", lambda modes: modes.replace_unsupported, rank=6)
 
 
@@ -121,9 +120,6 @@ def check_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[
 
 
 @finishes(rules=(ImportAscendFunction,))
-def insert_import(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Finding]:
-    replaced = any(f.rule in (ReplaceExact, ReplaceFallback) and f.edit for f in findings)
-    if replaced and not imports_module(module, PACKAGE):
-        yield ImportAscendFunction.finding(
-            module, _IMPORT, insert_lines(ctx, module, [_IMPORT], after_imports=True)
-        )
+def insert_import(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Insertion]:
+    if any(f.rule in (ReplaceExact, ReplaceFallback) and f.edit for f in findings):
+        yield Insertion(ImportAscendFunction, (Import(PACKAGE),))
