@@ -78,7 +78,7 @@ def migrate_source(
     if len(data) > settings.max_bytes:
         return Skipped(SkipReason.TOO_LARGE)
     registry = registry_for(settings)
-    if not settings.modes.visit_everything and registry.trigger.search(data) is None:
+    if not registry.visit_everything and registry.trigger.search(data) is None:
         return Skipped(SkipReason.NO_TRIGGER)
     try:
         parsed = (parse or SharedParse(data)).get()
@@ -111,7 +111,7 @@ def _migrate_module(
     )
     findings = list(_import_pass(context, module, registry))
     lines = None
-    if not settings.modes.visit_everything:  # mode rules look beyond CUDA idioms
+    if not registry.visit_everything:
         bound = [
             local
             for local, binding in parsed.names.bindings.items()

@@ -78,6 +78,9 @@ class Mode:
     name: str  # as the docs and the change list's readers know it: "portable"; "" the default run
     on: Callable[[Modes], bool]  # whether a run with these modes applies the mode's rules
     rank: int  # its place in the mode rule reference (docs/migrate-modes.md)
+    # Its rules look at code without CUDA idioms (data loaders, file APIs, user names, every file
+    # importing torch), so files are parsed and walked whole, not only where a trigger token is.
+    visits_everything: bool = False
 
 
 DEFAULT_RUN = Mode("", lambda modes: True, 0)
@@ -263,6 +266,7 @@ class Registry:
     trigger: re.Pattern[bytes]
     serves: dict[Callable[..., object], frozenset[type[Rule]]]
     active: frozenset[type[Rule]] = frozenset()  # the rules the run applies (registry_for)
+    visit_everything: bool = False  # an active rule's mode looks beyond CUDA idioms
 
 
 @cache
@@ -308,6 +312,7 @@ def registry_for(settings: Settings) -> Registry:
         },
         finishers=tuple(f for f in registry.finishers if needed(f)),
         active=active,
+        visit_everything=any(rule.mode.visits_everything for rule in active),
     )
 
 

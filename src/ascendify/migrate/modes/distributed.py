@@ -33,7 +33,9 @@ _SAMPLER = "utils.data.distributed.DistributedSampler"  # after the torch name
 _MOVES = frozenset({"to", "cuda", "npu"})
 _STATE_METHODS = frozenset({"state_dict", "load_state_dict"})
 _LOADER_HINT = "loader"
-DISTRIBUTED = Mode("distributed", lambda modes: modes.distributed is not None, rank=2)
+DISTRIBUTED = Mode(
+    "distributed", lambda modes: modes.distributed is not None, rank=2, visits_everything=True
+)
 
 
 class DistributedRule(Rule):

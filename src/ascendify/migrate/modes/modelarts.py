@@ -19,7 +19,7 @@ from ascendify.targets import Safety
 
 _MANAGER = "ModelArtsPathManager"
 _WRAP = f"{_MANAGER}().get_path"
-MODELARTS = Mode("modelarts", lambda modes: modes.modelarts, rank=4)
+MODELARTS = Mode("modelarts", lambda modes: modes.modelarts, rank=4, visits_everything=True)
 
 
 class ModelArtsRule(Rule):

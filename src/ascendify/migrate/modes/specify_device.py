@@ -25,7 +25,9 @@ _SET_DEVICE = frozenset(
 )
 _DEVICE_ID = "DEVICE_ID"
 _MOVES = frozenset({"cuda", "npu"})
-SPECIFY_DEVICE = Mode("specify-device", lambda modes: modes.specify_device, rank=3)
+SPECIFY_DEVICE = Mode(
+    "specify-device", lambda modes: modes.specify_device, rank=3, visits_everything=True
+)
 
 
 class SpecifyDeviceRule(Rule):

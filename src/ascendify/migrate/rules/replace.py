@@ -16,7 +16,7 @@ from ascendify.migrate._rule import Context, Finding, Mode, Operation, Rule, che
 from ascendify.replace.catalogue import PACKAGE, Kind, Replacement, replacement_for
 from ascendify.targets import Safety
 
-REPLACE = Mode("replace", lambda modes: modes.replace_unsupported, rank=6)
+REPLACE = Mode("replace", lambda modes: modes.replace_unsupported, rank=6, visits_everything=True)
 
 
 class ReplaceRule(Rule):
