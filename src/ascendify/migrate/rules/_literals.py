@@ -159,13 +159,16 @@ class Parameter:
     rule: type[Rule] | None = None  # None: the kind's argument rule
 
 
-_KINDS: list[tuple[SlotKind, dict[str, Parameter]]] = []
+# Each kind with its parameters and every rule its findings may name (the run's filter).
+_KINDS: list[tuple[SlotKind, dict[str, Parameter], frozenset[type[Rule]]]] = []
 _ARGPARSE_VALUE_KEYWORDS = ("default", "const", "choices")
 
 
 def slot_kind(kind: SlotKind, parameters: dict[str, Parameter]) -> None:
     """Register a kind; ``parameters`` maps qualified callables (or ``".method"``) to its slots."""
-    _KINDS.append((kind, parameters))
+    special = {p.rule for p in parameters.values() if p.rule is not None}
+    rules = {kind.argument_rule, kind.value_rule, *kind.keyword_rules.values(), *special}
+    _KINDS.append((kind, parameters, frozenset(rules)))
 
 
 def slot_kind_variant(
@@ -174,7 +177,7 @@ def slot_kind_variant(
     """Register a variant of the kind first registered as ``label``: the same slots, its findings
     reported as ``rule`` (``special_rule`` where the kind has a rule of its own, as for
     ``map_location=``) and its literals rewritten by ``rewriter``."""
-    kind, parameters = next((k, p) for k, p in _KINDS if k.label == label)
+    kind, parameters, _ = next(entry for entry in _KINDS if entry[0].label == label)
     variant = dataclasses.replace(
         kind,
         argument_rule=rule,
@@ -191,21 +194,16 @@ def slot_kind_variant(
     )
 
 
-def _rules_of(kind: SlotKind, parameters: dict[str, Parameter]) -> set[type[Rule]]:
-    special = {p.rule for p in parameters.values() if p.rule is not None}
-    return {kind.argument_rule, kind.value_rule, *kind.keyword_rules.values(), *special}
-
-
 def _slot_rules() -> Iterator[type[Rule]]:
     """The rules of every registered kind (known once every rule module is imported)."""
-    for kind, parameters in _KINDS:
-        yield from _rules_of(kind, parameters)
+    for _, _, rules in _KINDS:
+        yield from rules
 
 
 def _kinds(ctx: Context) -> Iterator[tuple[SlotKind, dict[str, Parameter]]]:
     """The kinds this run rewrites: those with a rule the run applies."""
-    for kind, parameters in _KINDS:
-        if not ctx.rules.isdisjoint(_rules_of(kind, parameters)):
+    for kind, parameters, rules in _KINDS:
+        if not ctx.rules.isdisjoint(rules):
             yield kind, parameters
 
 
