@@ -9,9 +9,9 @@ at and the rules it serves, which yields :class:`Finding` objects naming their r
 text and never write files; the engine applies their edits.
 
 Which rules a run applies is decided once per distinct :class:`Settings`, before any file is read
-(:func:`registry_for`): a rule runs when its mode is on, the target is one of its targets and the user
-selected it (``--rules`` selection, ``--enable`` for opt-in rules). Checkers and finishers that serve no
-such rule are left out.
+(:func:`registry_for`): a rule runs when its mode is on, the target is one of its targets and the
+settings select it (``Settings.select``; ``--enable`` for an opt-in rule). Checkers and finishers that
+serve no such rule are left out.
 
 Rule modules live in :mod:`ascendify.migrate.rules` (one per family) and are imported by
 :func:`load_rules`, never listed by hand.
