@@ -1,11 +1,13 @@
 """The pure core: one file's bytes in, a :data:`FileResult` out. Never raises, never touches files.
 
-Steps: a cheap byte scan for trigger tokens (files without one are not parsed), the file's one parse
-(:class:`ascendify.source.SharedParse`, which a companion such as the analysis may share), the import
-checkers over every import statement, then one walk that visits only statements on lines holding a
-trigger token and dispatches each node to the checkers registered for its type. Edits are text spans
-of the original, applied back to front, so everything else stays byte-identical, and the text is
-encoded back with the file's own encoding.
+Only the checkers and finishers of the rules the run applies take part (:func:`registry_for`, worked
+out once per distinct settings). Steps: a cheap byte scan for trigger tokens (files without one are
+not parsed), the file's one parse (:class:`ascendify.source.SharedParse`, which a companion such as
+the analysis may share), the import checkers over every import statement, then one walk that visits
+only statements on lines holding a trigger token and dispatches each node to the checkers registered
+for its type, then the finishers, whose requested imports and top-level lines one inserter adds
+(:mod:`ascendify.migrate._imports`). Edits are text spans of the original, applied back to front, so
+everything else stays byte-identical, and the text is encoded back with the file's own encoding.
 """
 
 from __future__ import annotations
