@@ -265,7 +265,8 @@ class Registry:
     binding_triggers: tuple[Callable[[str], bool], ...]
     trigger: re.Pattern[bytes]
     serves: dict[Callable[..., object], frozenset[type[Rule]]]
-    active: frozenset[type[Rule]] = frozenset()  # the rules the run applies (registry_for)
+    # Set by registry_for only (load_rules' registry of everything is not one run's):
+    active: frozenset[type[Rule]] = frozenset()  # the rules the run applies
     visit_everything: bool = False  # an active rule's mode looks beyond CUDA idioms
 
 
