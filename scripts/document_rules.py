@@ -22,11 +22,10 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from ascendify.migrate import Rule, iter_rules
+from ascendify.migrate import Rule, iter_modes, iter_rules
 from ascendify.replace import CATALOGUE, Kind, Replacement, docstring
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-MODES = ("portable", "distributed", "specify-device", "modelarts", "rules", "replace")
 
 
 @dataclass(frozen=True)
@@ -52,16 +51,18 @@ class GeneratedPart:
 
 @dataclass(frozen=True)
 class Reference(GeneratedPart):
-    modes: tuple[str, ...]  # () documents the rules of the default run
+    modes: (
+        bool  # the rules of every mode (each mode found by itself), else those of the default run
+    )
 
     def rules(self) -> list[type[Rule]]:
         if not self.modes:
             return list(iter_rules())
-        return [rule for mode in self.modes for rule in iter_rules(mode)]
+        return [rule for mode in iter_modes() for rule in iter_rules(mode)]
 
 
-RULES = Reference(DOCS / "migrate.md", "rules", ())
-MODE_RULES = Reference(DOCS / "migrate-modes.md", "mode rules", MODES)
+RULES = Reference(DOCS / "migrate.md", "rules", modes=False)
+MODE_RULES = Reference(DOCS / "migrate-modes.md", "mode rules", modes=True)
 _SECTION = re.compile(r"^(What it does|Why|Example|Fix safety):", re.MULTILINE)
 
 
@@ -102,7 +103,8 @@ def render_reference(reference: Reference) -> str:
     if reference.modes:
         table = ["| code | name | mode | safety | what |", "|---|---|---|---|---|"]
         table += [
-            f"| {r.code} | `{r.name}` | {r.mode} | {r.safety.value} | {r.summary} |" for r in rules
+            f"| {r.code} | `{r.name}` | {r.mode.name} | {r.safety.value} | {r.summary} |"
+            for r in rules
         ]
     else:
         table = ["| code | name | safety | what |", "|---|---|---|---|"]

@@ -1,8 +1,12 @@
-"""Golden cases: ``tests/golden/migrate/rules/<CODE>/<case>.py``.
+"""Golden cases of every rule: ``tests/golden/migrate/rules/<CODE>/<case>.py`` for the rules of the
+default run, ``tests/golden/migrate_modes/<CODE>/<case>.py`` for the rules of a mode.
 
-A case file starts with ``# rules: CODE ...`` (every finding expected, repeated per occurrence),
-then the input, then optionally a line ``# output`` and the expected result. Without ``# output``
-the input must come out unchanged.
+A case file starts with ``# rules: CODE ...`` (every finding expected, repeated per occurrence); a mode
+case then names the run's modes, ``# modes: ...`` (``portable``, ``specify_device``, ``modelarts``,
+``distributed=MAIN:MODEL``, ``rules=FILE`` next to the case, ``replace``), and optionally
+``# path: REL`` (the file's path in SRC). Then the input, then optionally a line ``# output`` and the
+expected result. Without ``# output`` the input must come out unchanged. A case expecting an opt-in
+rule runs with that rule enabled.
 """
 
 from __future__ import annotations
@@ -11,16 +15,25 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "migrate"
-RULE_CASES = GOLDEN / "rules"
-PROJECT = GOLDEN / "projects" / "gpu_project"
-_HEADER = re.compile(r"# rules:(?P<codes>[ A-Z0-9]*)\n")
+from ascendify.migrate import Settings, load_rules
+from ascendify.migrate._modes import DistributedMode, Modes, Target
+from ascendify.migrate.rulefile import load_rule_file
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+RULE_CASES = GOLDEN / "migrate" / "rules"
+MODE_CASES = GOLDEN / "migrate_modes"
+PROJECT = GOLDEN / "migrate" / "projects" / "gpu_project"
+_HEADER = re.compile(
+    r"# rules:(?P<codes>[ A-Z0-9]*)\n(?:# modes:(?P<modes>[^\n]*)\n)?(?:# path: (?P<path>\S+)\n)?"
+)
 
 
 @dataclass(frozen=True)
 class Case:
     path: Path
     codes: list[str]
+    settings: Settings
+    rel: str  # the file's path in SRC
     source: str
     expected: str
 
@@ -33,14 +46,43 @@ class Case:
         return self.source != self.expected
 
 
+def parse_modes(text: str, directory: Path) -> Modes:
+    options: dict[str, object] = {}
+    for word in text.split():
+        name, _, value = word.partition("=")
+        if name == "portable":
+            options["target"] = Target.PORTABLE
+        elif name == "specify_device":
+            options["specify_device"] = True
+        elif name == "modelarts":
+            options["modelarts"] = True
+        elif name == "distributed":
+            main, _, model = value.partition(":")
+            options["distributed"] = DistributedMode(main, model or "model")
+        elif name == "rules":
+            options["user_rules"] = load_rule_file(directory / value)
+        elif name == "replace":
+            options["replace_unsupported"] = True
+        else:
+            raise AssertionError(f"unknown mode {word!r}")
+    return Modes(**options)  # type: ignore[arg-type]
+
+
 def load_case(path: Path) -> Case:
     text = path.read_text(encoding="utf-8")
     header = _HEADER.match(text)
     assert header is not None, f"{path} must start with '# rules:'"
-    body = text[header.end() :]
-    source, marker, expected = body.partition("# output\n")
-    return Case(path, sorted(header["codes"].split()), source, expected if marker else source)
+    codes = sorted(header["codes"].split())
+    rules = load_rules().rules
+    settings = Settings(
+        enabled=frozenset(code for code in codes if rules[code].opt_in),
+        modes=parse_modes(header["modes"] or "", path.parent),
+    )
+    source, marker, expected = text[header.end() :].partition("# output\n")
+    rel = header["path"] or "train.py"
+    return Case(path, codes, settings, rel, source, expected if marker else source)
 
 
 def all_cases() -> list[Case]:
-    return [load_case(path) for path in sorted(RULE_CASES.glob("*/*.py"))]
+    paths = [*sorted(RULE_CASES.glob("*/*.py")), *sorted(MODE_CASES.glob("*/*.py"))]
+    return [load_case(path) for path in paths]

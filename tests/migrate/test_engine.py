@@ -15,11 +15,10 @@ from ascendify.migrate import (
     SkipReason,
     Unchanged,
     apply_edits,
-    load_rules,
     migrate_source,
 )
-from ascendify.migrate._rule import Edit
-from ascendify.migrate.modes._insert import IMPORT_TORCH_NPU
+from ascendify.migrate._imports import IMPORT_TORCH_NPU
+from ascendify.migrate._rule import Edit, registry_for
 
 NPU_IMPORT = IMPORT_TORCH_NPU.encode()
 
@@ -181,6 +180,6 @@ def test_a_failing_rule_fails_only_its_file(monkeypatch: pytest.MonkeyPatch) -> 
     def broken_checker(ctx: object, node: object, parent: object) -> list[object]:
         raise RuntimeError("rule bug")
 
-    monkeypatch.setitem(load_rules().checkers, ast.Call, [broken_checker])
+    monkeypatch.setitem(registry_for(Settings()).checkers, ast.Call, [broken_checker])
     result = migrate_source(b"import torch\nx = y.cuda()\n", Settings())
     assert result == Failed("internal error: RuntimeError: rule bug")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ascendify.migrate.modes._insert import IMPORT_TORCH_NPU
+from ascendify.migrate._imports import IMPORT_TORCH_NPU
 from tests.conftest import RunCli
 from tests.migrate_modes.test_portable_runs import plain_env
 

@@ -7,7 +7,7 @@ import ast
 import pytest
 
 from ascendify.migrate import Changed, Failed, Settings, Skipped, migrate_source
-from ascendify.migrate.modes._insert import IMPORT_TORCH_NPU
+from ascendify.migrate._imports import IMPORT_TORCH_NPU
 from ascendify.targets import load_facts
 from tests.migrate._cases import PROJECT
 from tests.migrate.test_rules import _EMITTED_NPU_NAME

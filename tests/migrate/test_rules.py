@@ -1,4 +1,5 @@
-"""Every rule against its golden cases, plus the invariants every migration must keep."""
+"""Every rule, of the default run and of every mode, against its golden cases (``tests.migrate._cases``),
+plus the invariants every migration must keep."""
 
 from __future__ import annotations
 
@@ -14,59 +15,57 @@ from ascendify.migrate import (
     Rule,
     Settings,
     Unchanged,
+    iter_modes,
     iter_rules,
     load_rules,
     migrate_source,
     opt_in_codes,
 )
+from ascendify.migrate._rule import DEFAULT_RUN
 from ascendify.migrate.rules._api import rule_for as api_rule_for
 from ascendify.targets import Safety, explicit_targets, load_facts
 from tests.migrate._cases import Case, all_cases
 
 CASES = all_cases()
+CHANGING = [case for case in CASES if case.changes]
+RULES = list(iter_rules(mode=None))
 FACTS = load_facts()
 _EMITTED_NPU_NAME = re.compile(r"\btorch_npu(?:\.\w+)+")
 
 
-def migrate_text(text: str, enabled: frozenset[str] = frozenset()) -> tuple[str, list[str]]:
-    result = migrate_source(text.encode(), Settings(enabled=enabled))
+def migrate(text: str, case: Case) -> tuple[str, list[str]]:
+    result = migrate_source(text.encode(), case.settings, case.rel)
     assert not isinstance(result, Failed), result
     output = result.data.decode() if isinstance(result, Changed) else text
     changes = result.changes if isinstance(result, Changed | Unchanged) else ()
     return output, sorted(change.code for change in changes)
 
 
-def enabled(case: Case) -> frozenset[str]:
-    """A case whose expected findings include an opt-in rule runs with that rule enabled."""
-    rules = load_rules().rules
-    return frozenset(code for code in case.codes if rules[code].opt_in)
-
-
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
 def test_golden_case(case: Case) -> None:
-    output, codes = migrate_text(case.source, enabled(case))
+    output, codes = migrate(case.source, case)
     assert output == case.expected
     assert codes == case.codes
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.changes], ids=lambda case: case.id)
+@pytest.mark.parametrize("case", CHANGING, ids=lambda case: case.id)
 def test_output_parses_and_a_second_run_changes_nothing(case: Case) -> None:
-    output, _ = migrate_text(case.source, enabled(case))
+    output, _ = migrate(case.source, case)
     ast.parse(output)
-    result = migrate_source(output.encode(), Settings(enabled=enabled(case)))
+    result = migrate_source(output.encode(), case.settings, case.rel)
     assert not isinstance(result, Changed), result
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.changes], ids=lambda case: case.id)
+@pytest.mark.parametrize("case", CHANGING, ids=lambda case: case.id)
 def test_only_names_that_torch_npu_exports_are_emitted(case: Case) -> None:
-    output, _ = migrate_text(case.source, enabled(case))
+    output, _ = migrate(case.source, case)
     for name in set(_EMITTED_NPU_NAME.findall(output)) - set(
         _EMITTED_NPU_NAME.findall(case.source)
     ):
         assert FACTS.has(name), f"{name} is not exported by torch_npu {FACTS.version}"
 
 
-@pytest.mark.parametrize("rule", list(iter_rules()), ids=lambda rule: rule.code)
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.code)
 def test_every_rule_has_a_firing_case_and_a_must_not_change_case(rule: type[Rule]) -> None:
     own = [case for case in CASES if case.path.parent.name == rule.code]
     assert any(rule.code in case.codes for case in own), f"no case fires {rule.code}"
@@ -77,14 +76,34 @@ def test_every_rule_has_a_firing_case_and_a_must_not_change_case(rule: type[Rule
         assert any(case.changes for case in own), f"no case shows {rule.code}'s edit"
 
 
-@pytest.mark.parametrize("rule", list(iter_rules()), ids=lambda rule: rule.code)
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.code)
 def test_every_rule_documents_itself(rule: type[Rule]) -> None:
     doc = rule.__doc__ or ""
     for section in ("What it does:", "Why:", "Example", "Fix safety:"):
         assert section in doc, f"{rule.code} lacks {section!r}"
-    assert re.fullmatch(r"NPU\d{3}", rule.code)
+    # Codes of the default run are NPU...; each mode has a prefix of its own.
+    assert re.fullmatch(
+        r"NPU\d{3}" if rule.mode == DEFAULT_RUN else r"(?!NPU)[A-Z]{3}\d{3}", rule.code
+    )
     assert rule.name
     assert rule.summary
+
+
+def test_every_mode_has_rules_and_they_are_not_in_the_default_run() -> None:
+    default = {rule.code for rule in iter_rules()}
+    modes = iter_modes()
+    assert modes
+    for mode in modes:
+        codes = {rule.code for rule in iter_rules(mode)}
+        assert codes, mode
+        assert not codes & default
+
+
+def test_the_default_run_ignores_every_mode_rule() -> None:
+    source = b"import torch\nmodel = Net().cuda()\ntorch.save(model.state_dict(), 'm.pt')\n"
+    result = migrate_source(source, Settings(), "train.py")
+    assert isinstance(result, Changed)
+    assert {change.code for change in result.changes} == {"NPU001", "NPU201"}
 
 
 def test_opt_in_rules_run_only_when_enabled() -> None:

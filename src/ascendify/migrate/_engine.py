@@ -1,11 +1,13 @@
 """The pure core: one file's bytes in, a :data:`FileResult` out. Never raises, never touches files.
 
-Steps: a cheap byte scan for trigger tokens (files without one are not parsed), the file's one parse
-(:class:`ascendify.source.SharedParse`, which a companion such as the analysis may share), the import
-checkers over every import statement, then one walk that visits only statements on lines holding a
-trigger token and dispatches each node to the checkers registered for its type. Edits are text spans
-of the original, applied back to front, so everything else stays byte-identical, and the text is
-encoded back with the file's own encoding.
+Only the checkers and finishers of the rules the run applies take part (:func:`registry_for`, worked
+out once per distinct settings). Steps: a cheap byte scan for trigger tokens (files without one are
+not parsed), the file's one parse (:class:`ascendify.source.SharedParse`, which a companion such as
+the analysis may share), the import checkers over every import statement, then one walk that visits
+only statements on lines holding a trigger token and dispatches each node to the checkers registered
+for its type, then the finishers, whose requested imports and top-level lines one inserter adds
+(:mod:`ascendify.migrate._imports`). Edits are text spans of the original, applied back to front, so
+everything else stays byte-identical, and the text is encoded back with the file's own encoding.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 
-from ascendify.migrate._rule import Change, Context, Edit, Finding, Registry, load_rules
+from ascendify.migrate._imports import Insertions
+from ascendify.migrate._rule import Change, Context, Edit, Finding, Registry, Rule, registry_for
 from ascendify.migrate._settings import DEFAULT_SETTINGS, Settings
 from ascendify.source import (
     ParsedSource,
@@ -75,8 +78,8 @@ def migrate_source(
     """
     if len(data) > settings.max_bytes:
         return Skipped(SkipReason.TOO_LARGE)
-    registry = load_rules().for_modes(settings.modes)
-    if not settings.modes.visit_everything and not registry.trigger.found_in(data):
+    registry = registry_for(settings)
+    if not registry.visit_everything and not registry.trigger.found_in(data):
         return Skipped(SkipReason.NO_TRIGGER)
     try:
         parsed = (parse or SharedParse(data)).get()
@@ -98,18 +101,28 @@ def _migrate_module(
 ) -> FileResult:
     facts = load_facts(settings.torch_npu_version)
     module, text = parsed.module, parsed.text
-    context = Context(parsed.source, parsed.names, facts, settings, path=path, module=module)
+    context = Context(
+        parsed.source,
+        parsed.names,
+        facts,
+        settings,
+        path=path,
+        module=module,
+        rules=registry.active,
+    )
     findings = list(_import_pass(context, module, registry))
     lines = None
-    if not settings.modes.visit_everything:  # mode rules look beyond CUDA idioms
+    if not registry.visit_everything:
         bound = parsed.names.bound_to(
             lambda qualified: any(test(qualified) for test in registry.binding_triggers)
         )
         lines = registry.trigger.lines(parsed.data, bound)
     findings.extend(_walk(context, module, registry, lines))
-    applied = _without_overlaps(_unshielded(_kept(findings, context.source, settings)))
+    applied = _without_overlaps(_unshielded(_kept(findings, context.source, registry.active)))
+    insertions = context.state(Insertions)  # a finisher may look at the earlier ones' requests
     for finisher in registry.finishers:
-        applied.extend(_kept(finisher(context, module, applied), context.source, settings))
+        insertions.requested.extend(finisher(context, module, applied))
+    applied.extend(_kept(insertions.findings(context, module), context.source, registry.active))
     changes = tuple(finding.change() for finding in applied)
     edits = [finding.edit for finding in applied if finding.edit is not None]
     if not edits:
@@ -146,14 +159,15 @@ def _walk(
     return found
 
 
-def _kept(findings: Iterable[Finding], source: SourceText, settings: Settings) -> list[Finding]:
-    """Findings of selected rules that no suppression comment silences."""
+def _kept(
+    findings: Iterable[Finding], source: SourceText, active: frozenset[type[Rule]]
+) -> list[Finding]:
+    """Findings of the rules the run applies (a checker serving several rules may yield some of a
+    rule it does not apply) that no suppression comment silences."""
     return [
         finding
         for finding in findings
-        if (settings.select is None or finding.rule.code in settings.select)
-        and (not finding.rule.opt_in or finding.rule.code in settings.enabled)
-        and settings.modes.target in finding.rule.targets
+        if finding.rule in active
         and not is_suppressed(source, {finding.start_line, finding.end_line}, finding.rule.code)
     ]
 

@@ -66,15 +66,3 @@ class Modes:
     distributed: DistributedMode | None = None
     user_rules: tuple[UserRule, ...] = ()
     replace_unsupported: bool = False  # -r: calls the NPU cannot run go to ascend_function
-
-    @property
-    def visit_everything(self) -> bool:
-        """Modes whose rules look at code without CUDA idioms (data loaders, file APIs, user names,
-        every file that imports torch for ``-s``, unsupported APIs)."""
-        return bool(
-            self.modelarts
-            or self.distributed
-            or self.user_rules
-            or self.specify_device
-            or self.replace_unsupported
-        )

@@ -2,9 +2,16 @@
 
 A rule is a subclass of :class:`Rule` that carries its code, safety class and documentation (the class
 docstring, with the sections *What it does*, *Why*, *Example* and *Fix safety*). Subclassing registers
-it. The code that finds it is a *checker*: a function registered with :func:`checks` for the ast node
-types it looks at, which yields :class:`Finding` objects naming their rule. Checkers never edit text
-and never write files; the engine applies their edits.
+it. A rule belongs to one :class:`Mode` (the default run, or a mode such as ``--target portable``): a
+mode's rules subclass its base class (``class PortableRule(Rule): mode = PORTABLE``). The code that
+finds a rule is a *checker*: a function registered with :func:`checks` for the ast node types it looks
+at and the rules it serves, which yields :class:`Finding` objects naming their rule. Checkers never edit
+text and never write files; the engine applies their edits.
+
+Which rules a run applies is decided once per distinct :class:`Settings`, before any file is read
+(:func:`registry_for`): a rule runs when its mode is on, the target is one of its targets and the
+settings select it (``Settings.select``; ``--enable`` for an opt-in rule). Checkers and finishers that
+serve no such rule are left out.
 
 Rule modules live in :mod:`ascendify.migrate.rules` (one per family) and are imported by
 :func:`load_rules`, never listed by hand.
@@ -16,17 +23,20 @@ import ast
 import dataclasses
 import importlib
 import pkgutil
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache
-from typing import ClassVar, TypeVar, cast
+from typing import TYPE_CHECKING, ClassVar, TypeVar, cast
 
 from ascendify.errors import AscendifyError
 from ascendify.migrate._modes import Modes, Target
 from ascendify.migrate._settings import Settings
 from ascendify.source import NameResolver, SourceText, Tokens
 from ascendify.targets import Safety, TorchNpuFacts
+
+if TYPE_CHECKING:
+    from ascendify.migrate._imports import Insertion
 
 
 class Operation(str, Enum):
@@ -60,8 +70,26 @@ class Change:
     message: str
 
 
+@dataclass(frozen=True)
+class Mode:
+    """A kind of run that switches on rules of its own (its rules set ``mode`` to it)."""
+
+    name: str  # as the docs and the change list's readers know it: "portable"; "" the default run
+    on: Callable[[Modes], bool]  # whether a run with these modes applies the mode's rules
+    rank: int  # its place in the mode rule reference (docs/migrate-modes.md)
+    # Its rules look at code without CUDA idioms (data loaders, file APIs, user names, every file
+    # importing torch), so files are parsed and walked whole, not only where a trigger token is.
+    visits_everything: bool = False
+
+
+DEFAULT_RUN = Mode("", lambda modes: True, 0)
+
+
 class Rule:
-    """Base of every rule. Subclasses set the class attributes and document themselves."""
+    """Base of every rule. Subclasses set the class attributes and document themselves.
+
+    A class without a ``code`` of its own (a mode's base class) is not a rule and is not registered.
+    """
 
     code: ClassVar[str]  # stable, never reused: "NPU201"
     name: ClassVar[str]  # kebab-case, for humans: "cuda-method"
@@ -72,15 +100,27 @@ class Rule:
     triggers: ClassVar[tuple[bytes, ...]] = ()
     targets: ClassVar[frozenset[Target]] = frozenset({Target.NPU})  # targets whose runs apply it
     priority: ClassVar[int] = 0  # lower wins overlapping edits (user rules: -1)
-    mode: ClassVar[str] = ""  # the option enabling it ("portable", "distributed", ...) or ""
+    mode: ClassVar[Mode] = DEFAULT_RUN
     keeps_lines: ClassVar[bool] = False  # its findings' lines are left as they are (no edits)
     opt_in: ClassVar[bool] = False  # runs only when the user enables its code (--enable)
 
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()
+        if "code" not in cls.__dict__:
+            return
         if cls.code in _RULES:
             raise TypeError(f"rule code {cls.code} is used twice")
         _RULES[cls.code] = cls
+
+    @classmethod
+    def applies(cls, settings: Settings) -> bool:
+        """Whether a run with these settings applies the rule."""
+        return (
+            cls.mode.on(settings.modes)
+            and settings.modes.target in cls.targets
+            and (settings.select is None or cls.code in settings.select)
+            and (not cls.opt_in or cls.code in settings.enabled)
+        )
 
     @classmethod
     def finding(cls, node: ast.AST, message: str, edit: Edit | None = None) -> Finding:
@@ -131,6 +171,7 @@ class Context:
     path: str = ""  # of the file, relative to SRC ("" when migrating a lone source)
     module: ast.Module = field(default_factory=lambda: ast.Module(body=[], type_ignores=[]))
     cache: dict[tuple[str, int], object] = field(default_factory=dict)  # per-file scratch
+    rules: frozenset[type[Rule]] = frozenset()  # the rules this run applies
     _states: dict[type, object] = field(default_factory=dict, repr=False)
 
     @property
@@ -161,17 +202,22 @@ class Context:
 
 
 Checker = Callable[[Context, ast.AST, ast.AST | None], Iterable[Finding]]
-# Runs once after the walk with every finding so far (e.g. to add one import for the whole file).
-Finisher = Callable[[Context, ast.Module, list[Finding]], Iterable[Finding]]
+# Runs once after the walk with every finding: what the file needs at its top (imports, and code that
+# must follow them), inserted by ascendify.migrate._imports.
+Finisher = Callable[[Context, ast.Module, list[Finding]], Iterable["Insertion"]]
+# The rules a checker or finisher serves; a function when they are known only once every rule module
+# is imported (the API families, the slot kinds).
+Serves = Collection[type[Rule]] | Callable[[], Iterable[type[Rule]]]
 
 _RULES: dict[str, type[Rule]] = {}
 _CHECKERS: dict[type[ast.AST], list[Checker]] = {}
 _FINISHERS: list[Finisher] = []
+_SERVES: dict[Callable[..., object], Serves] = {}
 _BINDING_TRIGGERS: list[Callable[[str], bool]] = []
 
 
-def checks(*node_types: type[ast.AST]) -> Callable[[Checker], Checker]:
-    """Register a checker for the given node types.
+def checks(*node_types: type[ast.AST], rules: Serves) -> Callable[[Checker], Checker]:
+    """Register a checker for the given node types and the rules whose findings it yields.
 
     ``ast.Import``/``ast.ImportFrom`` checkers run in a first pass, before any other node is visited,
     so they may rewrite an import and record where its names now point (in their :meth:`Context.state`).
@@ -180,26 +226,20 @@ def checks(*node_types: type[ast.AST]) -> Callable[[Checker], Checker]:
     def register(checker: Checker) -> Checker:
         for node_type in node_types:
             _CHECKERS.setdefault(node_type, []).append(checker)
+        _SERVES[checker] = rules
         return checker
 
     return register
 
 
-def finishes(finisher: Finisher) -> Finisher:
-    _FINISHERS.append(finisher)
-    return finisher
+def finishes(*, rules: Serves) -> Callable[[Finisher], Finisher]:
+    """Register a finisher (it runs once per file, after the walk) for the rules it requests
+    insertions of."""
 
-
-_CONDITIONS: dict[Callable[..., object], Callable[[Modes], bool]] = {}
-_F = TypeVar("_F", bound=Callable[..., object])
-
-
-def only_when(condition: Callable[[Modes], bool]) -> Callable[[_F], _F]:
-    """Run a checker or finisher only in runs whose modes satisfy ``condition`` (above @checks)."""
-
-    def register(function: _F) -> _F:
-        _CONDITIONS[function] = condition
-        return function
+    def register(finisher: Finisher) -> Finisher:
+        _FINISHERS.append(finisher)
+        _SERVES[finisher] = rules
+        return finisher
 
     return register
 
@@ -216,29 +256,17 @@ def binding_trigger(predicate: Callable[[str], bool]) -> Callable[[str], bool]:
 
 @dataclass(frozen=True)
 class Registry:
+    """Every rule, checker and finisher; or, from :func:`registry_for`, those of one kind of run."""
+
     rules: dict[str, type[Rule]]
     checkers: dict[type[ast.AST], list[Checker]]
     finishers: tuple[Finisher, ...]
     binding_triggers: tuple[Callable[[str], bool], ...]
     trigger: Tokens
-    conditions: dict[Callable[..., object], Callable[[Modes], bool]] = field(default_factory=dict)
-
-    def for_modes(self, modes: Modes) -> Registry:
-        """The registry without the checkers and finishers that these modes switch off."""
-        if not self.conditions:
-            return self
-
-        def on(function: Callable[..., object]) -> bool:
-            condition = self.conditions.get(function)
-            return condition is None or condition(modes)
-
-        # Built per file (a few microseconds), so the registry stays the one source of truth.
-        return dataclasses.replace(
-            self,
-            checkers={kind: [c for c in found if on(c)] for kind, found in self.checkers.items()},
-            finishers=tuple(f for f in self.finishers if on(f)),
-            conditions={},
-        )
+    serves: dict[Callable[..., object], frozenset[type[Rule]]]
+    # Set by registry_for only (load_rules' registry of everything is not one run's):
+    active: frozenset[type[Rule]] = frozenset()  # the rules the run applies
+    visit_everything: bool = False  # an active rule's mode looks beyond CUDA idioms
 
 
 @cache
@@ -255,12 +283,44 @@ def load_rules() -> Registry:
         finishers=tuple(_FINISHERS),
         binding_triggers=tuple(_BINDING_TRIGGERS),
         trigger=Tokens.of(token for rule in _RULES.values() for token in rule.triggers),
-        conditions=dict(_CONDITIONS),
+        serves={
+            function: frozenset(served() if callable(served) else served)
+            for function, served in _SERVES.items()
+        },
     )
 
 
-def iter_rules(mode: str | None = "") -> Iterator[type[Rule]]:
-    """Rules of the default run, of one mode (``"portable"``, ...), or of every mode (None)."""
+@cache
+def registry_for(settings: Settings) -> Registry:
+    """The rules these settings apply, with only the checkers and finishers serving one of them.
+
+    Made once per distinct settings (a run has one), so the per-file work is a dictionary look-up.
+    """
+    registry = load_rules()
+    active = frozenset(rule for rule in registry.rules.values() if rule.applies(settings))
+
+    def needed(function: Callable[..., object]) -> bool:
+        return not registry.serves[function].isdisjoint(active)
+
+    return dataclasses.replace(
+        registry,
+        checkers={
+            kind: [c for c in found if needed(c)] for kind, found in registry.checkers.items()
+        },
+        finishers=tuple(f for f in registry.finishers if needed(f)),
+        active=active,
+        visit_everything=any(rule.mode.visits_everything for rule in active),
+    )
+
+
+def iter_modes() -> list[Mode]:
+    """The modes that have rules, in the order of the mode rule reference (without the default run)."""
+    modes = {rule.mode for rule in load_rules().rules.values()} - {DEFAULT_RUN}
+    return sorted(modes, key=lambda mode: mode.rank)
+
+
+def iter_rules(mode: Mode | None = DEFAULT_RUN) -> Iterator[type[Rule]]:
+    """Rules of the default run, of one mode, or of every mode (None)."""
     for rule in load_rules().rules.values():
         if mode is None or rule.mode == mode:
             yield rule

@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import dataclass
 
-from ascendify.migrate._modes import EVERY_TARGET, Modes, Target
+from ascendify.migrate._imports import Import, Insertion, local_name_of
+from ascendify.migrate._modes import EVERY_TARGET, DistributedMode, Target
 from ascendify.migrate._rule import (
     Context,
     Edit,
     Finding,
+    Mode,
     Operation,
     Rule,
     checks,
     finishes,
-    only_when,
 )
-from ascendify.migrate.modes._insert import import_line, imports_module, insert_lines, local_name_of
 from ascendify.targets import Safety
 from ascendify.targets.portable import HELPER_MODULE
 
@@ -32,10 +33,27 @@ _SAMPLER = "utils.data.distributed.DistributedSampler"  # after the torch name
 _MOVES = frozenset({"to", "cuda", "npu"})
 _STATE_METHODS = frozenset({"state_dict", "load_state_dict"})
 _LOADER_HINT = "loader"
-_NEEDS_TORCH_KEY = ("distributed-needs-torch", 0)
+DISTRIBUTED = Mode(
+    "distributed", lambda modes: modes.distributed is not None, rank=2, visits_everything=True
+)
 
 
-class InitProcessGroup(Rule):
+class DistributedRule(Rule):
+    """Base of the rules of ``distributed`` (single card -> one process per card)."""
+
+    mode = DISTRIBUTED
+    targets = EVERY_TARGET
+
+
+@dataclass
+class _DistributedFile:
+    """What the distributed rules work out for one file."""
+
+    needs_torch: bool = False  # inserted code spells "torch." where the file binds no such name
+    loaders: set[str] | None = None  # source text of the targets assigned a DataLoader
+
+
+class InitProcessGroup(DistributedRule):
     """What it does: inserts, after the main file's imports, the process-group start: rank, world
     size and local rank from the launcher's environment (RANK/WORLD_SIZE/LOCAL_RANK, else
     RANK_ID/RANK_SIZE/DEVICE_ID), the device of this process, and
@@ -55,11 +73,9 @@ class InitProcessGroup(Rule):
     summary = "start the process group from the launcher's environment (main file)"
     safety = Safety.SAFE
     operation = Operation.INSERT
-    targets = EVERY_TARGET
-    mode = "distributed"
 
 
-class DistributedSampler(Rule):
+class DistributedSampler(DistributedRule):
     """What it does: gives every ``DataLoader`` a ``DistributedSampler`` over its dataset, moving
     ``shuffle=`` into the sampler.
 
@@ -76,11 +92,9 @@ class DistributedSampler(Rule):
     name = "distributed-sampler"
     summary = "DataLoader -> DistributedSampler"
     safety = Safety.UNSAFE
-    targets = EVERY_TARGET
-    mode = "distributed"
 
 
-class SamplerNotAdded(Rule):
+class SamplerNotAdded(DistributedRule):
     """What it does: reports a DataLoader left as it is: it has its own sampler, its dataset is not a
     plain name, or ``shuffle`` is positional.
 
@@ -96,11 +110,9 @@ class SamplerNotAdded(Rule):
     summary = "DataLoader not sharded (left in place)"
     safety = Safety.REPORT_ONLY
     operation = Operation.ADVICE
-    targets = EVERY_TARGET
-    mode = "distributed"
 
 
-class SetEpoch(Rule):
+class SetEpoch(DistributedRule):
     """What it does: inserts ``loader.sampler.set_epoch(epoch)`` (guarded by an isinstance test) at
     the top of ``for epoch in ...`` loops, for every loader the loop uses (names containing
     ``loader``, or assigned from a DataLoader in the file).
@@ -119,11 +131,9 @@ class SetEpoch(Rule):
     summary = "sampler.set_epoch(epoch) in epoch loops"
     safety = Safety.SAFE
     operation = Operation.INSERT
-    targets = EVERY_TARGET
-    mode = "distributed"
 
 
-class WrapModel(Rule):
+class WrapModel(DistributedRule):
     """What it does: wraps the model variable (``-t``, default ``model``) in
     ``DistributedDataParallel`` right after the last statement that creates it, moves it to its
     device or rebinds it in a block (``if args.amp: model, optimizer = amp.initialize(...)``),
@@ -142,11 +152,9 @@ class WrapModel(Rule):
     summary = "model -> DistributedDataParallel after it is on its device"
     safety = Safety.SAFE
     operation = Operation.INSERT
-    targets = EVERY_TARGET
-    mode = "distributed"
 
 
-class UnwrappedStateDict(Rule):
+class UnwrappedStateDict(DistributedRule):
     """What it does: reads and loads state dicts through the unwrapped module:
     ``model.state_dict()`` becomes ``getattr(model, "module", model).state_dict()`` (same for
     ``load_state_dict``).
@@ -164,19 +172,20 @@ class UnwrappedStateDict(Rule):
     name = "unwrapped-state-dict"
     summary = "state_dict through the unwrapped module"
     safety = Safety.SAFE
-    targets = EVERY_TARGET
-    mode = "distributed"
 
 
-def _active(ctx: Context) -> bool:
-    return ctx.modes.distributed is not None
+def _options(ctx: Context) -> DistributedMode:
+    """The run's ``-m``/``-t`` options (the distributed rules run only where they are given)."""
+    options = ctx.modes.distributed
+    assert options is not None
+    return options
 
 
 def _torch(ctx: Context) -> str:
     """How this file names torch; "torch" (imported by :func:`insert_torch_import`) if it does not."""
     local = local_name_of(ctx, "torch")
     if local is None:
-        ctx.cache[_NEEDS_TORCH_KEY] = True
+        ctx.state(_DistributedFile).needs_torch = True
     return local or "torch"
 
 
@@ -218,41 +227,25 @@ def _prelude(ctx: Context) -> list[str]:
     ]
 
 
-def _distributed_run(modes: Modes) -> bool:
-    return modes.distributed is not None
-
-
-@only_when(_distributed_run)
-@finishes
-def insert_init(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Finding]:
-    mode = ctx.modes.distributed
-    if mode is None or ctx.path != mode.main or "RANK_SIZE = int(" in ctx.source.text:
+@finishes(rules=(InitProcessGroup,))
+def insert_init(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Insertion]:
+    if ctx.path != _options(ctx).main or "RANK_SIZE = int(" in ctx.source.text:
         return
-    lines = [
-        f"import {name}"
-        for name in ("atexit", "datetime", "os", "sys")
-        if local_name_of(ctx, name) is None
-    ]
-    # NPU001 (which runs first, so its line comes first) may have imported torch_npu already; the
-    # portable import is added here, as PRT001 runs later and sees it.
     device_module = HELPER_MODULE if _is_portable(ctx) else "torch_npu"
-    if not imports_module(module, device_module) and not any(
-        f.rule.code == "NPU001" for f in findings
-    ):
-        lines.append(import_line(device_module))
-    lines.append("import torch.distributed")
-    edit = insert_lines(ctx, module, [*lines, *_prelude(ctx)], after_imports=True)
-    yield InitProcessGroup.finding(module, "process group from the launcher environment", edit)
+    imports = [Import(name) for name in ("atexit", "datetime", "os", "sys", device_module)]
+    yield Insertion(
+        InitProcessGroup,
+        (*imports, Import("torch.distributed")),
+        tuple(_prelude(ctx)),
+        message="process group from the launcher environment",
+    )
 
 
 # --- data loaders -----------------------------------------------------------------------------
 
 
-@only_when(_distributed_run)
-@checks(ast.Call)
+@checks(ast.Call, rules=(DistributedSampler, SamplerNotAdded))
 def check_data_loader(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
-    if not _active(ctx):
-        return
     assert isinstance(node, ast.Call)
     if ctx.names.qualified_name(node.func) not in _DATA_LOADERS:
         return
@@ -289,9 +282,9 @@ def _is_distributed_sampler(ctx: Context, keyword: ast.keyword | None) -> bool:
 
 def _loader_names(ctx: Context, module: ast.Module) -> set[str]:
     """Source text of targets assigned from a DataLoader call anywhere in the file."""
-    cached = ctx.cache.get(("distributed-loaders", 0))
-    if isinstance(cached, set):
-        return cached
+    state = ctx.state(_DistributedFile)
+    if state.loaders is not None:
+        return state.loaders
     names: set[str] = set()
     for node in ast.walk(module):
         if (
@@ -300,15 +293,12 @@ def _loader_names(ctx: Context, module: ast.Module) -> set[str]:
             and ctx.names.qualified_name(node.value.func) in _DATA_LOADERS
         ):
             names.update(ctx.segment(target) for target in node.targets)
-    ctx.cache[("distributed-loaders", 0)] = names
+    state.loaders = names
     return names
 
 
-@only_when(_distributed_run)
-@checks(ast.Module)
+@checks(ast.Module, rules=(SetEpoch,))
 def check_epoch_loops(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
-    if not _active(ctx):
-        return
     assert isinstance(node, ast.Module)
     known = _loader_names(ctx, node)
     for loop in ast.walk(node):
@@ -369,12 +359,9 @@ def _walk_same_scope(body: list[ast.stmt]) -> Iterator[ast.AST]:
 # --- the model --------------------------------------------------------------------------------
 
 
-@only_when(_distributed_run)
-@checks(ast.Module)
+@checks(ast.Module, rules=(WrapModel,))
 def check_model(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
-    mode = ctx.modes.distributed
-    if mode is None:
-        return
+    mode = _options(ctx)
     assert isinstance(node, ast.Module)
     if _already_wrapped(ctx, node, mode.model):
         return
@@ -483,12 +470,9 @@ def _wrap_after(ctx: Context, stmt: ast.stmt, model: str) -> Finding:
     return WrapModel.finding(stmt, f"{model} -> DistributedDataParallel", Edit(at, at, text))
 
 
-@only_when(_distributed_run)
-@checks(ast.Call)
+@checks(ast.Call, rules=(UnwrappedStateDict,))
 def check_state_dict(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
-    mode = ctx.modes.distributed
-    if mode is None:
-        return
+    mode = _options(ctx)
     assert isinstance(node, ast.Call)
     func = node.func
     if (
@@ -502,7 +486,7 @@ def check_state_dict(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Ite
         )
 
 
-class SaveOnRankZero(Rule):
+class SaveOnRankZero(DistributedRule):
     """What it does: runs ``torch.save(...)`` statements on rank 0 only.
 
     Why: every rank holds the same weights after DDP; several processes writing one file at once
@@ -520,8 +504,6 @@ class SaveOnRankZero(Rule):
     summary = "torch.save on rank 0 only"
     safety = Safety.SAFE
     operation = Operation.INSERT
-    targets = EVERY_TARGET
-    mode = "distributed"
 
 
 def _rank_zero(ctx: Context) -> str:
@@ -529,11 +511,8 @@ def _rank_zero(ctx: Context) -> str:
     return f"not {torch}.distributed.is_initialized() or {torch}.distributed.get_rank() == 0"
 
 
-@only_when(_distributed_run)
-@checks(ast.Expr)
+@checks(ast.Expr, rules=(SaveOnRankZero,))
 def check_save(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
-    if not _active(ctx):
-        return
     assert isinstance(node, ast.Expr)
     call = node.value
     if not isinstance(call, ast.Call) or ctx.names.qualified_name(call.func) != "torch.save":
@@ -551,7 +530,7 @@ def check_save(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[
     yield SaveOnRankZero.finding(node, "torch.save on rank 0 only", Edit(at, at, text))
 
 
-class DataParallelRemoved(Rule):
+class DataParallelRemoved(DistributedRule):
     """What it does: unwraps ``torch.nn.DataParallel(model, ...)`` of the model variable to
     ``model``; DistributedDataParallel takes its place (DST201).
 
@@ -568,21 +547,17 @@ class DataParallelRemoved(Rule):
     name = "data-parallel-removed"
     summary = "DataParallel(model) -> model (DDP wraps it instead)"
     safety = Safety.SAFE
-    targets = EVERY_TARGET
-    mode = "distributed"
 
 
 _DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel"})
 
 
-@only_when(_distributed_run)
-@checks(ast.Call)
+@checks(ast.Call, rules=(DataParallelRemoved,))
 def check_data_parallel(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
-    mode = ctx.modes.distributed
+    mode = _options(ctx)
     assert isinstance(node, ast.Call)
     if (
-        mode is not None
-        and node.args
+        node.args
         and ctx.names.qualified_name(node.func) in _DATA_PARALLEL
         and ctx.segment(node.args[0]) == mode.model
     ):
@@ -591,7 +566,7 @@ def check_data_parallel(ctx: Context, node: ast.AST, parent: ast.AST | None) -> 
         )
 
 
-class ImportTorch(Rule):
+class ImportTorch(DistributedRule):
     """What it does: inserts ``import torch`` in a file that the distributed rules made name
     ``torch`` (``torch.nn.parallel.DistributedDataParallel``, ...) but that binds no such name
     (``import torch.nn as nn`` alone).
@@ -608,17 +583,12 @@ class ImportTorch(Rule):
     summary = "insert import torch for the distributed code"
     safety = Safety.SAFE
     operation = Operation.INSERT
-    targets = EVERY_TARGET
-    mode = "distributed"
 
 
-@only_when(_distributed_run)
-@finishes
+@finishes(rules=(ImportTorch,))
 def insert_torch_import(
     ctx: Context, module: ast.Module, findings: list[Finding]
-) -> Iterator[Finding]:
-    used = any(f.rule.mode == "distributed" and f.edit is not None for f in findings)
-    prelude = any(f.rule is InitProcessGroup for f in findings)  # imports torch.distributed
-    if used and ctx.cache.get(_NEEDS_TORCH_KEY) and not prelude:
-        edit = insert_lines(ctx, module, ["import torch"], after_imports=True)
-        yield ImportTorch.finding(module, "import torch", edit)
+) -> Iterator[Insertion]:
+    used = any(f.rule.mode is DISTRIBUTED and f.edit is not None for f in findings)
+    if used and ctx.state(_DistributedFile).needs_torch:
+        yield Insertion(ImportTorch, (Import("torch"),))  # the prelude's torch.distributed is one

@@ -12,14 +12,21 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ascendify.migrate._modes import EVERY_TARGET, Modes
-from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks, finishes, only_when
-from ascendify.migrate.modes._insert import insert_lines
+from ascendify.migrate._imports import Import, Insertion
+from ascendify.migrate._modes import EVERY_TARGET
+from ascendify.migrate._rule import Context, Finding, Mode, Operation, Rule, checks, finishes
 from ascendify.targets import Safety
 
 _MANAGER = "ModelArtsPathManager"
-_IMPORT = f"from ascend_modelarts_function import {_MANAGER}"
 _WRAP = f"{_MANAGER}().get_path"
+MODELARTS = Mode("modelarts", lambda modes: modes.modelarts, rank=4, visits_everything=True)
+
+
+class ModelArtsRule(Rule):
+    """Base of the rules of ``-m/--modelarts``."""
+
+    mode = MODELARTS
+    targets = EVERY_TARGET
 
 
 @dataclass(frozen=True)
@@ -91,7 +98,7 @@ for _parameter in PATH_PARAMETERS:
     _BY_NAME.setdefault(_parameter.callable, []).append(_parameter)
 
 
-class ModelArtsPath(Rule):
+class ModelArtsPath(ModelArtsRule):
     """What it does: wraps the path argument of file APIs (``open``, ``os.makedirs``,
     ``os.path.exists``, ``torch.load``/``torch.save``, ``numpy.load``, ``PIL.Image.open``,
     ``pandas.read_csv``, ``SummaryWriter``, torchvision datasets, ...) in
@@ -111,11 +118,9 @@ class ModelArtsPath(Rule):
     name = "modelarts-path"
     summary = "file path -> ModelArtsPathManager().get_path(path)"
     safety = Safety.SAFE
-    targets = EVERY_TARGET
-    mode = "modelarts"
 
 
-class ImportPathManager(Rule):
+class ImportPathManager(ModelArtsRule):
     """What it does: inserts ``from ascend_modelarts_function import ModelArtsPathManager`` in
     files whose paths were wrapped.
 
@@ -131,8 +136,6 @@ class ImportPathManager(Rule):
     summary = "insert the ModelArtsPathManager import"
     safety = Safety.SAFE
     operation = Operation.INSERT
-    targets = EVERY_TARGET
-    mode = "modelarts"
 
 
 def _callable_name(ctx: Context, node: ast.Call) -> str | None:
@@ -142,12 +145,7 @@ def _callable_name(ctx: Context, node: ast.Call) -> str | None:
     return ctx.names.qualified_name(func)
 
 
-def _modelarts_run(modes: Modes) -> bool:
-    return modes.modelarts
-
-
-@only_when(_modelarts_run)
-@checks(ast.Call)
+@checks(ast.Call, rules=(ModelArtsPath,))
 def check_path(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
     name = _callable_name(ctx, node)
@@ -192,11 +190,7 @@ def _is_wrapped(node: ast.expr) -> bool:
     )
 
 
-@only_when(_modelarts_run)
-@finishes
-def insert_import(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Finding]:
-    if _MANAGER in ctx.names.bindings:
-        return
+@finishes(rules=(ImportPathManager,))
+def insert_import(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Insertion]:
     if any(f.rule is ModelArtsPath and f.edit is not None for f in findings):
-        edit = insert_lines(ctx, module, [_IMPORT], after_imports=True)
-        yield ImportPathManager.finding(module, _IMPORT, edit)
+        yield Insertion(ImportPathManager, (Import("ascend_modelarts_function", _MANAGER),))

@@ -9,30 +9,28 @@ replacement differs: an expression asking the host, not another literal.
 from __future__ import annotations
 
 import ast
-import dataclasses
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 
-from ascendify.migrate._modes import Modes, Target
+from ascendify.migrate._imports import Import, Insertion, local_name_of
+from ascendify.migrate._modes import EVERY_TARGET, Target
 from ascendify.migrate._rule import (
     Context,
     Edit,
     Finding,
+    Mode,
     Operation,
     Rule,
     checks,
     finishes,
-    only_when,
 )
-from ascendify.migrate.modes._insert import imports_module, insert_lines, local_name_of
 from ascendify.migrate.rules import devices as _npu_devices  # noqa: F401  (registers the slot kinds)
 from ascendify.migrate.rules import distributed as _npu_distributed  # noqa: F401
 from ascendify.migrate.rules._flow import value_alternatives
 from ascendify.migrate.rules._literals import (
-    _KINDS,
-    Parameter,
     SlotKind,
     literal_edit,
-    slot_kind,
+    slot_kind_variant,
     slot_literals,
 )
 from ascendify.migrate.rules._own import is_own_member
@@ -51,16 +49,30 @@ from ascendify.targets.portable import (
     portable_target,
 )
 
-_PORTABLE = frozenset({Target.PORTABLE})
+PORTABLE = Mode("portable", lambda modes: modes.target is Target.PORTABLE, rank=1)
 _CUDA_TRIGGERS = (b"cuda", b"CUDA")
-_IMPORTS_KEY = ("portable-imports", 0)  # ctx.cache: local name -> what a rewritten import binds
-_NEEDS_TORCH_KEY = ("portable-needs-torch", 0)  # ctx.cache: a rewrite spelled "torch." unbound
 _AUTOCAST_POSITIONS = ("enabled", "dtype", "cache_enabled")  # torch.cuda.amp.autocast's order
 _AMP_DEVICE_FIRST = frozenset({"torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler"})
 _DDP = "torch.nn.parallel.DistributedDataParallel"
 
 
-class ImportPortableDevice(Rule):
+class PortableRule(Rule):
+    """Base of the rules of ``--target portable`` (the mode itself names the target)."""
+
+    mode = PORTABLE
+    targets = EVERY_TARGET
+
+
+@dataclass
+class _PortableFile:
+    """What the portable rules work out for one file."""
+
+    # local name -> what a rewritten import binds it to (its uses then need no edit)
+    moved: dict[str, str] = field(default_factory=dict)
+    needs_torch: bool = False  # a rewrite spells "torch." where the file binds no such name
+
+
+class ImportPortableDevice(PortableRule):
     """What it does: inserts ``import portable_device`` (and ``import torch`` if the file lacks it)
     after the file's imports when a rewrite calls the generated helper module.
 
@@ -78,12 +90,10 @@ class ImportPortableDevice(Rule):
     name = "import-portable-device"
     summary = "insert import portable_device"
     safety = Safety.SAFE
-    targets = _PORTABLE
-    mode = "portable"
     operation = Operation.INSERT
 
 
-class PortableApi(Rule):
+class PortableApi(PortableRule):
     """What it does: rewrites ``torch.cuda`` APIs to device-agnostic spellings:
     ``torch.cuda.is_available`` -> ``torch.accelerator.is_available``, ``torch.cuda.amp`` ->
     ``torch.amp``, and ``synchronize``, ``set_device``, ``device_count``, ``manual_seed``,
@@ -101,12 +111,10 @@ class PortableApi(Rule):
     name = "portable-api"
     summary = "torch.cuda API -> torch.accelerator / torch.amp / portable_device"
     safety = Safety.SAFE
-    targets = _PORTABLE
-    mode = "portable"
     triggers = _CUDA_TRIGGERS
 
 
-class PortableApiUnsupported(Rule):
+class PortableApiUnsupported(PortableRule):
     """What it does: reports ``torch.cuda`` APIs without a device-agnostic counterpart
     (device properties, NVTX, CUDA graphs, ``torch.cuda.comm``, ...).
 
@@ -121,13 +129,11 @@ class PortableApiUnsupported(Rule):
     name = "portable-api-unsupported"
     summary = "torch.cuda API without a device-agnostic counterpart (left in place)"
     safety = Safety.REPORT_ONLY
-    targets = _PORTABLE
-    mode = "portable"
     operation = Operation.UNSUPPORTED
     triggers = _CUDA_TRIGGERS
 
 
-class PortableAmpDevice(Rule):
+class PortableAmpDevice(PortableRule):
     """What it does: passes the host's device type to amp APIs that took CUDA for granted:
     ``torch.cuda.amp.autocast(...)`` (now ``torch.amp.autocast``), ``GradScaler(...)`` and
     ``torch.amp.GradScaler()`` without a device.
@@ -145,12 +151,10 @@ class PortableAmpDevice(Rule):
     name = "portable-amp-device"
     summary = "amp call -> explicit device type of the host"
     safety = Safety.SAFE
-    targets = _PORTABLE
-    mode = "portable"
     triggers = (b"autocast", b"GradScaler")
 
 
-class PortableAmpPositional(Rule):
+class PortableAmpPositional(PortableRule):
     """What it does: reports ``torch.cuda.amp.autocast`` called with ``*args``.
 
     Why: ``torch.amp.autocast`` takes ``device_type`` first and ``dtype`` second, so unpacked
@@ -165,13 +169,11 @@ class PortableAmpPositional(Rule):
     name = "portable-amp-positional"
     summary = "torch.cuda.amp.autocast with *args (left in place)"
     safety = Safety.REPORT_ONLY
-    targets = _PORTABLE
-    mode = "portable"
     operation = Operation.UNSUPPORTED
     triggers = (b"autocast",)
 
 
-class PortableCudaMethod(Rule):
+class PortableCudaMethod(PortableRule):
     """What it does: rewrites ``x.cuda(...)`` to ``x.to(portable_device.device(...))``, keeping
     ``non_blocking=`` and the other keywords.
 
@@ -190,12 +192,10 @@ class PortableCudaMethod(Rule):
     name = "portable-cuda-method"
     summary = ".cuda() -> .to(portable_device.device())"
     safety = Safety.SAFE
-    targets = _PORTABLE
-    mode = "portable"
     triggers = (b".cuda",)
 
 
-class PortableIsCuda(Rule):
+class PortableIsCuda(PortableRule):
     """What it does: rewrites ``x.is_cuda`` to ``(x.device.type != "cpu")``.
 
     Why: code that asks whether data is on the accelerator must say yes on NPU too.
@@ -209,12 +209,10 @@ class PortableIsCuda(Rule):
     name = "portable-is-cuda"
     summary = ".is_cuda -> on-accelerator test"
     safety = Safety.SAFE
-    targets = _PORTABLE
-    mode = "portable"
     triggers = (b"is_cuda",)
 
 
-class PortableDevice(Rule):
+class PortableDevice(PortableRule):
     """What it does: replaces CUDA device literals where a device is expected (the places NPU301,
     NPU302 and NPU303 edit) by the host's device type: ``"cuda"`` becomes
     ``portable_device.device_type()``, ``"cuda:0"`` becomes
@@ -232,12 +230,10 @@ class PortableDevice(Rule):
     name = "portable-device"
     summary = "CUDA device literal -> the host's device type"
     safety = Safety.SAFE
-    targets = _PORTABLE
-    mode = "portable"
     triggers = (b"cuda",)
 
 
-class PortableDeviceIndex(Rule):
+class PortableDeviceIndex(PortableRule):
     """What it does: turns a bare device index passed to ``.to(...)`` (the places NPU304 edits)
     into the host's device: ``model.to(local_rank)`` becomes
     ``model.to(portable_device.device(local_rank))``.
@@ -254,12 +250,10 @@ class PortableDeviceIndex(Rule):
     name = "portable-device-index"
     summary = "integer device index in .to() -> the host's device"
     safety = Safety.UNSAFE
-    targets = _PORTABLE
-    mode = "portable"
     triggers = DeviceIndex.triggers
 
 
-class PortableMapLocation(Rule):
+class PortableMapLocation(PortableRule):
     """What it does: replaces the CUDA target of ``torch.load(map_location=...)`` by the host's
     device: ``"cuda"`` becomes ``portable_device.device_type()``, ``"cuda:0"`` becomes
     ``portable_device.device(0)`` (dict values too; dict keys name where tensors were saved).
@@ -277,12 +271,10 @@ class PortableMapLocation(Rule):
     name = "portable-map-location"
     summary = "torch.load map_location CUDA target -> the host's device"
     safety = Safety.SAFE
-    targets = _PORTABLE
-    mode = "portable"
     triggers = (b"map_location",)
 
 
-class PortableBackend(Rule):
+class PortableBackend(PortableRule):
     """What it does: replaces the ``"nccl"`` backend (where NPU401 would edit) by
     ``portable_device.backend()``, which is ``torch.distributed.get_default_backend_for_device``
     of the host's device (hccl on NPU, nccl on CUDA, gloo on CPU).
@@ -299,12 +291,10 @@ class PortableBackend(Rule):
     name = "portable-backend"
     summary = "NCCL backend -> backend of the host's device"
     safety = Safety.SAFE
-    targets = _PORTABLE
-    mode = "portable"
     triggers = (b"nccl", b"NCCL")
 
 
-class PortableDeviceIds(Rule):
+class PortableDeviceIds(PortableRule):
     """What it does: wraps ``device_ids``/``output_device`` of ``DistributedDataParallel`` in
     ``portable_device.device_ids(...)``, which is None on a CPU-only host.
 
@@ -320,19 +310,7 @@ class PortableDeviceIds(Rule):
     name = "portable-device-ids"
     summary = "DDP device_ids -> None on CPU hosts"
     safety = Safety.SAFE
-    targets = _PORTABLE
-    mode = "portable"
     triggers = (b"DistributedDataParallel", b"DDP")
-
-
-def _active(ctx: Context) -> bool:
-    return ctx.modes.target is Target.PORTABLE
-
-
-def _moved(ctx: Context) -> dict[str, str]:
-    moved = ctx.cache.setdefault(_IMPORTS_KEY, {})
-    assert isinstance(moved, dict)
-    return moved
 
 
 def _spell(ctx: Context, qualified: str) -> str:
@@ -340,7 +318,7 @@ def _spell(ctx: Context, qualified: str) -> str:
     if qualified.startswith("torch."):
         local = local_name_of(ctx, "torch")
         if local is None:
-            ctx.cache[_NEEDS_TORCH_KEY] = True
+            ctx.state(_PortableFile).needs_torch = True
         return (local or "torch") + qualified[len("torch") :]
     return qualified
 
@@ -348,12 +326,7 @@ def _spell(ctx: Context, qualified: str) -> str:
 # --- torch.cuda names -------------------------------------------------------------------------
 
 
-def _portable_run(modes: Modes) -> bool:
-    return modes.target is Target.PORTABLE
-
-
-@only_when(_portable_run)
-@checks(ast.Name, ast.Attribute)
+@checks(ast.Name, ast.Attribute, rules=(PortableApi, PortableApiUnsupported))
 def check_cuda_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     if isinstance(parent, ast.Attribute) and parent.value is node:
         return
@@ -379,7 +352,7 @@ def check_cuda_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iter
         return
     local = node.id if isinstance(node, ast.Name) else _root(node)
     new = target.portable + tail
-    current = _moved(ctx).get(local, binding.qualified)
+    current = ctx.state(_PortableFile).moved.get(local, binding.qualified)
     spelled_now = ".".join([current, *rest])
     if spelled_now == new:
         return
@@ -446,8 +419,7 @@ def _root(node: ast.expr) -> str:
     return node.id
 
 
-@only_when(_portable_run)
-@checks(ast.ImportFrom, ast.Import)
+@checks(ast.ImportFrom, ast.Import, rules=(PortableApi,))
 def check_amp_import(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     """``from torch.cuda.amp import autocast`` / ``from torch.cuda import amp`` -> torch.amp."""
     if isinstance(node, ast.ImportFrom) and node.level == 0:
@@ -477,7 +449,7 @@ def _move_import(
     for alias in node.names:
         local = alias.asname or alias.name
         bound = f"{old}.{alias.name}" if isinstance(node, ast.ImportFrom) else old
-        _moved(ctx)[local] = new + bound[len(old) :]
+        ctx.state(_PortableFile).moved[local] = new + bound[len(old) :]
     edit = Edit(start + at, start + at + len(old), new)
     yield PortableApi.finding(node, f"import from {old} -> {new}", edit)
 
@@ -485,8 +457,7 @@ def _move_import(
 # --- amp calls --------------------------------------------------------------------------------
 
 
-@only_when(_portable_run)
-@checks(ast.Call)
+@checks(ast.Call, rules=(PortableAmpDevice, PortableAmpPositional))
 def check_amp_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
     qualified = ctx.names.qualified_name(node.func)
@@ -544,8 +515,7 @@ def _autocast_by_keyword(ctx: Context, node: ast.Call, qualified: str) -> Iterat
 # --- .cuda() and .is_cuda ---------------------------------------------------------------------
 
 
-@only_when(_portable_run)
-@checks(ast.Call)
+@checks(ast.Call, rules=(PortableCudaMethod,))
 def check_cuda_method(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
     func = node.func
@@ -574,8 +544,7 @@ def check_cuda_method(ctx: Context, node: ast.AST, parent: ast.AST | None) -> It
     yield PortableCudaMethod.finding(node, f".cuda() -> .to({HELPER_DEVICE}(...))", edit)
 
 
-@only_when(_portable_run)
-@checks(ast.Attribute)
+@checks(ast.Attribute, rules=(PortableIsCuda, PortableCudaMethod))
 def check_is_cuda(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Attribute)
     if node.attr == "is_cuda" and isinstance(node.ctx, ast.Load) and not is_own_member(ctx, node):
@@ -594,8 +563,7 @@ def check_is_cuda(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterat
         yield PortableCudaMethod.finding(node, f".cuda -> {text}", ctx.replace(node, text))
 
 
-@only_when(_portable_run)
-@checks(ast.Call)
+@checks(ast.Call, rules=(PortableDeviceIndex,))
 def check_device_index(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
     index = device_index(node)
@@ -609,8 +577,7 @@ def check_device_index(ctx: Context, node: ast.AST, parent: ast.AST | None) -> I
 # --- DDP device ids ---------------------------------------------------------------------------
 
 
-@only_when(_portable_run)
-@checks(ast.Call)
+@checks(ast.Call, rules=(PortableDeviceIds,))
 def check_ddp_device_ids(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
     if ctx.names.qualified_name(node.func) != _DDP:
@@ -632,26 +599,26 @@ def check_ddp_device_ids(ctx: Context, node: ast.AST, parent: ast.AST | None) ->
 # --- device and backend literals --------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class _ExpressionSlotKind(SlotKind):
-    """A slot kind whose literals are replaced by an expression (``expression`` of the value)."""
+@dataclass(frozen=True)
+class _Expressions:
+    """Replaces the literals of a slot kind by expressions asking the host (``expression`` of the
+    value; ``convert`` for the leading text of an f-string)."""
 
-    expression: Callable[[str], str | None] = lambda value: None
+    expression: Callable[[str], str | None]
+    convert: Callable[[str], str | None]
     # A literal compared with a holder, written with the given quote: the host's value where
     # there is an accelerator, the literal itself on a CPU-only host, so that the condition keeps
     # the truth value the original had there (on CUDA hosts, the one it had on CUDA).
-    compared: Callable[[str, str], str | None] = lambda value, quote: None
+    compared: Callable[[str, str], str | None]
 
-    def rewrite(
-        self, ctx: Context, slot: ast.expr, rule: type[Rule], *, compared: bool = False
+    def __call__(
+        self, ctx: Context, kind: SlotKind, slot: ast.expr, rule: type[Rule], compared: bool
     ) -> Iterator[Finding]:
-        if not _active(ctx):
-            return
         for part in _alternatives(slot):
             indexed = _indexed_device(ctx, part) if rule is PortableMapLocation else None
             if indexed is not None:
                 text = f"{HELPER_DEVICE}({indexed})"
-                yield rule.finding(part, f"{self.label} -> {text}", ctx.replace(part, text))
+                yield rule.finding(part, f"{kind.label} -> {text}", ctx.replace(part, text))
                 continue
             migrated = {
                 id(inner)
@@ -661,10 +628,15 @@ class _ExpressionSlotKind(SlotKind):
             }
             for literal in slot_literals(part):
                 if id(literal) not in migrated:
-                    yield from self._rewrite_literal(ctx, literal, rule, compared)
+                    yield from self._rewrite_literal(ctx, kind.label, literal, rule, compared)
 
     def _rewrite_literal(
-        self, ctx: Context, literal: ast.Constant | ast.JoinedStr, rule: type[Rule], compared: bool
+        self,
+        ctx: Context,
+        label: str,
+        literal: ast.Constant | ast.JoinedStr,
+        rule: type[Rule],
+        compared: bool,
     ) -> Iterator[Finding]:
         segment = ctx.segment(literal)
         if isinstance(literal, ast.JoinedStr):
@@ -675,7 +647,7 @@ class _ExpressionSlotKind(SlotKind):
             edited = literal_edit(ctx, literal, convert)
             if edited is not None:
                 old, new, edit = edited
-                yield rule.finding(literal, f"{self.label} {old!r} -> {new!r}", edit)
+                yield rule.finding(literal, f"{label} {old!r} -> {new!r}", edit)
             return
         value = literal.value
         if not (
@@ -695,7 +667,7 @@ class _ExpressionSlotKind(SlotKind):
         if replacement is not None:
             yield rule.finding(
                 literal,
-                f"{self.label} {value!r} -> {replacement}",
+                f"{label} {value!r} -> {replacement}",
                 ctx.replace(literal, replacement),
             )
 
@@ -796,67 +768,31 @@ def _backend_expression(value: str) -> str | None:
     return HELPER_BACKEND if value.lower() == "nccl" else None
 
 
-_EXPRESSIONS: dict[
-    str,
-    tuple[
-        Callable[[str], str | None],
-        Callable[[str], str | None],
-        Callable[[str, str], str | None],
-        type[Rule],
-    ],
-] = {
-    "device": (_device_expression, _device_in_fstring, _compared_device, PortableDevice),
-    "backend": (_backend_expression, lambda value: None, _compared_backend, PortableBackend),
-}
-
-
-def _register_portable_kinds() -> None:
-    """One portable slot kind per NPU kind: same slots, expression replacements, portable rules."""
-    for kind, parameters in list(_KINDS):
-        spec = _EXPRESSIONS.get(kind.label)
-        if spec is None or isinstance(kind, _ExpressionSlotKind):
-            continue
-        expression, convert, compared, rule = spec
-        fields = {field.name: getattr(kind, field.name) for field in dataclasses.fields(kind)}
-        fields.update(
-            convert=convert,
-            argument_rule=rule,
-            value_rule=rule,
-            keyword_rules={keyword: PortableMapLocation for keyword in kind.keyword_rules},
-            expression=expression,
-            compared=compared,
-        )
-        portable = {
-            name: Parameter(
-                p.positions, p.keywords, None if p.rule is None else PortableMapLocation
-            )
-            for name, p in parameters.items()
-        }
-        slot_kind(_ExpressionSlotKind(**fields), portable)
-
-
-_register_portable_kinds()
+slot_kind_variant(
+    "device",
+    PortableDevice,
+    PortableMapLocation,
+    _Expressions(_device_expression, _device_in_fstring, _compared_device),
+)
+slot_kind_variant(
+    "backend",
+    PortableBackend,
+    PortableMapLocation,
+    _Expressions(_backend_expression, lambda value: None, _compared_backend),
+)
 
 
 # --- the helper import ------------------------------------------------------------------------
 
 
-@only_when(_portable_run)
-@finishes
+@finishes(rules=(ImportPortableDevice,))
 def insert_helper_import(
     ctx: Context, module: ast.Module, findings: list[Finding]
-) -> Iterator[Finding]:
-    replacements = [f.edit.replacement for f in findings if f.edit is not None]
-    lines = []
-    if ctx.cache.get(_NEEDS_TORCH_KEY) and any(f.rule is PortableApi for f in findings):
-        lines.append("import torch")
-    imported = imports_module(module, HELPER_MODULE) or any(
-        line.strip() == f"import {HELPER_MODULE}"
-        for text in replacements
-        for line in text.splitlines()
-    )
-    if any(f"{HELPER_MODULE}." in text for text in replacements) and not imported:
-        lines.append(f"import {HELPER_MODULE}")
-    if lines:
-        edit = insert_lines(ctx, module, lines, after_imports=True)
-        yield ImportPortableDevice.finding(module, "; ".join(lines), edit)
+) -> Iterator[Insertion]:
+    imports = []
+    if ctx.state(_PortableFile).needs_torch and any(f.rule is PortableApi for f in findings):
+        imports.append(Import("torch"))
+    if any(f.edit is not None and f"{HELPER_MODULE}." in f.edit.replacement for f in findings):
+        imports.append(Import(HELPER_MODULE))
+    if imports:
+        yield Insertion(ImportPortableDevice, tuple(imports))

@@ -5,18 +5,18 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascendify.migrate._modes import EVERY_TARGET, Modes, Target
+from ascendify.migrate._imports import Import, Insertion, Insertions, first_import_of
+from ascendify.migrate._modes import EVERY_TARGET, Target
 from ascendify.migrate._rule import (
     Context,
     Edit,
     Finding,
+    Mode,
     Operation,
     Rule,
     checks,
     finishes,
-    only_when,
 )
-from ascendify.migrate.modes._insert import import_line, imports_module, insert_lines, local_name_of
 from ascendify.targets import Safety
 from ascendify.targets.portable import HELPER_MODULE
 
@@ -25,9 +25,19 @@ _SET_DEVICE = frozenset(
 )
 _DEVICE_ID = "DEVICE_ID"
 _MOVES = frozenset({"cuda", "npu"})
+SPECIFY_DEVICE = Mode(
+    "specify-device", lambda modes: modes.specify_device, rank=3, visits_everything=True
+)
 
 
-class DeviceFromEnvironment(Rule):
+class SpecifyDeviceRule(Rule):
+    """Base of the rules of ``-s/--specify-device``."""
+
+    mode = SPECIFY_DEVICE
+    targets = EVERY_TARGET
+
+
+class DeviceFromEnvironment(SpecifyDeviceRule):
     """What it does: inserts, after the imports of every file that imports torch,
     ``DEVICE_ID = int(os.environ.get("DEVICE_ID", "0"))`` and a ``set_device(DEVICE_ID)`` call
     (``torch_npu.npu.set_device``; portable: ``portable_device.set_device``).
@@ -45,11 +55,9 @@ class DeviceFromEnvironment(Rule):
     summary = "device index from DEVICE_ID"
     safety = Safety.SAFE
     operation = Operation.INSERT
-    targets = EVERY_TARGET
-    mode = "specify-device"
 
 
-class SetDeviceFromEnvironment(Rule):
+class SetDeviceFromEnvironment(SpecifyDeviceRule):
     """What it does: passes ``DEVICE_ID`` to the script's own ``set_device`` calls.
 
     Why: a hard-coded or rank-derived index would override the device the job assigned.
@@ -63,55 +71,35 @@ class SetDeviceFromEnvironment(Rule):
     name = "set-device-from-environment"
     summary = "set_device(...) -> set_device(DEVICE_ID)"
     safety = Safety.SAFE
-    targets = EVERY_TARGET
-    mode = "specify-device"
 
 
-def _imports_torch(module: ast.Module) -> bool:
-    return any(
-        (
-            isinstance(stmt, ast.Import)
-            and any(a.name.partition(".")[0] == "torch" for a in stmt.names)
-        )
-        or (isinstance(stmt, ast.ImportFrom) and (stmt.module or "").partition(".")[0] == "torch")
-        for stmt in module.body
-    )
-
-
-def _specify_device_run(modes: Modes) -> bool:
-    return modes.specify_device
-
-
-@only_when(_specify_device_run)
-@finishes
+@finishes(rules=(DeviceFromEnvironment,))
 def insert_device_id(
     ctx: Context, module: ast.Module, findings: list[Finding]
-) -> Iterator[Finding]:
-    if not _imports_torch(module):
+) -> Iterator[Insertion]:
+    if first_import_of(module, "torch") is None:
         return
+    requested = ctx.state(Insertions).requested
     if f"{_DEVICE_ID} = int(" in ctx.source.text or any(
-        f"{_DEVICE_ID} = int(" in (f.edit.replacement if f.edit else "") for f in findings
+        line.startswith(f"{_DEVICE_ID} = int(") for earlier in requested for line in earlier.code
     ):
         return  # already there (a second run, or the distributed prelude)
     portable = ctx.modes.target is Target.PORTABLE
     device_module = HELPER_MODULE if portable else "torch_npu"
-    lines = [] if local_name_of(ctx, "os") else ["import os"]
-    added_by = {"torch_npu": "NPU001", HELPER_MODULE: "PRT001"}[device_module]
-    if not imports_module(module, device_module) and not any(
-        f.rule.code == added_by for f in findings
-    ):
-        lines.append(import_line(device_module))
     set_device = f"{HELPER_MODULE}.set_device" if portable else "torch_npu.npu.set_device"
-    lines += [
+    code = (
         f'{_DEVICE_ID} = int(os.environ.get("{_DEVICE_ID}", "0"))  # the device of this process',
         f"{set_device}({_DEVICE_ID})",
-    ]
-    edit = insert_lines(ctx, module, lines, after_imports=True)
-    yield DeviceFromEnvironment.finding(module, f"device from {_DEVICE_ID}", edit)
+    )
+    yield Insertion(
+        DeviceFromEnvironment,
+        (Import("os"), Import(device_module)),
+        code,
+        message=f"device from {_DEVICE_ID}",
+    )
 
 
-@only_when(_specify_device_run)
-@checks(ast.Call)
+@checks(ast.Call, rules=(SetDeviceFromEnvironment,))
 def check_set_device(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
     if ctx.names.qualified_name(node.func) not in _SET_DEVICE or len(node.args) != 1:
@@ -125,7 +113,7 @@ def check_set_device(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Ite
     )  # fmt: skip
 
 
-class MoveWithoutIndex(Rule):
+class MoveWithoutIndex(SpecifyDeviceRule):
     """What it does: drops the device index of ``x.cuda(i)`` (``x.npu(i)``), keeping the other
     arguments (portable: ``x.to(portable_device.device())``, by PRT201).
 
@@ -143,11 +131,9 @@ class MoveWithoutIndex(Rule):
     summary = ".cuda(i) -> .cuda() (the DEVICE_ID device)"
     safety = Safety.SAFE
     targets = frozenset({Target.NPU})
-    mode = "specify-device"
 
 
-@only_when(_specify_device_run)
-@checks(ast.Call)
+@checks(ast.Call, rules=(MoveWithoutIndex,))
 def check_move_index(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
     func = node.func

@@ -8,22 +8,35 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
-from ascendify.migrate._modes import (
-    EVERY_TARGET,
-    ChangeArgument,
-    Modes,
-    RenameFunction,
-    RenameModule,
-)
-from ascendify.migrate._rule import Context, Edit, Finding, Rule, checks, finishes, only_when
-from ascendify.migrate.modes._insert import import_line, insert_lines
+from ascendify.migrate._imports import Import, Insertion
+from ascendify.migrate._modes import EVERY_TARGET, ChangeArgument, RenameFunction, RenameModule
+from ascendify.migrate._rule import Context, Edit, Finding, Mode, Rule, checks, finishes
 from ascendify.targets import Safety
 
-_MOVED_KEY = ("user-rules-imports", 0)  # ctx.cache: local name -> what a rewritten import binds
+USER_RULES = Mode("rules", lambda modes: bool(modes.user_rules), rank=5, visits_everything=True)
 
 
-class UserRenameFunction(Rule):
+class UserRule(Rule):
+    """Base of the rules of ``--rules FILE``: they win over the built-in rules' edits."""
+
+    mode = USER_RULES
+    targets = EVERY_TARGET
+    priority = -1
+
+
+@dataclass
+class _UserRulesFile:
+    """What the user rules work out for one file."""
+
+    # local name -> what a rewritten import binds it to (its uses then need no edit)
+    moved: dict[str, str] = field(default_factory=dict)
+    imported: set[str] = field(default_factory=set)  # modules rewritten imports now import
+    needed: set[str] = field(default_factory=set)  # modules that rewritten uses name
+
+
+class UserRenameFunction(UserRule):
     """What it does: renames a function (or class) given by ``[[rename_function]]`` in the rules file
     wherever the code refers to it, through any import alias.
 
@@ -39,12 +52,9 @@ class UserRenameFunction(Rule):
     name = "user-rename-function"
     summary = "user rule: rename a function"
     safety = Safety.SAFE
-    targets = EVERY_TARGET
-    priority = -1
-    mode = "rules"
 
 
-class UserRenameModule(Rule):
+class UserRenameModule(UserRule):
     """What it does: renames a module given by ``[[rename_module]]`` in imports (``import old``,
     ``import old.sub as x``, ``from old import y``) and in qualified uses (``old.f()``).
 
@@ -60,12 +70,9 @@ class UserRenameModule(Rule):
     name = "user-rename-module"
     summary = "user rule: rename a module"
     safety = Safety.SAFE
-    targets = EVERY_TARGET
-    priority = -1
-    mode = "rules"
 
 
-class UserChangeArgument(Rule):
+class UserChangeArgument(UserRule):
     """What it does: sets, adds or removes one argument of the calls named by ``[[change_argument]]``
     (found by keyword, or by position).
 
@@ -81,12 +88,9 @@ class UserChangeArgument(Rule):
     name = "user-change-argument"
     summary = "user rule: change an argument"
     safety = Safety.SAFE
-    targets = EVERY_TARGET
-    priority = -1
-    mode = "rules"
 
 
-class UserImport(Rule):
+class UserImport(UserRule):
     """What it does: inserts ``import M`` for the module of a renamed function or module that the
     file does not import yet.
 
@@ -101,22 +105,6 @@ class UserImport(Rule):
     name = "user-import"
     summary = "user rule: import the module of a new name"
     safety = Safety.SAFE
-    targets = EVERY_TARGET
-    priority = -1
-    mode = "rules"
-
-
-def _moved(ctx: Context) -> dict[str, str]:
-    moved = ctx.cache.setdefault(_MOVED_KEY, {})
-    assert isinstance(moved, dict)
-    return moved
-
-
-def _imported(ctx: Context) -> set[str]:
-    """Modules that rewritten import statements now import."""
-    imported = ctx.cache.setdefault(("user-rules-imported", 0), set())
-    assert isinstance(imported, set)
-    return imported
 
 
 def _prefixes(dotted: str) -> list[str]:
@@ -129,12 +117,7 @@ def _under(name: str, prefix: str) -> bool:
     return name == prefix or name.startswith(prefix + ".")
 
 
-def _user_rules_run(modes: Modes) -> bool:
-    return bool(modes.user_rules)
-
-
-@only_when(_user_rules_run)
-@checks(ast.Import, ast.ImportFrom)
+@checks(ast.Import, ast.ImportFrom, rules=(UserRenameFunction, UserRenameModule))
 def check_module_import(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Import | ast.ImportFrom)
     for rule in ctx.modes.user_rules:
@@ -150,8 +133,10 @@ def check_module_import(ctx: Context, node: ast.AST, parent: ast.AST | None) -> 
             at = text.find(node.module)
             new_module = rule.new + node.module[len(rule.old) :]
             for alias in node.names:
-                _moved(ctx)[alias.asname or alias.name] = f"{new_module}.{alias.name}"
-            _imported(ctx).add(new_module)
+                ctx.state(_UserRulesFile).moved[alias.asname or alias.name] = (
+                    f"{new_module}.{alias.name}"
+                )
+            ctx.state(_UserRulesFile).imported.add(new_module)
             edit = Edit(start + at, start + at + len(rule.old), rule.new)
             yield UserRenameModule.finding(node, f"{rule.old} -> {rule.new} ({rule.origin})", edit)
             return
@@ -163,9 +148,9 @@ def check_module_import(ctx: Context, node: ast.AST, parent: ast.AST | None) -> 
                 continue
             local = alias.asname or alias.name.partition(".")[0]
             new_name = rule.new + alias.name[len(rule.old) :]
-            _imported(ctx).update(_prefixes(new_name))
+            ctx.state(_UserRulesFile).imported.update(_prefixes(new_name))
             if alias.asname:
-                _moved(ctx)[local] = new_name
+                ctx.state(_UserRulesFile).moved[local] = new_name
             edit = Edit(start + at, start + at + len(rule.old), rule.new)
             yield UserRenameModule.finding(node, f"{rule.old} -> {rule.new} ({rule.origin})", edit)
 
@@ -192,14 +177,13 @@ def _function_import(ctx: Context, node: ast.ImportFrom, rule: RenameFunction) -
             edit = ctx.replace(node, f"from {new_module} import {named}")
         else:
             return  # names from several modules: each use is rewritten instead
-        _moved(ctx)[local] = rule.new
+        ctx.state(_UserRulesFile).moved[local] = rule.new
         yield UserRenameFunction.finding(node, f"{rule.old} -> {rule.new} ({rule.origin})", edit)
 
 
-@only_when(_user_rules_run)
-@checks(ast.Name, ast.Attribute)
+@checks(ast.Name, ast.Attribute, rules=(UserRenameFunction, UserRenameModule))
 def check_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
-    if not ctx.modes.user_rules or (isinstance(parent, ast.Attribute) and parent.value is node):
+    if isinstance(parent, ast.Attribute) and parent.value is node:
         return
     assert isinstance(node, ast.Name | ast.Attribute)
     if not isinstance(node.ctx, ast.Load):
@@ -218,14 +202,14 @@ def check_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[
         else:
             continue
         local = node.id if isinstance(node, ast.Name) else ctx.segment(node).partition(".")[0]
-        current = _moved(ctx).get(local, binding.qualified)
+        current = ctx.state(_UserRulesFile).moved.get(local, binding.qualified)
         if ".".join([current, *rest]) == new:
             return
         if _under(new, current) and local == _root_text(node):
             text = local + new[len(current) :]
         else:
             text = new
-            _needed_imports(ctx).add(new.rpartition(".")[0])
+            ctx.state(_UserRulesFile).needed.add(new.rpartition(".")[0])
         message = f"{qualified} -> {new} ({rule.origin})"
         yield kind.finding(node, message, ctx.replace(node, text))
         return
@@ -237,17 +221,8 @@ def _root_text(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
-def _needed_imports(ctx: Context) -> set[str]:
-    needed = ctx.cache.setdefault(("user-rules-needed", 0), set())
-    assert isinstance(needed, set)
-    return needed
-
-
-@only_when(_user_rules_run)
-@checks(ast.Call)
+@checks(ast.Call, rules=(UserChangeArgument,))
 def check_argument(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
-    if not ctx.modes.user_rules:
-        return
     assert isinstance(node, ast.Call)
     qualified = ctx.names.qualified_name(node.func)
     if qualified is None:
@@ -301,14 +276,11 @@ def _change_argument(ctx: Context, node: ast.Call, rule: ChangeArgument) -> Find
     return UserChangeArgument.finding(node, message.format(f"remove {label}"), Edit(start, end, ""))
 
 
-@only_when(_user_rules_run)
-@finishes
-def insert_imports(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Finding]:
-    needed = sorted(name for name in _needed_imports(ctx) if name)
-    if not needed or not any(f.rule.mode == "rules" and f.edit for f in findings):
-        return
-    bound = {binding.qualified for binding in ctx.names.bindings.values()} | _imported(ctx)
-    lines = [import_line(name) for name in needed if name not in bound]
-    if lines:
-        edit = insert_lines(ctx, module, lines, after_imports=True)
-        yield UserImport.finding(module, "; ".join(lines), edit)
+@finishes(rules=(UserImport,))
+def insert_imports(
+    ctx: Context, module: ast.Module, findings: list[Finding]
+) -> Iterator[Insertion]:
+    state = ctx.state(_UserRulesFile)
+    needed = sorted(name for name in state.needed - state.imported if name)
+    if needed and any(f.rule.mode is USER_RULES and f.edit for f in findings):
+        yield Insertion(UserImport, tuple(Import(name) for name in needed))

@@ -54,6 +54,12 @@ def api_family(prefixes: Iterable[str], rules: dict[Safety, type[Rule]]) -> None
     _FAMILIES.append(ApiFamily(tuple(prefixes), rules))
 
 
+def _family_rules() -> Iterator[type[Rule]]:
+    """Every rule a family claims names for (known once every rule module is imported)."""
+    for family in _FAMILIES:
+        yield from family.rules.values()
+
+
 def rule_for(qualified: str, safety: Safety) -> type[Rule] | None:
     best: tuple[int, type[Rule]] | None = None
     for family in _FAMILIES:
@@ -95,7 +101,7 @@ def _finding(
     return rule.finding(node, message, ctx.replace(node, edit_text))
 
 
-@checks(ast.Name, ast.Attribute)
+@checks(ast.Name, ast.Attribute, rules=_family_rules)
 def check_name_chain(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     if isinstance(parent, ast.Attribute) and parent.value is node:
         return  # only the whole chain is looked up
@@ -131,7 +137,7 @@ def _root_name(node: ast.expr) -> str:
     return node.id
 
 
-@checks(ast.ImportFrom, ast.Import)
+@checks(ast.ImportFrom, ast.Import, rules=_family_rules)
 def check_import(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     """Move an import whose names all exist under one NPU module; report unsupported names."""
     assert isinstance(node, ast.Import | ast.ImportFrom)

@@ -10,9 +10,11 @@ edited, never arbitrary strings (file names, log messages and comments stay as t
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ascendify.migrate._rule import Context, Edit, Finding, Rule, checks
 from ascendify.migrate.rules._flow import reaches_slot, value_alternatives
@@ -93,6 +95,16 @@ def holder_name(node: ast.expr) -> str | None:
     return None
 
 
+class LiteralRewriter(Protocol):
+    """Rewrites the literals of a slot another way than by converting them to other literals (the
+    portable target's expressions): findings of ``rule`` (``compared``: the slot is compared with a
+    holder)."""
+
+    def __call__(
+        self, ctx: Context, kind: SlotKind, slot: ast.expr, rule: type[Rule], compared: bool
+    ) -> Iterator[Finding]: ...
+
+
 @dataclass(frozen=True)
 class SlotKind:
     """One kind of value held in slots (a device, a communication backend)."""
@@ -109,6 +121,7 @@ class SlotKind:
     holder_calls: frozenset[str] = field(default_factory=frozenset)
     # Attributes holding such a value on any object (".type" of a torch.device).
     holder_attributes: frozenset[str] = field(default_factory=frozenset)
+    rewriter: LiteralRewriter | None = None  # None: each literal becomes ``convert`` of it
 
     def is_holder(self, node: ast.expr) -> bool:
         if isinstance(node, ast.Call):
@@ -127,6 +140,9 @@ class SlotKind:
         self, ctx: Context, slot: ast.expr, rule: type[Rule], *, compared: bool = False
     ) -> Iterator[Finding]:
         """Rewrite the literals of a slot (``compared``: the slot is compared with a holder)."""
+        if self.rewriter is not None:
+            yield from self.rewriter(ctx, self, slot, rule, compared)
+            return
         for literal in slot_literals(slot):
             edited = literal_edit(ctx, literal, self.convert)
             if edited is not None:
@@ -143,13 +159,52 @@ class Parameter:
     rule: type[Rule] | None = None  # None: the kind's argument rule
 
 
-_KINDS: list[tuple[SlotKind, dict[str, Parameter]]] = []
+# Each kind with its parameters and every rule its findings may name (the run's filter).
+_KINDS: list[tuple[SlotKind, dict[str, Parameter], frozenset[type[Rule]]]] = []
 _ARGPARSE_VALUE_KEYWORDS = ("default", "const", "choices")
 
 
 def slot_kind(kind: SlotKind, parameters: dict[str, Parameter]) -> None:
     """Register a kind; ``parameters`` maps qualified callables (or ``".method"``) to its slots."""
-    _KINDS.append((kind, parameters))
+    special = {p.rule for p in parameters.values() if p.rule is not None}
+    rules = {kind.argument_rule, kind.value_rule, *kind.keyword_rules.values(), *special}
+    _KINDS.append((kind, parameters, frozenset(rules)))
+
+
+def slot_kind_variant(
+    label: str, rule: type[Rule], special_rule: type[Rule], rewriter: LiteralRewriter
+) -> None:
+    """Register a variant of the kind first registered as ``label``: the same slots, its findings
+    reported as ``rule`` (``special_rule`` where the kind has a rule of its own, as for
+    ``map_location=``) and its literals rewritten by ``rewriter``."""
+    kind, parameters, _ = next(entry for entry in _KINDS if entry[0].label == label)
+    variant = dataclasses.replace(
+        kind,
+        argument_rule=rule,
+        value_rule=rule,
+        keyword_rules=dict.fromkeys(kind.keyword_rules, special_rule),
+        rewriter=rewriter,
+    )
+    slot_kind(
+        variant,
+        {
+            name: dataclasses.replace(p, rule=None if p.rule is None else special_rule)
+            for name, p in parameters.items()
+        },
+    )
+
+
+def _slot_rules() -> Iterator[type[Rule]]:
+    """The rules of every registered kind (known once every rule module is imported)."""
+    for _, _, rules in _KINDS:
+        yield from rules
+
+
+def _kinds(ctx: Context) -> Iterator[tuple[SlotKind, dict[str, Parameter]]]:
+    """The kinds this run rewrites: those with a rule the run applies."""
+    for kind, parameters, rules in _KINDS:
+        if not ctx.rules.isdisjoint(rules):
+            yield kind, parameters
 
 
 def slot_arguments(ctx: Context, node: ast.Call) -> Iterator[tuple[SlotKind, ast.expr, type[Rule]]]:
@@ -157,7 +212,7 @@ def slot_arguments(ctx: Context, node: ast.Call) -> Iterator[tuple[SlotKind, ast
     func = node.func
     qualified = ctx.names.qualified_name(func)
     method = f".{func.attr}" if isinstance(func, ast.Attribute) and qualified is None else None
-    for kind, parameters in _KINDS:
+    for kind, parameters in _kinds(ctx):
         parameter = parameters.get(qualified or "") or parameters.get(method or "")
         seen: set[str] = set()
         if parameter is not None:
@@ -208,12 +263,12 @@ def _flowing_rule(
     return found
 
 
-@checks(ast.Call)
+@checks(ast.Call, rules=_slot_rules)
 def check_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
     for kind, argument, rule in slot_arguments(ctx, node):
         yield from kind.rewrite(ctx, argument, rule)
-    for kind, parameters in _KINDS:
+    for kind, parameters in _kinds(ctx):
         # f(dev="cuda") where the file's own f passes dev on to a device slot.
         for value in [*node.args, *(keyword.value for keyword in node.keywords)]:
             flowing = _flowing_rule(ctx, value, kind, parameters)
@@ -281,14 +336,14 @@ def _text_of_holder(kind: SlotKind, node: ast.expr) -> bool:
     return kind.is_holder(node)
 
 
-@checks(ast.Compare)
+@checks(ast.Compare, rules=_slot_rules)
 def check_compare(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     """``device.type == "cuda"``, ``backend != "nccl"``, ``args.device in ("cuda", "mps")``."""
     assert isinstance(node, ast.Compare)
     if in_cuda_test_beside_npu(ctx, node):
         return  # left as written and reported by NPU305
     operands = [node.left, *node.comparators]
-    for kind, _ in _KINDS:
+    for kind, _ in _kinds(ctx):
         if any(kind.is_holder(operand) for operand in operands):
             for operand in operands:
                 if isinstance(
@@ -297,14 +352,14 @@ def check_compare(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterat
                     yield from kind.rewrite(ctx, operand, kind.value_rule, compared=True)
 
 
-@checks(ast.Assign, ast.AnnAssign)
+@checks(ast.Assign, ast.AnnAssign, rules=_slot_rules)
 def check_assignment(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     """``device = "cuda"``, ``self.device: str = "cuda:0"``, ``cfg["backend"] = "nccl"``."""
     assert isinstance(node, ast.Assign | ast.AnnAssign)
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
     if node.value is None:
         return
-    for kind, parameters in _KINDS:
+    for kind, parameters in _kinds(ctx):
         flowing = _flowing_rule(ctx, node.value, kind, parameters)
         if flowing is not None:
             yield from kind.rewrite(ctx, node.value, flowing)
@@ -312,7 +367,7 @@ def check_assignment(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Ite
             yield from kind.rewrite(ctx, node.value, kind.value_rule)
 
 
-@checks(ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+@checks(ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, rules=_slot_rules)
 def check_defaults(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     """``def train(model, device="cuda", backend="nccl")``."""
     assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
@@ -325,7 +380,7 @@ def check_defaults(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Itera
         for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
         if default is not None
     ]
-    for kind, parameters in _KINDS:
+    for kind, parameters in _kinds(ctx):
         for arg, default in pairs:
             flowing = _flowing_rule(ctx, default, kind, parameters)
             if flowing is not None:
@@ -334,11 +389,11 @@ def check_defaults(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Itera
                 yield from kind.rewrite(ctx, default, kind.value_rule)
 
 
-@checks(ast.Dict)
+@checks(ast.Dict, rules=_slot_rules)
 def check_dict(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     """``{"device": "cuda", "backend": "nccl"}`` (configuration dictionaries)."""
     assert isinstance(node, ast.Dict)
-    for kind, _ in _KINDS:
+    for kind, _ in _kinds(ctx):
         for key, value in zip(node.keys, node.values, strict=True):
             if (
                 isinstance(key, ast.Constant)

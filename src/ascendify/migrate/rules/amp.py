@@ -59,7 +59,7 @@ api_family(
 )
 
 
-@checks(ast.Call)
+@checks(ast.Call, rules=(AmpDefaultDevice,))
 def check_default_device(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
     qualified = ctx.names.qualified_name(node.func)

@@ -60,7 +60,7 @@ class AllowHf32(Rule):
     triggers = (b"allow_tf32",)
 
 
-@checks(ast.Attribute)
+@checks(ast.Attribute, rules=(AllowHf32,))
 def check_allow_tf32(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Attribute)
     if node.attr != "allow_tf32":
@@ -196,7 +196,7 @@ class NvidiaSmi(Rule):
     triggers = (b"nvidia-smi",)
 
 
-@checks(ast.Call)
+@checks(ast.Call, rules=(NvidiaSmi,))
 def check_nvidia_smi(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
     commands = [*node.args, *(keyword.value for keyword in node.keywords)]
@@ -292,7 +292,9 @@ def _accelerator_values(node: ast.AST) -> list[ast.expr]:
     return []
 
 
-@checks(ast.keyword, ast.Assign, ast.AnnAssign, ast.Compare, ast.arguments)
+@checks(
+    ast.keyword, ast.Assign, ast.AnnAssign, ast.Compare, ast.arguments, rules=(AcceleratorName,)
+)
 def check_accelerator_name(
     ctx: Context, node: ast.AST, parent: ast.AST | None
 ) -> Iterator[Finding]:
@@ -312,7 +314,7 @@ _EXTENSION_BUILDERS = frozenset(
 )
 
 
-@checks(ast.Module)
+@checks(ast.Module, rules=(ExtensionBuildScript,))
 def check_build_script(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Module)
     qualified = {binding.qualified for binding in ctx.names.bindings.values()}

@@ -112,7 +112,7 @@ class DevicePropertyField(Rule):
     triggers = (b"get_device_properties",)
 
 
-@checks(ast.Attribute)
+@checks(ast.Attribute, rules=(DevicePropertyField,))
 def check_property_field(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Attribute)
     call = node.value

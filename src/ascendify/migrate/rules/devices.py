@@ -151,7 +151,7 @@ class ExistingNpuBranch(Rule):
     triggers = (b"cuda",)  # a CUDA branch names CUDA
 
 
-@checks(ast.If)
+@checks(ast.If, rules=(ExistingNpuBranch,))
 def check_npu_branch(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.If)
     if is_elif(node, parent):
@@ -161,7 +161,7 @@ def check_npu_branch(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Ite
         yield Finding(ExistingNpuBranch, first, last, message)
 
 
-@checks(ast.Compare)
+@checks(ast.Compare, rules=(ExistingNpuBranch,))
 def check_cuda_test_beside_npu(
     ctx: Context, node: ast.AST, parent: ast.AST | None
 ) -> Iterator[Finding]:
@@ -222,7 +222,7 @@ def device_index(node: ast.Call) -> ast.expr | None:
     return None
 
 
-@checks(ast.Call)
+@checks(ast.Call, rules=(DeviceIndex,))
 def check_device_index(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
     index = device_index(node)

@@ -62,7 +62,7 @@ class BackendTable(Rule):
     triggers = (b"nccl",)
 
 
-@checks(ast.Dict)
+@checks(ast.Dict, rules=(BackendTable,))
 def check_backend_table(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Dict)
     entries = {

@@ -82,7 +82,7 @@ def _is_environ(ctx: Context, node: ast.expr) -> bool:
     return ctx.names.qualified_name(node) == "os.environ"
 
 
-@checks(ast.Subscript, ast.Call, ast.Compare)
+@checks(ast.Subscript, ast.Call, ast.Compare, rules=(EnvVar, EnvVarUnsupported))
 def check_env(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     for name_node in _env_name_nodes(ctx, node):
         if not (isinstance(name_node, ast.Constant) and isinstance(name_node.value, str)):

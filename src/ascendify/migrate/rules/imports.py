@@ -6,8 +6,8 @@ import ast
 import re
 from collections.abc import Iterator
 
+from ascendify.migrate._imports import Import, Insertion
 from ascendify.migrate._rule import Context, Edit, Finding, Operation, Rule, checks, finishes
-from ascendify.migrate.modes._insert import IMPORT_TORCH_NPU
 from ascendify.source import import_bindings
 from ascendify.targets import Safety
 from ascendify.targets.devices import CUDA_ONLY_LIBRARIES
@@ -90,7 +90,7 @@ def _library_of(qualified: str) -> str | None:
     return None
 
 
-@checks(ast.Import, ast.ImportFrom)
+@checks(ast.Import, ast.ImportFrom, rules=(UnusedAmpC, CudaOnlyLibrary))
 def check_cuda_only_import(
     ctx: Context, node: ast.AST, parent: ast.AST | None
 ) -> Iterator[Finding]:
@@ -139,96 +139,20 @@ def _delete_lines(ctx: Context, node: ast.stmt) -> Edit | None:
 _TORCH_NPU_NAMESPACE = re.compile(r"\btorch\.npu\b")
 
 
-@finishes
+@finishes(rules=(ImportTorchNpu,))
 def insert_torch_npu(
     ctx: Context, module: ast.Module, findings: list[Finding]
-) -> Iterator[Finding]:
+) -> Iterator[Insertion]:
     edits = [finding.edit for finding in findings if finding.edit is not None]
     uses_torch = any(
         binding.qualified.partition(".")[0] == "torch" for binding in ctx.names.bindings.values()
     )
     # torch.npu exists only once torch_npu is imported, whether the migration wrote it or not.
     uses_torch_npu_namespace = uses_torch and _TORCH_NPU_NAMESPACE.search(ctx.source.text)
-    if not (edits or uses_torch_npu_namespace) or _imports_torch_npu(module):
+    if not (edits or uses_torch_npu_namespace):
         return
     names_torch_npu = any("torch_npu" in edit.replacement for edit in edits)
-    if not (names_torch_npu or uses_torch):
-        return  # e.g. a launcher that only sets environment variables: it needs no torch_npu
-    anchor = next((stmt for stmt in module.body if _imports_torch(stmt)), None)
-    if anchor is None:
-        anchor = _last_preamble(module)
-    yield _insert_after(ctx, anchor) if anchor is not None else _insert_before_code(ctx, module)
-
-
-def _insert_after(ctx: Context, anchor: ast.stmt) -> Finding:
-    line = anchor.end_lineno or anchor.lineno
-    text = ctx.source.line(line)
-    offset = ctx.source.offset(line, 0) + len(text)
-    newline = ctx.source.newline()
-    insert = (
-        f"{IMPORT_TORCH_NPU}{newline}"
-        if text.endswith(("\n", "\r"))
-        else f"{newline}{IMPORT_TORCH_NPU}"
-    )
-    return ImportTorchNpu.finding(anchor, "import torch_npu", Edit(offset, offset, insert))
-
-
-def _insert_before_code(ctx: Context, module: ast.Module) -> Finding:
-    """Before the first statement: after any leading comments, so a coding cookie stays first."""
-    newline = ctx.source.newline()
-    if not module.body:
-        end = len(ctx.source.text)
-        prefix = "" if ctx.source.text.endswith(("\n", "\r")) or not ctx.source.text else newline
-        edit = Edit(end, end, f"{prefix}{IMPORT_TORCH_NPU}{newline}")
-        return ImportTorchNpu.finding(module, "import torch_npu", edit)
-    first = module.body[0]
-    offset = ctx.source.offset(first.lineno, 0)
-    return ImportTorchNpu.finding(
-        first, "import torch_npu", Edit(offset, offset, f"{IMPORT_TORCH_NPU}{newline}")
-    )
-
-
-def _imports_torch(stmt: ast.stmt) -> bool:
-    if isinstance(stmt, ast.Import):
-        return any(alias.name.partition(".")[0] == "torch" for alias in stmt.names)
-    return (
-        isinstance(stmt, ast.ImportFrom)
-        and stmt.level == 0
-        and (stmt.module or "").partition(".")[0] == "torch"
-    )
-
-
-def _imports_torch_npu(module: ast.Module) -> bool:
-    """Whether the name ``torch_npu`` is bound by a top-level import (also inside try/if)."""
-    stack: list[ast.stmt] = list(module.body)
-    while stack:
-        stmt = stack.pop()
-        if isinstance(stmt, ast.Import) and any(
-            alias.asname is None and alias.name.partition(".")[0] == "torch_npu"
-            for alias in stmt.names
-        ):
-            return True
-        if isinstance(stmt, ast.If | ast.Try):
-            stack.extend(stmt.body)
-            stack.extend(stmt.orelse)
-            if isinstance(stmt, ast.Try):
-                stack.extend(stmt.finalbody)
-                for handler in stmt.handlers:
-                    stack.extend(handler.body)
-    return False
-
-
-def _last_preamble(module: ast.Module) -> ast.stmt | None:
-    """The last of the module docstring and ``from __future__`` imports, which must stay first."""
-    last = None
-    for index, stmt in enumerate(module.body):
-        is_docstring = (
-            index == 0
-            and isinstance(stmt, ast.Expr)
-            and isinstance(stmt.value, ast.Constant)
-            and isinstance(stmt.value.value, str)
+    if names_torch_npu or uses_torch:  # a launcher that only sets environment variables needs none
+        yield Insertion(
+            ImportTorchNpu, (Import("torch_npu"),), message="import torch_npu", follows="torch"
         )
-        if not (is_docstring or (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__")):
-            break
-        last = stmt
-    return last

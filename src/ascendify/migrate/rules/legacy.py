@@ -79,7 +79,7 @@ api_family(
 )
 
 
-@checks(ast.Constant)
+@checks(ast.Constant, rules=(LegacyTypeString,))
 def check_type_string(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Constant)
     if not isinstance(node.value, str) or not node.value.startswith("torch.cuda."):

@@ -88,7 +88,7 @@ def _rename_attribute(ctx: Context, node: ast.Attribute, new: str) -> Edit:
     return Edit(end - len(node.attr), end, new)
 
 
-@checks(ast.Call)
+@checks(ast.Call, rules=(CudaMethod,))
 def check_cuda_method(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
     func = node.func
@@ -103,7 +103,7 @@ def check_cuda_method(ctx: Context, node: ast.AST, parent: ast.AST | None) -> It
         yield CudaMethod.finding(node, f".{func.attr}() -> .{new}()", edit)
 
 
-@checks(ast.Attribute)
+@checks(ast.Attribute, rules=(CudaMethod, IsCudaAttribute, OwnCudaMember))
 def check_is_cuda(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Attribute)
     if is_chosen_method(node, parent) and not is_own_member(ctx, node):

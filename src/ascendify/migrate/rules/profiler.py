@@ -102,7 +102,7 @@ api_family(
 )
 
 
-@checks(ast.Call)
+@checks(ast.Call, rules=(ProfilerUseCuda,))
 def check_use_cuda(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
     if ctx.names.qualified_name(node.func) not in USE_CUDA_PROFILERS:
@@ -121,7 +121,7 @@ def check_use_cuda(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Itera
         )
 
 
-@checks(ast.Call)
+@checks(ast.Call, rules=(ProfilerExperimentalConfig,))
 def check_experimental_config(
     ctx: Context, node: ast.AST, parent: ast.AST | None
 ) -> Iterator[Finding]:

@@ -10,16 +10,23 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascendify.migrate._modes import EVERY_TARGET, Modes
-from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks, finishes, only_when
-from ascendify.migrate.modes._insert import imports_module, insert_lines
+from ascendify.migrate._imports import Import, Insertion
+from ascendify.migrate._modes import EVERY_TARGET
+from ascendify.migrate._rule import Context, Finding, Mode, Operation, Rule, checks, finishes
 from ascendify.replace.catalogue import PACKAGE, Kind, Replacement, replacement_for
 from ascendify.targets import Safety
 
-_IMPORT = f"import {PACKAGE}"
+REPLACE = Mode("replace", lambda modes: modes.replace_unsupported, rank=6, visits_everything=True)
 
 
-class ReplaceExact(Rule):
+class ReplaceRule(Rule):
+    """Base of the rules of ``-r/--replace-unsupported``."""
+
+    mode = REPLACE
+    targets = EVERY_TARGET
+
+
+class ReplaceExact(ReplaceRule):
     """What it does: rewrites a call of an API that the chosen torch_npu version has no NPU kernel
     for to its exact replacement in ``ascend_function``: a composite of operators that do have NPU
     kernels (``torch.linalg.inv``, ``torch.linalg.cholesky`` before 2.13, ``torch.lgamma``,
@@ -45,11 +52,9 @@ class ReplaceExact(Rule):
     name = "replace-exact"
     summary = "unsupported API -> exact composite in ascend_function"
     safety = Safety.UNSAFE
-    targets = EVERY_TARGET
-    mode = "replace"
 
 
-class ReplaceFallback(Rule):
+class ReplaceFallback(ReplaceRule):
     """What it does: rewrites a call of an API that the chosen torch_npu version has no NPU kernel
     for, and that has no exact composite, to its CPU fallback in ``ascend_function``: the original
     runs on CPU copies and the result moves back to the input's device (``torch.polygamma``,
@@ -74,11 +79,9 @@ class ReplaceFallback(Rule):
     name = "replace-fallback"
     summary = "unsupported API -> CPU fallback in ascend_function (slow)"
     safety = Safety.UNSAFE
-    targets = EVERY_TARGET
-    mode = "replace"
 
 
-class ImportAscendFunction(Rule):
+class ImportAscendFunction(ReplaceRule):
     """What it does: inserts ``import ascend_function`` in files where calls were replaced.
 
     Why: the replaced calls need the package, which the migration writes at the root of the result.
@@ -93,12 +96,6 @@ class ImportAscendFunction(Rule):
     summary = "insert import ascend_function"
     safety = Safety.SAFE
     operation = Operation.INSERT
-    targets = EVERY_TARGET
-    mode = "replace"
-
-
-def _replacing(modes: Modes) -> bool:
-    return modes.replace_unsupported
 
 
 def _message(api: str, entry: Replacement) -> str:
@@ -109,8 +106,7 @@ def _message(api: str, entry: Replacement) -> str:
     return f"{api} -> {entry.reference()} [{entry.kind.value}] ({entry.code}: {how})"
 
 
-@only_when(_replacing)
-@checks(ast.Call)
+@checks(ast.Call, rules=(ReplaceExact, ReplaceFallback))
 def check_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
     if PACKAGE in ctx.path.split("/")[:-1]:
@@ -123,11 +119,7 @@ def check_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[
     yield rule.finding(node, _message(api, entry), ctx.replace(node.func, entry.reference()))
 
 
-@only_when(_replacing)
-@finishes
-def insert_import(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Finding]:
-    replaced = any(f.rule in (ReplaceExact, ReplaceFallback) and f.edit for f in findings)
-    if replaced and not imports_module(module, PACKAGE):
-        yield ImportAscendFunction.finding(
-            module, _IMPORT, insert_lines(ctx, module, [_IMPORT], after_imports=True)
-        )
+@finishes(rules=(ImportAscendFunction,))
+def insert_import(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Insertion]:
+    if any(f.rule in (ReplaceExact, ReplaceFallback) and f.edit for f in findings):
+        yield Insertion(ImportAscendFunction, (Import(PACKAGE),))
