@@ -3,7 +3,9 @@
 Subcommands live one per module in :mod:`ascendify.commands` and are discovered, never
 hand-listed. Each module exposes ``NAME``, ``HELP``, ``add_arguments(parser)`` and
 ``run(args) -> int``. Command modules import their library lazily so that
-``ascendify --help`` and the launcher start fast (no torch import).
+``ascendify --help`` and the launcher start fast (no torch import), and a command's
+``add_arguments`` runs only when that command is the one run (or its help is shown): ``migrate``
+finds its mode options in the rule registry, which the other commands must not pay for.
 
 Exit codes: 0 success, 1 findings or changes (``--check``) or a failed job, 2 usage or input errors
 (one line naming the input and the problem), 3 an internal error, 130 interrupted, 141 when the
@@ -18,9 +20,9 @@ import importlib
 import os
 import pkgutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 
 from ascendify import __version__, commands
 from ascendify._fs import shown
@@ -40,6 +42,35 @@ class Command(Protocol):
     def run(self, args: argparse.Namespace) -> int: ...
 
 
+class _CommandParser(argparse.ArgumentParser):
+    """A sub-command's parser that adds its arguments on first use: parsing, help or usage."""
+
+    def __init__(
+        self, *, arguments: Callable[[argparse.ArgumentParser], None] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self._arguments = arguments
+
+    def _add_arguments(self) -> None:
+        arguments, self._arguments = self._arguments, None
+        if arguments is not None:
+            arguments(self)
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self._add_arguments()
+        return super().parse_known_args(args, namespace)
+
+    def format_help(self) -> str:
+        self._add_arguments()
+        return super().format_help()
+
+    def format_usage(self) -> str:
+        self._add_arguments()
+        return super().format_usage()
+
+
 def _discover_commands() -> list[Command]:
     found: list[Command] = []
     for info in pkgutil.iter_modules(commands.__path__):
@@ -55,10 +86,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Migrate PyTorch GPU projects to Ascend NPUs and run them as training jobs.",
     )
     parser.add_argument("--version", action="version", version=f"ascendify {__version__}")
-    subparsers = parser.add_subparsers(dest="subcommand", metavar="COMMAND")
+    subparsers = parser.add_subparsers(
+        dest="subcommand", metavar="COMMAND", parser_class=_CommandParser
+    )
     for command in _discover_commands():
-        sub = subparsers.add_parser(command.NAME, help=command.HELP, description=command.HELP)
-        command.add_arguments(sub)
+        sub = subparsers.add_parser(
+            command.NAME, help=command.HELP, description=command.HELP,
+            arguments=command.add_arguments,
+        )  # fmt: skip
         sub.set_defaults(handler=command.run)
     return parser
 
