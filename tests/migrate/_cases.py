@@ -2,8 +2,9 @@
 default run, ``tests/golden/migrate_modes/<CODE>/<case>.py`` for the rules of a mode.
 
 A case file starts with ``# rules: CODE ...`` (every finding expected, repeated per occurrence); a mode
-case then names the run's modes, ``# modes: ...`` (``portable``, ``specify_device``, ``modelarts``,
-``distributed=MAIN:MODEL``, ``rules=FILE`` next to the case, ``replace``), and optionally
+case then names the run's modes, ``# modes: ...`` (``portable``, ``distributed=MAIN:MODEL``,
+``rules=FILE`` next to the case, or the name of any on/off mode, found in the registry:
+``specify_device``, ``modelarts``, ``replace``; ``_`` may stand for a ``-`` of the name), and optionally
 ``# path: REL`` (the file's path in SRC). Then the input, then optionally a line ``# output`` and the
 expected result. Without ``# output`` the input must come out unchanged. A case expecting an opt-in
 rule runs with that rule enabled.
@@ -15,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ascendify.migrate import Settings, load_rules
+from ascendify.migrate import Settings, load_rules, switch_modes
 from ascendify.migrate._modes import DistributedMode, Modes, Target
 from ascendify.migrate.rulefile import load_rule_file
 
@@ -48,24 +49,22 @@ class Case:
 
 def parse_modes(text: str, directory: Path) -> Modes:
     options: dict[str, object] = {}
+    known = {mode.name for mode in switch_modes()}
+    switches: set[str] = set()
     for word in text.split():
         name, _, value = word.partition("=")
         if name == "portable":
             options["target"] = Target.PORTABLE
-        elif name == "specify_device":
-            options["specify_device"] = True
-        elif name == "modelarts":
-            options["modelarts"] = True
         elif name == "distributed":
             main, _, model = value.partition(":")
             options["distributed"] = DistributedMode(main, model or "model")
         elif name == "rules":
             options["user_rules"] = load_rule_file(directory / value)
-        elif name == "replace":
-            options["replace_unsupported"] = True
+        elif (switch := name.replace("_", "-")) in known:
+            switches.add(switch)
         else:
             raise AssertionError(f"unknown mode {word!r}")
-    return Modes(**options)  # type: ignore[arg-type]
+    return Modes(switches=frozenset(switches), **options)  # type: ignore[arg-type]
 
 
 def load_case(path: Path) -> Case:

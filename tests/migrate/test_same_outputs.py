@@ -32,11 +32,7 @@ PROJECTS = {
 RUNS: dict[str, dict[str, object]] = {
     "npu": {},
     "portable": {"target": "portable"},
-    "device-modelarts-replace": {
-        "specify_device": True,
-        "modelarts": True,
-        "replace_unsupported": True,
-    },
+    "device-modelarts-replace": {"switches": {"specify-device", "modelarts", "replace"}},
     "rules": {"rules_file": TESTS / "golden" / "migrate_modes" / "USR001" / "rules.json"},
 }
 # The log holds timings and absolute paths: its lines are not compared.

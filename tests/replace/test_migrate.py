@@ -47,7 +47,7 @@ def migrate(
     tmp_path: Path, *, replace: bool = True, version: str = "2.13.0", target: str = "npu"
 ) -> Path:
     out = tmp_path / f"out-{version}-{target}-{replace}"
-    modes = build_modes(PROJECT, target=target, replace_unsupported=replace)
+    modes = build_modes(PROJECT, target=target, switches={"replace"} if replace else ())
     options = Options(
         source=PROJECT,
         output=out,
@@ -184,14 +184,14 @@ def test_a_package_of_the_project_named_ascend_function_is_not_overwritten(
     with pytest.raises(
         AscendifyError, match="is the project's own: rename it, or migrate without -r"
     ):
-        build_modes(source, replace_unsupported=True)
-    assert build_modes(source).replace_unsupported is False  # without -r it is just a package
+        build_modes(source, switches={"replace"})
+    assert not build_modes(source).switches  # without -r it is just a package
 
 
 def test_migrating_a_result_again_keeps_its_functions_and_adds_new_ones(tmp_path: Path) -> None:
     first = migrate(tmp_path)
     again = tmp_path / "again"
-    modes = build_modes(first, replace_unsupported=True)
+    modes = build_modes(first, switches={"replace"})
     settings = Settings(torch_npu_version="2.8.0", modes=modes)
     quiet = Console(file=io.StringIO())
     options = Options(source=first, output=again, settings=settings)

@@ -46,26 +46,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_mode_arguments(parser: argparse.ArgumentParser) -> None:
-    """The modes of docs/migrate-modes.md."""
+    """The modes of docs/migrate-modes.md, in its order: an on/off mode's flag comes from its
+    :class:`~ascendify.migrate.Switch`; the others take values and are added here."""
+    from ascendify.migrate import iter_modes  # loads every rule: only when migrate is the command
+
+    own = {"portable": _add_target, "distributed": _add_distributed, "rules": _add_rules_file}
+    for mode in iter_modes():
+        if mode.switch is None:
+            own[mode.name](parser)
+        else:
+            parser.add_argument(
+                *mode.switch.flags, action="append_const", const=mode.name, dest="switches",
+                default=[], help=mode.switch.help,
+            )  # fmt: skip
+
+
+def _add_target(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--target", choices=("npu", "portable"), default="npu",
         help="npu: torch_npu code; portable: device-agnostic code for NPU, CUDA and CPU",
     )  # fmt: skip
-    parser.add_argument(
-        "-s", "--specify-device", action="store_true",
-        help="take the device index from the DEVICE_ID environment variable",
-    )  # fmt: skip
-    parser.add_argument(
-        "-m", "--modelarts", action="store_true",
-        help="route file paths through ascend_modelarts_function (object-storage mapping)",
-    )  # fmt: skip
+
+
+def _add_rules_file(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rules", type=Path, metavar="FILE", help="user rules (.json, or .toml on Python 3.11+)"
     )
-    parser.add_argument(
-        "-r", "--replace-unsupported", action="store_true",
-        help="route calls the NPU cannot run to ascend_function/ (exact composites, CPU fallbacks)",
-    )  # fmt: skip
+
+
+def _add_distributed(parser: argparse.ArgumentParser) -> None:
     modes = parser.add_subparsers(dest="mode", metavar="{distributed}")
     distributed = modes.add_parser(
         "distributed", help="turn a single-card script into a multi-card one (<name>_msft_multi)"
@@ -93,12 +102,10 @@ def run(args: argparse.Namespace) -> int:
     modes = build_modes(
         args.input,
         target=args.target,
-        specify_device=args.specify_device,
-        modelarts=args.modelarts,
+        switches=args.switches,
         main=args.main if args.mode == "distributed" else None,
         model=args.target_model if args.mode == "distributed" else "model",
         rules_file=args.rules,
-        replace_unsupported=args.replace_unsupported,
     )
     settings = Settings(
         torch_npu_version=resolve_version(args.torch_npu_version),

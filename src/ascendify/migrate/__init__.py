@@ -22,15 +22,18 @@ from ascendify.migrate._rule import (
     Change,
     Context,
     Edit,
+    Extras,
     Finding,
     Mode,
     Operation,
     Rule,
+    Switch,
     checks,
     iter_modes,
     iter_rules,
     load_rules,
     opt_in_codes,
+    switch_modes,
 )
 from ascendify.migrate._run import run_migration
 from ascendify.migrate._settings import Settings
@@ -52,6 +55,7 @@ __all__ = [
     "Context",
     "DistributedMode",
     "Edit",
+    "Extras",
     "Failed",
     "FileOutcome",
     "FileResult",
@@ -64,6 +68,7 @@ __all__ = [
     "Settings",
     "SkipReason",
     "Skipped",
+    "Switch",
     "Target",
     "TreePlan",
     "TreeResult",
@@ -79,4 +84,5 @@ __all__ = [
     "plan_tree",
     "prepare_output",
     "run_migration",
+    "switch_modes",
 ]

@@ -1,5 +1,5 @@
-"""What a run asks for beyond the default NPU rewrite: target, device pinning, multi-card, ModelArts paths,
-user rules, replaced unsupported APIs. Plain picklable data: it rides in
+"""What a run asks for beyond the default NPU rewrite: target, multi-card, user rules, and the on/off modes
+(device pinning, ModelArts paths, replaced unsupported APIs, ...). Plain picklable data: it rides in
 :class:`ascendify.migrate.Settings` to worker processes and reaches every checker through
 :attr:`ascendify.migrate.Context.modes`.
 """
@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ascendify.migrate._rule import Mode
 
 
 class Target(str, Enum):
@@ -61,8 +65,12 @@ UserRule = RenameFunction | RenameModule | ChangeArgument
 @dataclass(frozen=True)
 class Modes:
     target: Target = Target.NPU
-    specify_device: bool = False  # -s: the device index comes from DEVICE_ID
-    modelarts: bool = False  # -m: file paths go through the ModelArts path manager
     distributed: DistributedMode | None = None
     user_rules: tuple[UserRule, ...] = ()
-    replace_unsupported: bool = False  # -r: calls the NPU cannot run go to ascend_function
+    # The on/off modes switched on, by mode name ("specify-device", "modelarts", "replace"): a mode
+    # with a command-line switch needs no field of its own.
+    switches: frozenset[str] = frozenset()
+
+    def has(self, mode: Mode) -> bool:
+        """Whether the on/off ``mode`` is switched on."""
+        return mode.name in self.switches

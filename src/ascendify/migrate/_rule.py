@@ -27,6 +27,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, TypeVar, cast
 
 from ascendify.errors import AscendifyError
@@ -37,6 +38,7 @@ from ascendify.targets import Safety, TorchNpuFacts
 
 if TYPE_CHECKING:
     from ascendify.migrate._imports import Insertion
+    from ascendify.migrate._tree import TreeResult
 
 
 class Operation(str, Enum):
@@ -71,18 +73,55 @@ class Change:
 
 
 @dataclass(frozen=True)
+class Switch:
+    """The command-line flag of an on/off mode: ``ascendify migrate`` adds one per such mode."""
+
+    flags: tuple[str, ...]  # ("-s", "--specify-device")
+    help: str
+
+
+# Writes what a mode adds into the result directory, once the files are migrated; returns the names
+# written (for the log).
+ExtrasWriter = Callable[[Modes, "TreeResult", Path], list[str]]
+
+
+@dataclass(frozen=True)
+class Extras:
+    """What a mode puts beside the migrated code (:mod:`ascendify.migrate.extras` asks the modes that
+    are on)."""
+
+    # Names at the top of the result the writer may use: an entry of SRC named so is not mirrored.
+    reserves: frozenset[str] = frozenset()
+    write: ExtrasWriter | None = None
+    # Refuses (AscendifyError) a SRC whose own files the writer would overwrite, before anything runs.
+    check: Callable[[Path], None] | None = None
+
+
+@dataclass(frozen=True)
 class Mode:
     """A kind of run that switches on rules of its own (its rules set ``mode`` to it)."""
 
     name: str  # as the docs and the change list's readers know it: "portable"; "" the default run
-    on: Callable[[Modes], bool]  # whether a run with these modes applies the mode's rules
-    rank: int  # its place in the mode rule reference (docs/migrate-modes.md)
+    rank: int  # its place in the mode rule reference (docs/migrate-modes.md) and among the options
     # Its rules look at code without CUDA idioms (data loaders, file APIs, user names, every file
     # importing torch), so files are parsed and walked whole, not only where a trigger token is.
     visits_everything: bool = False
+    # An on/off mode has a switch: it is on when Modes.switches names it.
+    switch: Switch | None = None
+    # Any other mode (a target, a sub-command, a file) says from its own Modes field when it is on.
+    when: Callable[[Modes], bool] | None = None
+    extras: Extras = Extras()
+
+    def __post_init__(self) -> None:
+        if (self.switch is None) == (self.when is None):
+            raise TypeError(f"mode {self.name!r} needs exactly one of switch and when")
+
+    def on(self, modes: Modes) -> bool:
+        """Whether a run with these modes applies the mode's rules."""
+        return modes.has(self) if self.when is None else self.when(modes)
 
 
-DEFAULT_RUN = Mode("", lambda modes: True, 0)
+DEFAULT_RUN = Mode("", 0, when=lambda modes: True)
 
 
 class Rule:
@@ -317,6 +356,11 @@ def iter_modes() -> list[Mode]:
     """The modes that have rules, in the order of the mode rule reference (without the default run)."""
     modes = {rule.mode for rule in load_rules().rules.values()} - {DEFAULT_RUN}
     return sorted(modes, key=lambda mode: mode.rank)
+
+
+def switch_modes() -> list[Mode]:
+    """The on/off modes (those with a :class:`Switch`), in the order of the mode rule reference."""
+    return [mode for mode in iter_modes() if mode.switch is not None]
 
 
 def iter_rules(mode: Mode | None = DEFAULT_RUN) -> Iterator[type[Rule]]:

@@ -11,15 +11,51 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
+from ascendify._fs import make_dir
 from ascendify.migrate._imports import Import, Insertion
-from ascendify.migrate._modes import EVERY_TARGET
-from ascendify.migrate._rule import Context, Finding, Mode, Operation, Rule, checks, finishes
+from ascendify.migrate._modes import EVERY_TARGET, Modes
+from ascendify.migrate._rule import (
+    Context,
+    Extras,
+    Finding,
+    Mode,
+    Operation,
+    Rule,
+    Switch,
+    checks,
+    finishes,
+)
+from ascendify.migrate._tree import TreeResult
+from ascendify.migrate.extras import copy_template
 from ascendify.targets import Safety
 
 _MANAGER = "ModelArtsPathManager"
 _WRAP = f"{_MANAGER}().get_path"
-MODELARTS = Mode("modelarts", lambda modes: modes.modelarts, rank=4, visits_everything=True)
+PACKAGE = "ascend_modelarts_function"
+_PACKAGE_FILES = ("__init__.py", "modelarts_path_manager.py", "path_mapping_config.py")
+
+
+def _write_package(modes: Modes, result: TreeResult, directory: Path) -> list[str]:
+    """Copy the path manager package to the top of the result (the migrated files import it)."""
+    package = directory / PACKAGE
+    make_dir(package, directory)
+    for name in _PACKAGE_FILES:
+        copy_template(f"{PACKAGE}/{name}", package / name, directory)
+    return [f"{PACKAGE}/"]
+
+
+MODELARTS = Mode(
+    "modelarts",
+    rank=4,
+    visits_everything=True,
+    switch=Switch(
+        ("-m", "--modelarts"),
+        "route file paths through ascend_modelarts_function (object-storage mapping)",
+    ),
+    extras=Extras(reserves=frozenset({PACKAGE}), write=_write_package),
+)
 
 
 class ModelArtsRule(Rule):
@@ -193,4 +229,4 @@ def _is_wrapped(node: ast.expr) -> bool:
 @finishes(rules=(ImportPathManager,))
 def insert_import(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Insertion]:
     if any(f.rule is ModelArtsPath and f.edit is not None for f in findings):
-        yield Insertion(ImportPathManager, (Import("ascend_modelarts_function", _MANAGER),))
+        yield Insertion(ImportPathManager, (Import(PACKAGE, _MANAGER),))

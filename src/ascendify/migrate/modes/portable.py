@@ -11,12 +11,14 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ascendify.migrate._imports import Import, Insertion, local_name_of
-from ascendify.migrate._modes import EVERY_TARGET, Target
+from ascendify.migrate._modes import EVERY_TARGET, Modes, Target
 from ascendify.migrate._rule import (
     Context,
     Edit,
+    Extras,
     Finding,
     Mode,
     Operation,
@@ -24,6 +26,8 @@ from ascendify.migrate._rule import (
     checks,
     finishes,
 )
+from ascendify.migrate._tree import TreeResult
+from ascendify.migrate.extras import copy_template, importing_folders
 from ascendify.migrate.rules import devices as _npu_devices  # noqa: F401  (registers the slot kinds)
 from ascendify.migrate.rules import distributed as _npu_distributed  # noqa: F401
 from ascendify.migrate.rules._flow import value_alternatives
@@ -49,7 +53,23 @@ from ascendify.targets.portable import (
     portable_target,
 )
 
-PORTABLE = Mode("portable", lambda modes: modes.target is Target.PORTABLE, rank=1)
+
+def _write_helper(modes: Modes, result: TreeResult, directory: Path) -> list[str]:
+    """Copy the helper module beside every migrated file that imports it (and into the folders above)."""
+    written = []
+    for folder in importing_folders(directory, result, HELPER_MODULE):
+        helper = folder / f"{HELPER_MODULE}.py"
+        copy_template(f"{HELPER_MODULE}.py", directory / helper, directory)
+        written.append(helper.as_posix())
+    return written
+
+
+PORTABLE = Mode(
+    "portable",
+    rank=1,
+    when=lambda modes: modes.target is Target.PORTABLE,
+    extras=Extras(reserves=frozenset({f"{HELPER_MODULE}.py"}), write=_write_helper),
+)
 _CUDA_TRIGGERS = (b"cuda", b"CUDA")
 _AUTOCAST_POSITIONS = ("enabled", "dtype", "cache_enabled")  # torch.cuda.amp.autocast's order
 _AMP_DEVICE_FIRST = frozenset({"torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler"})
@@ -535,7 +555,11 @@ def check_cuda_method(ctx: Context, node: ast.AST, parent: ast.AST | None) -> It
             others.append(ctx.segment(keyword))
     if len(node.args) > 1:
         others.insert(0, f"non_blocking={ctx.segment(node.args[1])}")
-    if ctx.modes.specify_device:
+    # Imported here, not at the top: modes register their finishers in the order load_rules imports
+    # them, and that order places the lines they insert.
+    from ascendify.migrate.modes.specify_device import SPECIFY_DEVICE
+
+    if ctx.modes.has(SPECIFY_DEVICE):
         device_args = []  # the device set from DEVICE_ID, not the index written here
     arguments = ", ".join([f"{HELPER_DEVICE}({', '.join(device_args)})", *others])
     _, end = ctx.span(node)

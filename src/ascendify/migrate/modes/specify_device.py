@@ -14,6 +14,7 @@ from ascendify.migrate._rule import (
     Mode,
     Operation,
     Rule,
+    Switch,
     checks,
     finishes,
 )
@@ -26,7 +27,13 @@ _SET_DEVICE = frozenset(
 _DEVICE_ID = "DEVICE_ID"
 _MOVES = frozenset({"cuda", "npu"})
 SPECIFY_DEVICE = Mode(
-    "specify-device", lambda modes: modes.specify_device, rank=3, visits_everything=True
+    "specify-device",
+    rank=3,
+    visits_everything=True,
+    switch=Switch(
+        ("-s", "--specify-device"),
+        "take the device index from the DEVICE_ID environment variable",
+    ),
 )
 
 

@@ -15,7 +15,9 @@ from ascendify.migrate._modes import EVERY_TARGET, ChangeArgument, RenameFunctio
 from ascendify.migrate._rule import Context, Edit, Finding, Mode, Rule, checks, finishes
 from ascendify.targets import Safety
 
-USER_RULES = Mode("rules", lambda modes: bool(modes.user_rules), rank=5, visits_everything=True)
+USER_RULES = Mode(
+    "rules", rank=5, visits_everything=True, when=lambda modes: bool(modes.user_rules)
+)
 
 
 class UserRule(Rule):
