@@ -41,7 +41,8 @@ LAUNCHER = "run_distributed_npu.sh"
 
 
 def _write_launcher(modes: Modes, result: TreeResult, directory: Path) -> list[str]:
-    assert modes.distributed is not None
+    """The script that starts the main file once per card."""
+    assert modes.distributed is not None  # the mode is on
     script = distributed_script(modes.distributed.main).encode()
     write_bytes(directory / LAUNCHER, script, directory, 0o750)
     return [LAUNCHER]

@@ -54,7 +54,7 @@ def _check_no_foreign_package(source: Path) -> None:
 
 
 def _write_replacements(modes: Modes, result: TreeResult, directory: Path) -> list[str]:
-    """Write ``ascend_function/`` wherever a migrated file imports it (see :func:`~ascendify.migrate.extras.importing_folders`)."""
+    """Write ``ascend_function/`` wherever a migrated file imports it (and in the folders above)."""
     used = _replacements_used(result, directory)
     if not used:
         return []
