@@ -14,17 +14,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ascendify.migrate._rule import Context
+from ascendify.source import SourceText, statements
 from ascendify.targets.devices import ATTRIBUTE_RENAMES, CUDA_DEVICE_TYPE, NPU_DEVICE_TYPE
 
 _MEMBERS = frozenset({*ATTRIBUTE_RENAMES, "cuda"})  # members named after the device
-_OWN_KEY = ("own-members", 0)
-_CUDA_TESTS_KEY = ("cuda-tests-beside-npu", 0)
 _SELF = frozenset({"self", "cls"})
 _DEFINES = re.compile(r"\bdef\s+(?:is_)?cuda\b|\.(?:is_)?cuda\s*(?:=[^=]|:)")
 
 
 @dataclass
 class _Owned:
+    """Per file: the members named after the device that the file defines, and the receivers that
+    read them (collected on the first question)."""
+
+    collected: bool = False
     members: set[str] = field(default_factory=set)  # member names the file defines
     receivers: set[tuple[str, str]] = field(default_factory=set)  # (receiver text, member)
     instances: set[tuple[str, str]] = field(default_factory=set)  # (variable, member)
@@ -34,12 +37,12 @@ def is_own_member(ctx: Context, node: ast.Attribute) -> bool:
     """Whether ``node`` (``recv.cuda``, ``recv.is_cuda``) names a member the file defines."""
     if node.attr not in _MEMBERS:
         return False
-    owned = ctx.cache.get(_OWN_KEY)
-    if owned is None:
+    owned = ctx.state(_Owned)
+    if not owned.collected:
+        owned.collected = True
         # Most files define no such member: a text search spares them the tree walks.
-        owned = _collect(ctx) if _DEFINES.search(ctx.source.text) else _Owned()
-        ctx.cache[_OWN_KEY] = owned
-    assert isinstance(owned, _Owned)
+        if _DEFINES.search(ctx.source.text):
+            _collect(ctx.module, owned)
     if node.attr not in owned.members:
         return False
     receiver = node.value
@@ -50,10 +53,9 @@ def is_own_member(ctx: Context, node: ast.Attribute) -> bool:
     return (ast.unparse(receiver), node.attr) in owned.receivers
 
 
-def _collect(ctx: Context) -> _Owned:
-    owned = _Owned()
+def _collect(module: ast.Module, owned: _Owned) -> None:
     classes: dict[str, set[str]] = {}  # class name -> members it defines
-    for node in ast.walk(ctx.module):
+    for node in ast.walk(module):
         if isinstance(node, ast.ClassDef):
             defined = {
                 stmt.name
@@ -77,7 +79,7 @@ def _collect(ctx: Context) -> _Owned:
         ):
             owned.members.add(node.attr)
             owned.receivers.add((ast.unparse(node.value), node.attr))
-    for node in ast.walk(ctx.module):
+    for node in ast.walk(module):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             func = node.value.func
             name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
@@ -85,7 +87,6 @@ def _collect(ctx: Context) -> _Owned:
                 owned.instances.update(
                     (target.id, member) for target in node.targets if isinstance(target, ast.Name)
                 )
-    return owned
 
 
 def _assigned_attributes(node: ast.ClassDef) -> Iterator[ast.Attribute]:
@@ -116,20 +117,27 @@ def in_cuda_test_beside_npu(ctx: Context, node: ast.expr) -> bool:
     ``self.is_cuda = dev.type == "cuda"`` next to ``self.is_npu = dev.type == "npu"``: the code
     tells the two devices apart already, and rewriting the first would make both true on an NPU host.
     """
-    spans = ctx.cache.get(_CUDA_TESTS_KEY)
-    if spans is None:
+    tests = ctx.state(_CudaTests)
+    if tests.spans is None:
         # Most files never name the NPU: a text search spares them the tree walk.
         found = NPU_DEVICE_TYPE in ctx.source.text
-        spans = _cuda_tests_beside_npu(ctx.module) if found else []
-        ctx.cache[_CUDA_TESTS_KEY] = spans
-    assert isinstance(spans, list)
+        tests.spans = _cuda_tests_beside_npu(ctx) if found else []
     last = node.end_lineno or node.lineno
-    return any(first <= node.lineno and last <= end for first, end in spans)
+    return any(first <= node.lineno and last <= end for first, end in tests.spans)
 
 
-def _cuda_tests_beside_npu(module: ast.Module) -> list[tuple[int, int]]:
+@dataclass
+class _CudaTests:
+    """Per file: the line spans of the values testing for CUDA assigned beside NPU tests (None
+    until the first question)."""
+
+    spans: list[tuple[int, int]] | None = None
+
+
+def _cuda_tests_beside_npu(ctx: Context) -> list[tuple[int, int]]:
     spans = []
-    for node in ast.walk(module):
+    # Statement lists hang only off statements (and the module): expressions need no visit.
+    for node in [ctx.module, *statements(ctx.module)]:
         for name in ("body", "orelse", "finalbody"):
             block = getattr(node, name, None)
             if not isinstance(block, list):
@@ -139,7 +147,10 @@ def _cuda_tests_beside_npu(module: ast.Module) -> list[tuple[int, int]]:
                 for stmt in block
                 if isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None
             ]
-            if any(_tests_device(value, NPU_DEVICE_TYPE) for value in values):
+            if any(
+                _may_name_npu(ctx.source, value) and _tests_device(value, NPU_DEVICE_TYPE)
+                for value in values
+            ):
                 spans += [
                     (value.lineno, value.end_lineno or value.lineno)
                     for value in values
@@ -147,6 +158,13 @@ def _cuda_tests_beside_npu(module: ast.Module) -> list[tuple[int, int]]:
                     and not mentions_device(value, NPU_DEVICE_TYPE)
                 ]
     return spans
+
+
+def _may_name_npu(source: SourceText, value: ast.expr) -> bool:
+    """Whether the lines of ``value`` spell the NPU's name at all: the text test spares walking
+    the many values that cannot test for the NPU."""
+    last = value.end_lineno or value.lineno
+    return any(NPU_DEVICE_TYPE in source.line(line) for line in range(value.lineno, last + 1))
 
 
 def _tests_device(value: ast.expr, device: str) -> bool:
