@@ -19,8 +19,15 @@ from ascendify.migrate._rule import Context
 # A call's arguments that sit in a slot: (kind label, argument expression).
 SinkFinder = Callable[[Context, ast.Call], Iterator[tuple[str, ast.expr]]]
 
-_FLOW_KEY = ("device-flow", 0)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_SCOPES = frozenset({*_FUNCTIONS, ast.Lambda})
+_SELF = ("self", "cls")
+# Fields that never hold a node with a call or a binding inside (names, operators, flags).
+_NO_NODES = frozenset(
+    {"ctx", "op", "ops", "id", "attr", "arg", "name", "names", "module", "level", "kind",
+     "conversion", "simple", "is_async", "type_comment", "kwd_attrs"}
+)  # fmt: skip
+_CHILD_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}  # filled on first sight of a node type
 
 
 @dataclass
@@ -34,7 +41,6 @@ class _Scope:
     parameters: list[str] = field(default_factory=list)
     positional: int = 0  # how many of ``parameters`` can be passed by position
     sinks: list[tuple[str, ast.expr]] = field(default_factory=list)
-    calls: list[ast.Call] = field(default_factory=list)
 
     def binds(self, name: str) -> bool:
         return name in self.values or name in self.parameters
@@ -42,16 +48,26 @@ class _Scope:
 
 def reaches_slot(ctx: Context, node: ast.expr, label: str, sinks: SinkFinder) -> bool:
     """Whether the bound value ``node`` (assigned, a default, an argument) reaches a ``label`` slot."""
-    flow = ctx.cache.get(_FLOW_KEY)
-    if flow is None:
-        flow = _analyse(ctx, sinks)
-        ctx.cache[_FLOW_KEY] = flow
-    assert isinstance(flow, dict)
-    return id(node) in flow.get(label, ())
+    reached = ctx.state(_Reached)
+    if reached.labels is None:
+        reached.labels = _analyse(ctx, sinks)
+    return id(node) in reached.labels.get(label, ())
+
+
+@dataclass
+class _Reached:
+    """Per file: for each slot label, the ids of the bound values that reach such a slot (the
+    analysis runs on the first question)."""
+
+    labels: dict[str, set[int]] | None = None
+
+
+# The calls of a file by the name they call (``f(...)``, ``self.f(...)``), with their scope.
+_Calls = dict[str, list[tuple[_Scope, ast.Call]]]
 
 
 def _analyse(ctx: Context, sinks: SinkFinder) -> dict[str, set[int]]:
-    scopes = _collect(ctx, sinks)
+    scopes, calls = _collect(ctx, sinks)
     functions = {scope.node.name: scope for scope in scopes if isinstance(scope.node, _FUNCTIONS)}
     reached: dict[str, set[int]] = {}
     seen: set[tuple[int, str, str]] = set()
@@ -70,7 +86,7 @@ def _analyse(ctx: Context, sinks: SinkFinder) -> dict[str, set[int]]:
             reached.setdefault(label, set()).add(id(value))
             pending.extend((owner, inner, label) for inner in _names_in(value))
         if name in owner.parameters and isinstance(owner.node, _FUNCTIONS):
-            for caller, argument in _arguments_for(scopes, functions, owner, name):
+            for caller, argument in _arguments_for(calls, functions, owner, name):
                 reached.setdefault(label, set()).add(id(argument))
                 pending.extend((caller, inner, label) for inner in _names_in(argument))
     return reached
@@ -110,37 +126,35 @@ def _names_in(expr: ast.expr) -> Iterator[str]:
 
 
 def _arguments_for(
-    scopes: list[_Scope], functions: dict[str, _Scope], function: _Scope, name: str
+    calls: _Calls, functions: dict[str, _Scope], function: _Scope, name: str
 ) -> Iterator[tuple[_Scope, ast.expr]]:
     """Arguments passed for parameter ``name`` by calls of ``function`` anywhere in the file."""
     assert isinstance(function.node, _FUNCTIONS)
+    called = function.node.name
+    if functions.get(called) is not function:
+        return  # a later definition of the name shadows this one
     index = function.parameters.index(name)
-    for scope in scopes:
-        for call in scope.calls:
-            func = call.func
-            called = func.id if isinstance(func, ast.Name) else None
-            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-                called = func.attr if func.value.id in ("self", "cls") else None
-            if called != function.node.name or functions.get(called) is not function:
-                continue
-            position = index - (1 if isinstance(func, ast.Attribute) else 0)
-            for keyword in call.keywords:
-                if keyword.arg == name:
-                    yield scope, keyword.value
-            starred = any(isinstance(arg, ast.Starred) for arg in call.args[: position + 1])
-            if 0 <= position < min(len(call.args), function.positional) and not starred:
-                yield scope, call.args[position]
+    for scope, call in calls.get(called, ()):
+        position = index - (1 if isinstance(call.func, ast.Attribute) else 0)
+        for keyword in call.keywords:
+            if keyword.arg == name:
+                yield scope, keyword.value
+        starred = any(isinstance(arg, ast.Starred) for arg in call.args[: position + 1])
+        if 0 <= position < min(len(call.args), function.positional) and not starred:
+            yield scope, call.args[position]
 
 
-def _collect(ctx: Context, sinks: SinkFinder) -> list[_Scope]:
+def _collect(ctx: Context, sinks: SinkFinder) -> tuple[list[_Scope], _Calls]:
+    """Every scope of the file with what it binds and passes into slots, and the file's calls."""
     module = _Scope(ctx.module, None)
     scopes = [module]
-    stack: list[tuple[ast.AST, _Scope]] = [
-        (child, module) for child in ast.iter_child_nodes(ctx.module)
-    ]
+    calls: _Calls = {}
+    stack: list[tuple[ast.AST, _Scope]] = [(child, module) for child in ctx.module.body]
     while stack:
         node, scope = stack.pop()
-        if isinstance(node, (*_FUNCTIONS, ast.Lambda)):
+        kind = type(node)
+        if kind in _SCOPES:
+            assert isinstance(node, (*_FUNCTIONS, ast.Lambda))
             inner = _Scope(node, scope)
             _add_parameters(inner, node.args)
             scopes.append(inner)
@@ -155,10 +169,38 @@ def _collect(ctx: Context, sinks: SinkFinder) -> list[_Scope]:
             if isinstance(node.target, ast.Name):
                 scope.values.setdefault(node.target.id, []).append(node.value)
         elif isinstance(node, ast.Call):
-            scope.calls.append(node)
+            called = _called_name(node.func)
+            if called is not None:
+                calls.setdefault(called, []).append((scope, node))
             scope.sinks.extend(sinks(ctx, node))
-        stack.extend((child, scope) for child in ast.iter_child_nodes(node))
-    return scopes
+        # The walk is the analysis' cost: skip fields without nodes instead of asking ast for them.
+        for name in _child_fields(kind):
+            value = getattr(node, name)
+            if type(value) is list:
+                stack.extend((child, scope) for child in value if isinstance(child, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append((value, scope))
+    return scopes, calls
+
+
+def _child_fields(kind: type[ast.AST]) -> tuple[str, ...]:
+    """The fields of a node type that may hold nodes (a constant's value never does)."""
+    fields = _CHILD_FIELDS.get(kind)
+    if fields is None:
+        fields = (
+            () if kind is ast.Constant else tuple(f for f in kind._fields if f not in _NO_NODES)
+        )
+        _CHILD_FIELDS[kind] = fields
+    return fields
+
+
+def _called_name(func: ast.expr) -> str | None:
+    """The name a call calls, when it may be a function the file defines: ``f`` or ``self.f``."""
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return func.attr if func.value.id in _SELF else None
+    return None
 
 
 def _add_parameters(scope: _Scope, arguments: ast.arguments) -> None:
