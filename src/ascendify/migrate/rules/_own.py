@@ -9,17 +9,21 @@ its CUDA branch as the user wrote it.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ascendify.migrate._rule import Context
-from ascendify.source import SourceText, statements
+from ascendify.source import STATEMENT_LISTS
 from ascendify.targets.devices import ATTRIBUTE_RENAMES, CUDA_DEVICE_TYPE, NPU_DEVICE_TYPE
 
 _MEMBERS = frozenset({*ATTRIBUTE_RENAMES, "cuda"})  # members named after the device
 _SELF = frozenset({"self", "cls"})
-_DEFINES = re.compile(r"\bdef\s+(?:is_)?cuda\b|\.(?:is_)?cuda\s*(?:=[^=]|:)")
+# Two searches led by a literal: re scans for a literal prefix fast, but not for ``\b`` or an
+# alternation (``def(?<!\wdef)`` is ``\bdef``), which cost ten times as much on a large file.
+_DEFINES_MEMBER = re.compile(r"def(?<!\wdef)\s+(?:is_)?cuda\b")
+_ASSIGNS_MEMBER = re.compile(r"\.(?:is_)?cuda\s*(?:=[^=]|:)")
 
 
 @dataclass
@@ -41,7 +45,8 @@ def is_own_member(ctx: Context, node: ast.Attribute) -> bool:
     if not owned.collected:
         owned.collected = True
         # Most files define no such member: a text search spares them the tree walks.
-        if _DEFINES.search(ctx.source.text):
+        text = ctx.source.text
+        if _DEFINES_MEMBER.search(text) or _ASSIGNS_MEMBER.search(text):
             _collect(ctx.module, owned)
     if node.attr not in owned.members:
         return False
@@ -135,36 +140,58 @@ class _CudaTests:
 
 
 def _cuda_tests_beside_npu(ctx: Context) -> list[tuple[int, int]]:
+    lines = _npu_lines(ctx)
     spans = []
-    # Statement lists hang only off statements (and the module): expressions need no visit.
-    for node in [ctx.module, *statements(ctx.module)]:
+    stack: list[ast.AST] = [ctx.module]
+    while stack:
+        node = stack.pop()
         for name in ("body", "orelse", "finalbody"):
             block = getattr(node, name, None)
-            if not isinstance(block, list):
-                continue
-            values = [
-                stmt.value
-                for stmt in block
-                if isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None
-            ]
-            if any(
-                _may_name_npu(ctx.source, value) and _tests_device(value, NPU_DEVICE_TYPE)
-                for value in values
-            ):
-                spans += [
-                    (value.lineno, value.end_lineno or value.lineno)
-                    for value in values
-                    if _tests_device(value, CUDA_DEVICE_TYPE)
-                    and not mentions_device(value, NPU_DEVICE_TYPE)
-                ]
+            if isinstance(block, list):
+                spans += _cuda_tests_in_block(block, lines)
+        # Statement lists hang only off statements, and a statement whose lines never name the
+        # NPU holds no NPU test: most of the file is never visited.
+        stack.extend(
+            child
+            for name in STATEMENT_LISTS
+            for child in getattr(node, name, None) or ()
+            if _spans_line(child, lines)
+        )
     return spans
 
 
-def _may_name_npu(source: SourceText, value: ast.expr) -> bool:
-    """Whether the lines of ``value`` spell the NPU's name at all: the text test spares walking
-    the many values that cannot test for the NPU."""
-    last = value.end_lineno or value.lineno
-    return any(NPU_DEVICE_TYPE in source.line(line) for line in range(value.lineno, last + 1))
+def _cuda_tests_in_block(block: list[ast.stmt], npu_lines: list[int]) -> list[tuple[int, int]]:
+    """The spans of the values testing for CUDA assigned in a block that assigns an NPU test."""
+    values = [
+        stmt.value
+        for stmt in block
+        if isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None
+    ]
+    if not any(
+        _spans_line(value, npu_lines) and _tests_device(value, NPU_DEVICE_TYPE) for value in values
+    ):
+        return []
+    return [
+        (value.lineno, value.end_lineno or value.lineno)
+        for value in values
+        if _tests_device(value, CUDA_DEVICE_TYPE) and not mentions_device(value, NPU_DEVICE_TYPE)
+    ]
+
+
+def _npu_lines(ctx: Context) -> list[int]:
+    """The numbers of the lines that spell the NPU's name (a test for the NPU lies on one)."""
+    body = ctx.module.body
+    last = (body[-1].end_lineno or body[-1].lineno) if body else 0
+    return [line for line in range(1, last + 1) if NPU_DEVICE_TYPE in ctx.source.line(line)]
+
+
+def _spans_line(node: ast.AST, lines: list[int]) -> bool:
+    """Whether a node spans one of the sorted ``lines`` (a ``case``, without a position, may)."""
+    first = getattr(node, "lineno", None)
+    if first is None:
+        return True
+    index = bisect.bisect_left(lines, first)
+    return index < len(lines) and lines[index] <= (getattr(node, "end_lineno", None) or first)
 
 
 def _tests_device(value: ast.expr, device: str) -> bool:

@@ -136,7 +136,8 @@ def _delete_lines(ctx: Context, node: ast.stmt) -> Edit | None:
     return Edit(line_start, line_end, "")
 
 
-_TORCH_NPU_NAMESPACE = re.compile(r"\btorch\.npu\b")
+# ``torch(?<!\wtorch)`` is ``\btorch``, but led by a literal, which re scans for much faster.
+_TORCH_NPU_NAMESPACE = re.compile(r"torch(?<!\wtorch)\.npu\b")
 
 
 @finishes(rules=(ImportTorchNpu,))
