@@ -9,13 +9,13 @@ its CUDA branch as the user wrote it.
 from __future__ import annotations
 
 import ast
-import bisect
 import re
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ascendify.migrate._rule import Context
-from ascendify.source import STATEMENT_LISTS
+from ascendify.source import STATEMENT_LISTS, statements
 from ascendify.targets.devices import ATTRIBUTE_RENAMES, CUDA_DEVICE_TYPE, NPU_DEVICE_TYPE
 
 _MEMBERS = frozenset({*ATTRIBUTE_RENAMES, "cuda"})  # members named after the device
@@ -60,44 +60,46 @@ def is_own_member(ctx: Context, node: ast.Attribute) -> bool:
 
 def _collect(module: ast.Module, owned: _Owned) -> None:
     classes: dict[str, set[str]] = {}  # class name -> members it defines
-    for node in ast.walk(module):
-        if isinstance(node, ast.ClassDef):
-            defined = {
-                stmt.name
-                for stmt in node.body
-                if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
-                and stmt.name in _MEMBERS
-            }
-            defined |= {
-                target.attr
-                for target in _assigned_attributes(node)
-                if isinstance(target.value, ast.Name) and target.value.id in _SELF
-            }
-            if defined:
-                classes[node.name] = defined
-                owned.members |= defined
-        elif (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.ctx, ast.Store)
-            and node.attr in _MEMBERS
-            and not (isinstance(node.value, ast.Name) and node.value.id in _SELF)
-        ):
-            owned.members.add(node.attr)
-            owned.receivers.add((ast.unparse(node.value), node.attr))
-    for node in ast.walk(module):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            func = node.value.func
+    for node, assigned in _classes(module, owned):
+        defined = {
+            stmt.name
+            for stmt in node.body
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name in _MEMBERS
+        }
+        defined |= assigned
+        if defined:
+            classes[node.name] = defined
+            owned.members |= defined
+    for stmt in statements(module):
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+            func = stmt.value.func
             name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
             for member in classes.get(name or "", ()):
                 owned.instances.update(
-                    (target.id, member) for target in node.targets if isinstance(target, ast.Name)
+                    (target.id, member) for target in stmt.targets if isinstance(target, ast.Name)
                 )
 
 
-def _assigned_attributes(node: ast.ClassDef) -> Iterator[ast.Attribute]:
-    for child in ast.walk(node):
-        if isinstance(child, ast.Attribute) and isinstance(child.ctx, ast.Store):
-            yield child
+def _classes(module: ast.Module, owned: _Owned) -> list[tuple[ast.ClassDef, set[str]]]:
+    """Every class in ``ast.walk`` order (a later class of the same name wins), each with the
+    attributes assigned on ``self``/``cls`` anywhere inside it; the members assigned on other
+    receivers go into ``owned``. One walk, where a walk per class would repeat nested ones."""
+    classes: list[tuple[ast.ClassDef, set[str]]] = []
+    queue: deque[tuple[ast.AST, tuple[set[str], ...]]] = deque([(module, ())])
+    while queue:
+        node, enclosing = queue.popleft()
+        if isinstance(node, ast.ClassDef):
+            classes.append((node, set()))
+            enclosing = (*enclosing, classes[-1][1])
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            if isinstance(node.value, ast.Name) and node.value.id in _SELF:
+                for assigned in enclosing:
+                    assigned.add(node.attr)
+            elif node.attr in _MEMBERS:
+                owned.members.add(node.attr)
+                owned.receivers.add((ast.unparse(node.value), node.attr))
+        queue.extend((child, enclosing) for child in ast.iter_child_nodes(node))
+    return classes
 
 
 def cuda_branches_beside_npu(node: ast.If) -> Iterator[tuple[ast.expr, int, int]]:
@@ -140,7 +142,6 @@ class _CudaTests:
 
 
 def _cuda_tests_beside_npu(ctx: Context) -> list[tuple[int, int]]:
-    lines = _npu_lines(ctx)
     spans = []
     stack: list[ast.AST] = [ctx.module]
     while stack:
@@ -148,19 +149,19 @@ def _cuda_tests_beside_npu(ctx: Context) -> list[tuple[int, int]]:
         for name in ("body", "orelse", "finalbody"):
             block = getattr(node, name, None)
             if isinstance(block, list):
-                spans += _cuda_tests_in_block(block, lines)
-        # Statement lists hang only off statements, and a statement whose lines never name the
+                spans += _cuda_tests_in_block(ctx, block)
+        # Statement lists hang only off statements, and a statement whose text never names the
         # NPU holds no NPU test: most of the file is never visited.
         stack.extend(
             child
             for name in STATEMENT_LISTS
             for child in getattr(node, name, None) or ()
-            if _spans_line(child, lines)
+            if _may_name_npu(ctx, child)
         )
     return spans
 
 
-def _cuda_tests_in_block(block: list[ast.stmt], npu_lines: list[int]) -> list[tuple[int, int]]:
+def _cuda_tests_in_block(ctx: Context, block: list[ast.stmt]) -> list[tuple[int, int]]:
     """The spans of the values testing for CUDA assigned in a block that assigns an NPU test."""
     values = [
         stmt.value
@@ -168,7 +169,7 @@ def _cuda_tests_in_block(block: list[ast.stmt], npu_lines: list[int]) -> list[tu
         if isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None
     ]
     if not any(
-        _spans_line(value, npu_lines) and _tests_device(value, NPU_DEVICE_TYPE) for value in values
+        _may_name_npu(ctx, value) and _tests_device(value, NPU_DEVICE_TYPE) for value in values
     ):
         return []
     return [
@@ -178,20 +179,10 @@ def _cuda_tests_in_block(block: list[ast.stmt], npu_lines: list[int]) -> list[tu
     ]
 
 
-def _npu_lines(ctx: Context) -> list[int]:
-    """The numbers of the lines that spell the NPU's name (a test for the NPU lies on one)."""
-    body = ctx.module.body
-    last = (body[-1].end_lineno or body[-1].lineno) if body else 0
-    return [line for line in range(1, last + 1) if NPU_DEVICE_TYPE in ctx.source.line(line)]
-
-
-def _spans_line(node: ast.AST, lines: list[int]) -> bool:
-    """Whether a node spans one of the sorted ``lines`` (a ``case``, without a position, may)."""
-    first = getattr(node, "lineno", None)
-    if first is None:
-        return True
-    index = bisect.bisect_left(lines, first)
-    return index < len(lines) and lines[index] <= (getattr(node, "end_lineno", None) or first)
+def _may_name_npu(ctx: Context, node: ast.AST) -> bool:
+    """Whether a node's source spells the NPU's name at all, as any test for the NPU does (a text
+    search, far cheaper than a walk). A ``case`` has no position of its own: it may."""
+    return not hasattr(node, "lineno") or NPU_DEVICE_TYPE in ctx.segment(node)
 
 
 def _tests_device(value: ast.expr, device: str) -> bool:
