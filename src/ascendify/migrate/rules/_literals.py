@@ -249,10 +249,9 @@ def _flowing_rule(
 ) -> type[Rule] | None:
     """The rule for a bound value that reaches a slot of ``kind``; None if it reaches none.
 
-    A value reaching a slot with a rule of its own (``map_location``) gets that rule.
+    A value reaching a slot with a rule of its own (``map_location``) gets that rule. Ask only about
+    values that :func:`_holds_cuda_literal`: the others have nothing to rewrite.
     """
-    if not any(_names_cuda(literal) for literal in slot_literals(value)):
-        return None  # nothing to rewrite: spare the file's data-flow analysis
     special = {*kind.keyword_rules.values(), *(p.rule for p in parameters.values() if p.rule)}
     found = None
     for rule in (kind.argument_rule, *special):
@@ -263,14 +262,22 @@ def _flowing_rule(
     return found
 
 
+def _holds_cuda_literal(value: ast.expr) -> bool:
+    """Whether a bound value holds a CUDA (or NCCL) literal: only then is its flow worth the file's
+    data-flow analysis. Asked once per value, not once per kind of slot."""
+    return any(_names_cuda(literal) for literal in slot_literals(value))
+
+
 @checks(ast.Call, rules=_slot_rules)
 def check_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
     for kind, argument, rule in slot_arguments(ctx, node):
         yield from kind.rewrite(ctx, argument, rule)
+    arguments = [*node.args, *(keyword.value for keyword in node.keywords)]
+    flowing_candidates = [value for value in arguments if _holds_cuda_literal(value)]
     for kind, parameters in _kinds(ctx):
         # f(dev="cuda") where the file's own f passes dev on to a device slot.
-        for value in [*node.args, *(keyword.value for keyword in node.keywords)]:
+        for value in flowing_candidates:
             flowing = _flowing_rule(ctx, value, kind, parameters)
             if flowing is not None:
                 yield from kind.rewrite(ctx, value, flowing)
@@ -359,8 +366,9 @@ def check_assignment(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Ite
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
     if node.value is None:
         return
+    may_flow = _holds_cuda_literal(node.value)
     for kind, parameters in _kinds(ctx):
-        flowing = _flowing_rule(ctx, node.value, kind, parameters)
+        flowing = _flowing_rule(ctx, node.value, kind, parameters) if may_flow else None
         if flowing is not None:
             yield from kind.rewrite(ctx, node.value, flowing)
         elif any(kind.is_holder(target) for target in targets):
@@ -380,9 +388,10 @@ def check_defaults(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Itera
         for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
         if default is not None
     ]
+    may_flow = [_holds_cuda_literal(default) for _, default in pairs]
     for kind, parameters in _kinds(ctx):
-        for arg, default in pairs:
-            flowing = _flowing_rule(ctx, default, kind, parameters)
+        for (arg, default), flows in zip(pairs, may_flow, strict=True):
+            flowing = _flowing_rule(ctx, default, kind, parameters) if flows else None
             if flowing is not None:
                 yield from kind.rewrite(ctx, default, flowing)
             elif kind.holder.search(arg.arg):
