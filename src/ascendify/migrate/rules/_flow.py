@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
 
 from ascendify.migrate._rule import Context
 
@@ -21,6 +22,7 @@ SinkFinder = Callable[[Context, ast.Call], Iterator[tuple[str, ast.expr]]]
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPES = frozenset({*_FUNCTIONS, ast.Lambda})
+_RECORDED = frozenset({ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.Call})
 _SELF = ("self", "cls")
 # Fields that never hold a node with a call or a binding inside (names, operators, flags).
 _NO_NODES = frozenset(
@@ -149,42 +151,59 @@ def _collect(ctx: Context, sinks: SinkFinder) -> tuple[list[_Scope], _Calls]:
     module = _Scope(ctx.module, None)
     scopes = [module]
     calls: _Calls = {}
-    stack: list[tuple[ast.AST, _Scope]] = [(child, module) for child in ctx.module.body]
+    stack: list[tuple[ast.AST | None, _Scope]] = [(child, module) for child in ctx.module.body]
     while stack:
         node, scope = stack.pop()
+        if node is None:
+            continue  # the missing key of a ``**`` entry in a dict display
         kind = type(node)
         if kind in _SCOPES:
-            assert isinstance(node, (*_FUNCTIONS, ast.Lambda))
-            inner = _Scope(node, scope)
-            _add_parameters(inner, node.args)
-            scopes.append(inner)
-            body = node.body if isinstance(node.body, list) else [node.body]
-            stack.extend((child, inner) for child in body)
+            scopes.append(_enter_scope(node, scope, stack))
             continue
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    scope.values.setdefault(target.id, []).append(node.value)
-        elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and node.value is not None:
-            if isinstance(node.target, ast.Name):
-                scope.values.setdefault(node.target.id, []).append(node.value)
-        elif isinstance(node, ast.Call):
-            called = _called_name(node.func)
-            if called is not None:
-                calls.setdefault(called, []).append((scope, node))
-            scope.sinks.extend(sinks(ctx, node))
-        # The walk is the analysis' cost: skip fields without nodes instead of asking ast for them.
-        for name in _child_fields(kind):
+        if kind in _RECORDED:
+            _record(ctx, sinks, node, scope, calls)
+        # The walk is the analysis' cost: only the fields that may hold nodes, children unfiltered.
+        fields = _CHILD_FIELDS.get(kind)
+        for name in fields if fields is not None else _child_fields(kind):
             value = getattr(node, name)
             if type(value) is list:
-                stack.extend((child, scope) for child in value if isinstance(child, ast.AST))
+                stack.extend(zip(value, repeat(scope)))
             elif isinstance(value, ast.AST):
                 stack.append((value, scope))
     return scopes, calls
 
 
+def _enter_scope(
+    node: ast.AST, outer: _Scope, stack: list[tuple[ast.AST | None, _Scope]]
+) -> _Scope:
+    """The scope of a function or lambda, its body put on ``stack`` to be walked in it."""
+    assert isinstance(node, (*_FUNCTIONS, ast.Lambda))
+    inner = _Scope(node, outer)
+    _add_parameters(inner, node.args)
+    body = node.body if isinstance(node.body, list) else [node.body]
+    stack.extend((child, inner) for child in body)
+    return inner
+
+
+def _record(ctx: Context, sinks: SinkFinder, node: ast.AST, scope: _Scope, calls: _Calls) -> None:
+    """Note what an assignment binds in ``scope``, or what a call passes into slots and calls."""
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                scope.values.setdefault(target.id, []).append(node.value)
+    elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and node.value is not None:
+        if isinstance(node.target, ast.Name):
+            scope.values.setdefault(node.target.id, []).append(node.value)
+    elif isinstance(node, ast.Call):
+        called = _called_name(node.func)
+        if called is not None:
+            calls.setdefault(called, []).append((scope, node))
+        scope.sinks.extend(sinks(ctx, node))
+
+
 def _child_fields(kind: type[ast.AST]) -> tuple[str, ...]:
-    """The fields of a node type that may hold nodes (a constant's value never does)."""
+    """The fields of a node type that may hold nodes (a constant's value never does); a list there
+    holds nodes only, or None for the key of a ``**`` entry in a dict display."""
     fields = _CHILD_FIELDS.get(kind)
     if fields is None:
         fields = (
