@@ -16,7 +16,7 @@ from ascendify.source.names import (
     statements,
 )
 from ascendify.source.parsed import PARSE_ERRORS, ParsedSource, SharedParse, parse_source
-from ascendify.source.scan import Tokens, walk_touching
+from ascendify.source.scan import Tokens, child_fields, walk_touching
 from ascendify.source.text import SourceText, UndecodableSource, decode, encode, is_suppressed
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "SourceText",
     "Tokens",
     "UndecodableSource",
+    "child_fields",
     "decode",
     "dotted_parts",
     "encode",

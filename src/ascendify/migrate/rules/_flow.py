@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 
 from ascendify.migrate._rule import Context
+from ascendify.source import child_fields
 
 # A call's arguments that sit in a slot: (kind label, argument expression).
 SinkFinder = Callable[[Context, ast.Call], Iterator[tuple[str, ast.expr]]]
@@ -24,12 +25,6 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPES = frozenset({*_FUNCTIONS, ast.Lambda})
 _RECORDED = frozenset({ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.Call})
 _SELF = ("self", "cls")
-# Fields that never hold a node with a call or a binding inside (names, operators, flags).
-_NO_NODES = frozenset(
-    {"ctx", "op", "ops", "id", "attr", "arg", "name", "names", "module", "level", "kind",
-     "conversion", "simple", "is_async", "type_comment", "kwd_attrs"}
-)  # fmt: skip
-_CHILD_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}  # filled on first sight of a node type
 
 
 @dataclass
@@ -163,8 +158,7 @@ def _collect(ctx: Context, sinks: SinkFinder) -> tuple[list[_Scope], _Calls]:
         if kind in _RECORDED:
             _record(ctx, sinks, node, scope, calls)
         # The walk is the analysis' cost: only the fields that may hold nodes, children unfiltered.
-        fields = _CHILD_FIELDS.get(kind)
-        for name in fields if fields is not None else _child_fields(kind):
+        for name in child_fields(kind):
             value = getattr(node, name)
             if type(value) is list:
                 stack.extend(zip(value, repeat(scope)))
@@ -199,18 +193,6 @@ def _record(ctx: Context, sinks: SinkFinder, node: ast.AST, scope: _Scope, calls
         if called is not None:
             calls.setdefault(called, []).append((scope, node))
         scope.sinks.extend(sinks(ctx, node))
-
-
-def _child_fields(kind: type[ast.AST]) -> tuple[str, ...]:
-    """The fields of a node type that may hold nodes (a constant's value never does); a list there
-    holds nodes only, or None for the key of a ``**`` entry in a dict display."""
-    fields = _CHILD_FIELDS.get(kind)
-    if fields is None:
-        fields = (
-            () if kind is ast.Constant else tuple(f for f in kind._fields if f not in _NO_NODES)
-        )
-        _CHILD_FIELDS[kind] = fields
-    return fields
 
 
 def _called_name(func: ast.expr) -> str | None:
