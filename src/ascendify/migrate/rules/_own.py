@@ -13,9 +13,10 @@ import re
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
 
 from ascendify.migrate._rule import Context
-from ascendify.source import STATEMENT_LISTS, statements
+from ascendify.source import STATEMENT_LISTS, child_fields, statements
 from ascendify.targets.devices import ATTRIBUTE_RENAMES, CUDA_DEVICE_TYPE, NPU_DEVICE_TYPE
 
 _MEMBERS = frozenset({*ATTRIBUTE_RENAMES, "cuda"})  # members named after the device
@@ -85,9 +86,11 @@ def _classes(module: ast.Module, owned: _Owned) -> list[tuple[ast.ClassDef, set[
     attributes assigned on ``self``/``cls`` anywhere inside it; the members assigned on other
     receivers go into ``owned``. One walk, where a walk per class would repeat nested ones."""
     classes: list[tuple[ast.ClassDef, set[str]]] = []
-    queue: deque[tuple[ast.AST, tuple[set[str], ...]]] = deque([(module, ())])
+    queue: deque[tuple[ast.AST | None, tuple[set[str], ...]]] = deque([(module, ())])
     while queue:
         node, enclosing = queue.popleft()
+        if node is None:
+            continue  # the missing key of a ``**`` entry in a dict display
         if isinstance(node, ast.ClassDef):
             classes.append((node, set()))
             enclosing = (*enclosing, classes[-1][1])
@@ -98,7 +101,12 @@ def _classes(module: ast.Module, owned: _Owned) -> list[tuple[ast.ClassDef, set[
             elif node.attr in _MEMBERS:
                 owned.members.add(node.attr)
                 owned.receivers.add((ast.unparse(node.value), node.attr))
-        queue.extend((child, enclosing) for child in ast.iter_child_nodes(node))
+        for name in child_fields(type(node)):
+            value = getattr(node, name)
+            if type(value) is list:
+                queue.extend(zip(value, repeat(enclosing)))
+            elif isinstance(value, ast.AST):
+                queue.append((value, enclosing))
     return classes
 
 
