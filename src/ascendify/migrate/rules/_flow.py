@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 
 from ascendify.migrate._rule import Context
-from ascendify.source import child_fields
+from ascendify.source import child_fields, statements
 
 # A call's arguments that sit in a slot: (kind label, argument expression).
 SinkFinder = Callable[[Context, ast.Call], Iterator[tuple[str, ast.expr]]]
@@ -57,6 +57,27 @@ class _Reached:
     analysis runs on the first question)."""
 
     labels: dict[str, set[int]] | None = None
+
+
+def may_call_own_function(ctx: Context, call: ast.Call) -> bool:
+    """Whether a call may call a function the file defines (``f(...)``, ``self.f(...)``): only then
+    can its arguments reach a slot (through the function's parameters), so only then is asking
+    about them worth the file's analysis."""
+    called = _called_name(call.func)
+    if called is None:
+        return False
+    defined = ctx.state(_Defined)
+    if defined.names is None:
+        module = ctx.module
+        defined.names = {node.name for node in statements(module) if isinstance(node, _FUNCTIONS)}
+    return called in defined.names
+
+
+@dataclass
+class _Defined:
+    """Per file: the names of the functions it defines (found on the first question)."""
+
+    names: set[str] | None = None
 
 
 # The calls of a file by the name they call (``f(...)``, ``self.f(...)``), with their scope.

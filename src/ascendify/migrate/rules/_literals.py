@@ -17,7 +17,11 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ascendify.migrate._rule import Context, Edit, Finding, Rule, checks
-from ascendify.migrate.rules._flow import reaches_slot, value_alternatives
+from ascendify.migrate.rules._flow import (
+    may_call_own_function,
+    reaches_slot,
+    value_alternatives,
+)
 from ascendify.migrate.rules._own import in_cuda_test_beside_npu
 
 _QUOTED = re.compile(r"""([rRuUfFbB]{0,2})('''|\"\"\"|'|")""")
@@ -274,7 +278,11 @@ def check_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[
     for kind, argument, rule in slot_arguments(ctx, node):
         yield from kind.rewrite(ctx, argument, rule)
     arguments = [*node.args, *(keyword.value for keyword in node.keywords)]
-    flowing_candidates = [value for value in arguments if _holds_cuda_literal(value)]
+    flowing_candidates = (
+        [value for value in arguments if _holds_cuda_literal(value)]
+        if may_call_own_function(ctx, node)
+        else []
+    )
     for kind, parameters in _kinds(ctx):
         # f(dev="cuda") where the file's own f passes dev on to a device slot.
         for value in flowing_candidates:
