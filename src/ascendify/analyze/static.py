@@ -35,6 +35,7 @@ from ascendify.source import (
     SharedParse,
     Tokens,
     UndecodableSource,
+    collector_paused,
     import_bindings,
     is_suppressed,
     parse_source,
@@ -127,7 +128,11 @@ def analyze_path(
 
 
 def _analyze_file(item: tuple[Path, str, str]) -> FileAnalysis:
-    path, relative, version = item
+    with collector_paused():
+        return _analyze_one(*item)
+
+
+def _analyze_one(path: Path, relative: str, version: str) -> FileAnalysis:
     try:
         data = read_source(path)
     except NotRead as reason:

@@ -45,7 +45,7 @@ from ascendify.migrate._engine import (
 )
 from ascendify.migrate._rule import Change
 from ascendify.migrate._settings import Settings
-from ascendify.source import SharedParse, decode
+from ascendify.source import SharedParse, collector_paused, decode
 
 RESULT_SUFFIX = "_msft"
 PYTHON_SUFFIXES = (".py",)
@@ -310,6 +310,11 @@ def migrate_file(job: Job) -> FileOutcome:
     A file that cannot be read is "not copied"; a result that cannot be written stops the run
     (:class:`~ascendify._fs.WriteError`: a full disk fails every later file too).
     """
+    with collector_paused():
+        return _migrate_file(job)
+
+
+def _migrate_file(job: Job) -> FileOutcome:
     source, target, rel, settings, want_diff, companion = job
     path = source / rel
     inspected = None

@@ -15,7 +15,13 @@ from ascendify.source.names import (
     resolve_imports,
     statements,
 )
-from ascendify.source.parsed import PARSE_ERRORS, ParsedSource, SharedParse, parse_source
+from ascendify.source.parsed import (
+    PARSE_ERRORS,
+    ParsedSource,
+    SharedParse,
+    collector_paused,
+    parse_source,
+)
 from ascendify.source.scan import Tokens, child_fields, walk_touching
 from ascendify.source.text import SourceText, UndecodableSource, decode, encode, is_suppressed
 
@@ -30,6 +36,7 @@ __all__ = [
     "Tokens",
     "UndecodableSource",
     "child_fields",
+    "collector_paused",
     "decode",
     "dotted_parts",
     "encode",

@@ -8,7 +8,10 @@ deeper than the compiler takes); each consumer words the reason in its own repor
 from __future__ import annotations
 
 import ast
+import gc
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ascendify.source.names import NameResolver, resolve_imports
@@ -63,3 +66,17 @@ class SharedParse:
         if isinstance(self._result, Exception):
             raise self._result
         return self._result
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Work on one file without the cyclic garbage collector. A syntax tree is hundreds of thousands
+    of objects without cycles (reference counting frees it): the collector's passes over them freed
+    nothing and cost a fifth of a migration's CPU time on torch's own tree."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
