@@ -28,7 +28,6 @@ from ascendify.source import (
     UndecodableSource,
     encode,
     is_suppressed,
-    statements,
     walk_touching,
 )
 from ascendify.targets import load_facts
@@ -110,7 +109,7 @@ def _migrate_module(
         module=module,
         rules=registry.active,
     )
-    findings = list(_import_pass(context, module, registry))
+    findings = list(_import_pass(context, registry))
     lines = None
     if not registry.visit_everything:
         bound = parsed.names.bound_to(
@@ -133,13 +132,12 @@ def _migrate_module(
     return Changed(encode(new_text, parsed.encoding), parsed.encoding, changes)
 
 
-def _import_pass(context: Context, module: ast.Module, registry: Registry) -> Iterator[Finding]:
+def _import_pass(context: Context, registry: Registry) -> Iterator[Finding]:
     """The import checkers, over every import statement in source order, before any other node:
     they may rewrite an import and record where its names now point."""
-    for node in statements(module):
-        if isinstance(node, _IMPORTS):
-            for checker in registry.checkers.get(type(node), ()):
-                yield from checker(context, node, None)
+    for node in context.names.imports:
+        for checker in registry.checkers.get(type(node), ()):
+            yield from checker(context, node, None)
 
 
 def _walk(

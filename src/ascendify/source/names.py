@@ -55,6 +55,7 @@ class NameResolver:
 
     def __init__(self) -> None:
         self.bindings: dict[str, Binding] = {}
+        self.imports: list[ast.Import | ast.ImportFrom] = []  # the statements bound, in order
 
     def bind(self, local: str, qualified: str) -> Binding:
         binding = Binding(qualified)
@@ -62,6 +63,7 @@ class NameResolver:
         return binding
 
     def add_import(self, node: ast.Import | ast.ImportFrom) -> None:
+        self.imports.append(node)
         for local, qualified, _ in import_bindings(node):
             self.bind(local, qualified)
 
