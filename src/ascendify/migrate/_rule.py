@@ -209,7 +209,6 @@ class Context:
     settings: Settings
     path: str = ""  # of the file, relative to SRC ("" when migrating a lone source)
     module: ast.Module = field(default_factory=lambda: ast.Module(body=[], type_ignores=[]))
-    cache: dict[tuple[str, int], object] = field(default_factory=dict)  # per-file scratch
     rules: frozenset[type[Rule]] = frozenset()  # the rules this run applies
     _states: dict[type, object] = field(default_factory=dict, repr=False)
 
