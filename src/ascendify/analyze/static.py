@@ -233,7 +233,7 @@ def findings_in_python(data: bytes, file: str, facts: TorchNpuFacts) -> list[Fin
 def _findings(parsed: ParsedSource, file: str, facts: TorchNpuFacts, pruned: bool) -> list[Finding]:
     lines = None
     if pruned:
-        lines = _TRIGGER.lines(parsed.data, parsed.names.bound_to(_TRIGGER.in_name))
+        lines = _TRIGGER.lines(parsed.occurrences, parsed.names.bound_to(_TRIGGER.in_name))
     visitor = _PythonVisitor(file, parsed.names, facts)
     walk_touching(parsed.module, lines, visitor.enter)
     found = dict.fromkeys(visitor.findings)  # one row per line, code and name

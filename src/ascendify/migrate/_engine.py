@@ -115,7 +115,7 @@ def _migrate_module(
         bound = parsed.names.bound_to(
             lambda qualified: any(test(qualified) for test in registry.binding_triggers)
         )
-        lines = registry.trigger.lines(parsed.data, bound)
+        lines = registry.trigger.lines(parsed.occurrences, bound)
     findings.extend(_walk(context, module, registry, lines))
     applied = _without_overlaps(_unshielded(_kept(findings, context.source, registry.active)))
     insertions = context.state(Insertions)  # a finisher may look at the earlier ones' requests

@@ -22,7 +22,7 @@ from ascendify.source.parsed import (
     collector_paused,
     parse_source,
 )
-from ascendify.source.scan import Tokens, child_fields, walk_touching
+from ascendify.source.scan import Occurrences, Tokens, child_fields, walk_touching
 from ascendify.source.text import SourceText, UndecodableSource, decode, encode, is_suppressed
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "STATEMENT_LISTS",
     "Binding",
     "NameResolver",
+    "Occurrences",
     "ParsedSource",
     "SharedParse",
     "SourceText",

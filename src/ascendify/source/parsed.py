@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ascendify.source.names import NameResolver, resolve_imports
+from ascendify.source.scan import Occurrences
 from ascendify.source.text import SourceText, UndecodableSource, decode
 
 
@@ -25,9 +26,11 @@ class ParsedSource:
     source: SourceText  # the decoded text with its line table
     module: ast.Module
     names: NameResolver = field(init=False)  # every import and alias of the file
+    occurrences: Occurrences = field(init=False)  # where trigger tokens are, found once
 
     def __post_init__(self) -> None:
         self.names = resolve_imports(self.module)
+        self.occurrences = Occurrences(self.data)
 
     @property
     def text(self) -> str:

@@ -11,9 +11,30 @@ import ast
 import bisect
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 Enter = Callable[[ast.AST, ast.AST | None], bool]
+
+
+class Occurrences:
+    """Where tokens occur in one file's bytes: each token is searched once per file, however many
+    consumers (the migration, the analysis) ask for it."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        # ast ends a line at a lone "\r" too: then lines cannot be numbered by counting "\n".
+        self.numbered = b"\r" not in data.replace(b"\r\n", b"")
+        self._found: dict[bytes, list[int]] = {}
+
+    def of(self, word: bytes) -> list[int]:
+        found = self._found.get(word)
+        if found is None:
+            found = self._found[word] = []
+            position = self.data.find(word)
+            while position != -1:
+                found.append(position)
+                position = self.data.find(word, position + 1)
+        return found
 
 
 @dataclass(frozen=True)
@@ -23,32 +44,34 @@ class Tokens:
     alternation, which ``re`` scans byte by byte."""
 
     words: tuple[bytes, ...]
+    _names: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, tokens: Iterable[bytes]) -> Tokens:
-        """Tokens; one containing another is redundant ("CUDA" finds "CUDA_VISIBLE_DEVICES")."""
+        """Tokens; one containing another is redundant ("CUDA" finds "CUDA_VISIBLE_DEVICES").
+        Shorter tokens are tried first: they are the common ones, and :meth:`found_in` stops at
+        the first token found (-30% on torch's tree)."""
         unique = set(tokens)
         kept = (token for token in unique if not any(o != token and o in token for o in unique))
-        return cls(tuple(sorted(kept)))
+        return cls(tuple(sorted(kept, key=lambda token: (len(token), token))))
 
     def found_in(self, data: bytes) -> bool:
         return any(word in data for word in self.words)
 
     def in_name(self, name: str) -> bool:
-        """Whether a (qualified) name holds a token."""
-        return self.found_in(name.encode())
+        """Whether a (qualified) name holds a token; remembered (a project repeats its imports)."""
+        found = self._names.get(name)
+        if found is None:
+            found = self._names[name] = self.found_in(name.encode())
+        return found
 
-    def lines(self, data: bytes, bound_names: Iterable[str] = ()) -> list[int] | None:
+    def lines(self, occurrences: Occurrences, bound_names: Iterable[str] = ()) -> list[int] | None:
         """Sorted numbers of the lines holding a token or one of ``bound_names`` as a word; None
-        when lines cannot be numbered by counting ``\\n`` (a lone ``\\r`` ends a line for ast)."""
-        if b"\r" in data.replace(b"\r\n", b""):
+        when lines cannot be numbered (see :class:`Occurrences`)."""
+        if not occurrences.numbered:
             return None
-        positions = []
-        for word in self.words:
-            found = data.find(word)
-            while found != -1:
-                positions.append(found)
-                found = data.find(word, found + 1)
+        data = occurrences.data
+        positions = [position for word in self.words for position in occurrences.of(word)]
         names = sorted(bound_names)
         if names:
             pattern = rb"\b(?:" + b"|".join(re.escape(name.encode()) for name in names) + rb")\b"
