@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from ascendify._fs import NotRead, read_source, resolved
 from ascendify._parallel import parallel_map
@@ -255,8 +256,8 @@ class _PythonVisitor:
 
     def enter(self, node: ast.AST, parent: ast.AST | None) -> bool:
         """For :func:`ascendify.source.walk_touching`: visit ``node``, say whether to look inside."""
-        visit = getattr(self, f"visit_{type(node).__name__}", None)
-        return visit is None or bool(visit(node))
+        visit = _VISITS.get(type(node))
+        return visit is None or visit(self, node)
 
     def _add(self, node: ast.AST, op: str, tips: str, code: str) -> None:
         line = getattr(node, "lineno", 1)
@@ -348,6 +349,13 @@ class _PythonVisitor:
             self._add(node, target.cuda, f"no effect on the NPU; {tips}", "AN106")
         return False
 
+
+# The visit method of each node type that has one, looked up by type (not by name) for every node.
+_VISITS: dict[type[ast.AST], Callable[[_PythonVisitor, Any], bool]] = {
+    getattr(ast, name.removeprefix("visit_")): method
+    for name, method in vars(_PythonVisitor).items()
+    if name.startswith("visit_")
+}
 
 _DOUBLE_TIPS = (
     "float64: most NPU kernels have no double support (DT_DOUBLE errors); use float32 "
