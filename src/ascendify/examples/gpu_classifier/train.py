@@ -87,6 +87,7 @@ def main() -> None:
         state = model.module.state_dict() if distributed else model.state_dict()
         torch.save(state, os.path.join(args.train_url, "model.pt"))
     if distributed:
+        dist.barrier()  # every rank leaves together: none tears down while rank 0 still saves
         dist.destroy_process_group()
 
 
