@@ -3,6 +3,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import importlib.util
+import io
 import json
 import re
 import shutil
@@ -10,15 +11,18 @@ from pathlib import Path
 
 import pytest
 from openpyxl import load_workbook
+from rich.console import Console
 
 from ascendify._parallel import PARALLEL_FROM
 from ascendify.analyze.cpp import scan_cpp
+from ascendify.analyze.report import write_reports
 from ascendify.analyze.static import (
     StaticAnalysis,
     analyze_path,
     analyze_python,
     findings_in_python,
 )
+from ascendify.migrate import Options, run_migration
 from ascendify.source import UndecodableSource
 from ascendify.targets.facts import load_facts
 from tests.conftest import RunCli
@@ -152,21 +156,30 @@ TORCH_LIBRARY_FRAGMENT(extra, lib) {
     assert [f.start_line for f in findings] == [4, 5]
 
 
-def test_migrate_gets_the_same_reports_in_its_result_dir(tmp_path: Path) -> None:
+def test_migrate_writes_the_reports_analyze_writes(tmp_path: Path) -> None:
+    """Analysed on the migration's parse in its workers, or afterwards for what they did not see
+    (C++ sources, links, hidden folders, files that do not parse), the reports are the same."""
     project = tmp_path / "proj"
     shutil.copytree(PROJECT, project)
-    result_dir = tmp_path / "proj_msft" / "ascendify_analysis"
+    (project / ".hidden").mkdir()
+    (project / ".hidden" / "skipped.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    (project / "linked.py").symlink_to(project / "train.py")
     analysis = StaticAnalysis(load_facts(None).version)
-    analysis.write(project, result_dir, {}, jobs=1)
-    report = json.loads((result_dir / "report.json").read_text())
-    assert len(report["findings"]) == len(analyze_path(PROJECT).findings) > 0
-    assert sorted(p.name for p in result_dir.iterdir()) == [
-        "cuda_op_list.csv",
-        "report.json",
-        "unsupported_api.csv",
-        "unsupported_op.csv",
-        "unsupported_op.xlsx",
-    ]
+    options = Options(source=project, output=tmp_path / "out", companion=analysis)
+    quiet = Console(file=io.StringIO())
+    assert run_migration(options, quiet, quiet) == 0
+    in_result = tmp_path / "out" / "proj_msft" / analysis.directory
+    alone = tmp_path / "alone"
+    write_reports(analyze_path(project, analysis.version), alone)
+    names = sorted(path.name for path in alone.iterdir())
+    assert names == sorted(path.name for path in in_result.iterdir())
+    for name in names:
+        if not name.endswith(".xlsx"):  # a workbook records when it was written
+            assert (in_result / name).read_bytes() == (alone / name).read_bytes(), name
+    report = json.loads((alone / "report.json").read_text())
+    assert report["findings"]
+    assert report["custom_ops"]
+    assert {skipped["file"] for skipped in report["skipped"]} == {"broken.py", "linked.py"}
 
 
 def test_a_file_that_cannot_be_read_is_reported_and_the_rest_analysed(tmp_path: Path) -> None:
