@@ -312,13 +312,23 @@ def load_rules() -> Registry:
     """Import every rule module once and return what they registered."""
     from ascendify.migrate import modes, rules
 
-    for package in (rules, modes):
+    packages = (rules, modes)
+    for package in packages:
         for info in pkgutil.iter_modules(package.__path__):
             importlib.import_module(f"{package.__name__}.{info.name}")
+    package_names = [package.__name__ + "." for package in packages]
+
+    def place(finisher: Finisher) -> tuple[int, str]:
+        """Rule families first, then modes, each module by name (definition order within one):
+        the order of the lines they insert never depends on which module imported which first."""
+        module = finisher.__module__
+        rank = next((i for i, name in enumerate(package_names) if module.startswith(name)), 2)
+        return rank, module
+
     return Registry(
         rules=dict(sorted(_RULES.items())),
         checkers={node_type: list(found) for node_type, found in _CHECKERS.items()},
-        finishers=tuple(_FINISHERS),
+        finishers=tuple(sorted(_FINISHERS, key=place)),
         binding_triggers=tuple(_BINDING_TRIGGERS),
         trigger=Tokens.of(token for rule in _RULES.values() for token in rule.triggers),
         serves={

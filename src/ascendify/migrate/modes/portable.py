@@ -28,6 +28,7 @@ from ascendify.migrate._rule import (
 )
 from ascendify.migrate._tree import TreeResult
 from ascendify.migrate.extras import copy_template, importing_folders
+from ascendify.migrate.modes.specify_device import SPECIFY_DEVICE
 from ascendify.migrate.rules import devices as _npu_devices  # noqa: F401  (registers the slot kinds)
 from ascendify.migrate.rules import distributed as _npu_distributed  # noqa: F401
 from ascendify.migrate.rules._flow import value_alternatives
@@ -555,10 +556,6 @@ def check_cuda_method(ctx: Context, node: ast.AST, parent: ast.AST | None) -> It
             others.append(ctx.segment(keyword))
     if len(node.args) > 1:
         others.insert(0, f"non_blocking={ctx.segment(node.args[1])}")
-    # Imported here, not at the top: modes register their finishers in the order load_rules imports
-    # them, and that order places the lines they insert.
-    from ascendify.migrate.modes.specify_device import SPECIFY_DEVICE
-
     if ctx.modes.has(SPECIFY_DEVICE):
         device_args = []  # the device set from DEVICE_ID, not the index written here
     arguments = ", ".join([f"{HELPER_DEVICE}({', '.join(device_args)})", *others])
