@@ -326,10 +326,11 @@ def test_a_read_only_output_parent_is_one_message(
 @pytest.mark.timeout(120)
 def test_ctrl_c_leaves_the_result_marked_incomplete_and_no_worker_behind(tmp_path: Path) -> None:
     source = tmp_path / "big_project"
-    for package in range(40):
+    # Enough work for several seconds however fast the migration gets: the interrupt lands mid-run.
+    for package in range(4):
         (source / f"pkg{package}").mkdir(parents=True)
-        for module in range(100):
-            (source / f"pkg{package}" / f"m{module}.py").write_bytes(CUDA * 50)
+        for module in range(32):
+            (source / f"pkg{package}" / f"m{module}.py").write_bytes(CUDA * 4000)
     out = tmp_path / "out"
     command = [sys.executable, "-m", "ascendify", "migrate", "-i", str(source), "-o", str(out)]
     # A session of its own: Ctrl-C in a terminal signals the whole foreground process group.
