@@ -326,21 +326,27 @@ def test_a_read_only_output_parent_is_one_message(
 @pytest.mark.timeout(120)
 def test_ctrl_c_leaves_the_result_marked_incomplete_and_no_worker_behind(tmp_path: Path) -> None:
     source = tmp_path / "big_project"
-    # Enough work for several seconds however fast the migration gets: the interrupt lands mid-run.
+    # Seconds of work however fast the migration gets: the interrupt lands mid-run.
     for package in range(4):
         (source / f"pkg{package}").mkdir(parents=True)
         for module in range(32):
             (source / f"pkg{package}" / f"m{module}.py").write_bytes(CUDA * 4000)
     out = tmp_path / "out"
     command = [sys.executable, "-m", "ascendify", "migrate", "-i", str(source), "-o", str(out)]
-    # A session of its own: Ctrl-C in a terminal signals the whole foreground process group.
-    process = subprocess.Popen(
-        [*command, "-j", "2"],
-        env=ascendify_env(),
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    # A session of its own: Ctrl-C in a terminal signals the whole foreground process group. A
+    # terminal's foreground job answers SIGINT even when these tests run as a background job, whose
+    # SIGINT the shell ignores: an ignored signal stays ignored across exec, a handled one does not.
+    ignored = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        process = subprocess.Popen(
+            [*command, "-j", "2"],
+            env=ascendify_env(),
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+    finally:
+        signal.signal(signal.SIGINT, ignored)
     result = out / "big_project_msft"
     deadline = time.monotonic() + 60
     workers: list[psutil.Process] = []

@@ -8,6 +8,7 @@ a job that reached a final state keeps it.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sqlite3
@@ -31,6 +32,7 @@ ACTIVE = ("queued", "running", "stopping")
 FINAL = ("succeeded", "failed", "stopped")
 RUNNER_LOST = "runner lost"
 _BUSY_TIMEOUT_MS = 30_000
+_SETUP_LOCK = "store.setup.lock"  # held while a process checks or creates the schema
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -130,6 +132,19 @@ def default_dir(env: Mapping[str, str] | None = None) -> Path:
     return base / "ascendify" / "jobs"
 
 
+@contextmanager
+def _one_process_at_a_time(lock: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``lock`` (created if needed) across processes. SQLite does not wait
+    for a busy database while switching it to WAL: twenty commands opening a new store at once
+    failed with "database is locked" without this."""
+    descriptor = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)  # released when the descriptor closes
+        yield
+    finally:
+        os.close(descriptor)
+
+
 class JobStore:
     """The database and the job directories below ``root``."""
 
@@ -139,7 +154,8 @@ class JobStore:
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             self._db = self._open()
-            self._migrate()
+            with _one_process_at_a_time(self.root / _SETUP_LOCK):
+                self._migrate()
         except (OSError, sqlite3.Error) as error:
             raise AscendifyError(f"cannot open the job store in {self.root}: {error}") from None
 
