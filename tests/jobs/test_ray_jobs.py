@@ -84,8 +84,13 @@ def test_stop_on_ray_leaves_no_rank(
     assert stopped.returncode == 0, stopped.stderr
     wait_for(lambda: not running(rank_pids), 10 - (time.monotonic() - started), "ranks to end")
     assert JobStore(tmp_path / "store").get(job_id).state == "stopped"
-    uploaded = read_objects(s3_channel.client, s3_channel.bucket, "run/")
-    assert uploaded == {"partial.txt": b"written before the stop"}
+    expected = {"partial.txt": b"written before the stop"}
+    # The launcher uploads once its ranks have ended: the object may come a moment later.
+    wait_for(
+        lambda: read_objects(s3_channel.client, s3_channel.bucket, "run/") == expected,
+        30,
+        "the outputs uploaded at the stop",
+    )
 
 
 def test_killed_runner_on_ray_leaves_no_rank(

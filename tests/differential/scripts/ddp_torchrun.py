@@ -8,7 +8,7 @@ import os
 
 import torch
 import torch.nn.functional as F
-from torch.distributed import destroy_process_group, init_process_group
+from torch.distributed import barrier, destroy_process_group, init_process_group
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 parser = argparse.ArgumentParser()
@@ -63,4 +63,5 @@ if int(os.environ["RANK"]) == 0:
     device = "cpu" if args.cpu else torch.device("cuda", trainer.gpu_id).type
     print(json.dumps({"device": device, "losses": losses,
                       "weights": hashlib.sha256(weights.encode()).hexdigest()}))  # fmt: skip
+barrier()  # no rank tears the group down while another still uses it (gloo aborts)
 destroy_process_group()
