@@ -149,7 +149,7 @@ def _analyze_one(path: Path, relative: str, version: str) -> FileAnalysis:
 def _python_analysis(
     relative: str, data: bytes, parse: SharedParse, facts: TorchNpuFacts
 ) -> FileAnalysis:
-    if not _TRIGGER.found_in(data):
+    if not _TRIGGER.found_in(parse.occurrences):
         return FileAnalysis([])  # most files of a large project: never parsed
     try:
         return FileAnalysis(_findings(parse.get(), relative, facts, pruned=True))
@@ -221,9 +221,10 @@ _TRIGGER = Tokens.of(word.encode() for word in _trigger_words())
 def analyze_python(data: bytes, file: str, facts: TorchNpuFacts) -> list[Finding]:
     """The findings of one file as the analysis gets them: files without a trigger word are not
     parsed, statements on no line with one are not walked (raises if the file does not parse)."""
-    if not _TRIGGER.found_in(data):
+    parse = SharedParse(data)
+    if not _TRIGGER.found_in(parse.occurrences):
         return []
-    return _findings(parse_source(data), file, facts, pruned=True)
+    return _findings(parse.get(), file, facts, pruned=True)
 
 
 def findings_in_python(data: bytes, file: str, facts: TorchNpuFacts) -> list[Finding]:

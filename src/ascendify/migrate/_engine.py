@@ -78,10 +78,11 @@ def migrate_source(
     if len(data) > settings.max_bytes:
         return Skipped(SkipReason.TOO_LARGE)
     registry = registry_for(settings)
-    if not registry.visit_everything and not registry.trigger.found_in(data):
+    parse = parse or SharedParse(data)
+    if not registry.visit_everything and not registry.trigger.found_in(parse.occurrences):
         return Skipped(SkipReason.NO_TRIGGER)
     try:
-        parsed = (parse or SharedParse(data)).get()
+        parsed = parse.get()
     except UndecodableSource as error:
         return Failed(f"cannot decode: {error}")
     except SyntaxError as error:

@@ -25,26 +25,26 @@ class ParsedSource:
     encoding: str  # PEP 263 cookie or BOM ("utf-8-sig"), else "utf-8"
     source: SourceText  # the decoded text with its line table
     module: ast.Module
+    occurrences: Occurrences  # where trigger tokens are, each found once
     names: NameResolver = field(init=False)  # every import and alias of the file
-    occurrences: Occurrences = field(init=False)  # where trigger tokens are, found once
 
     def __post_init__(self) -> None:
         self.names = resolve_imports(self.module)
-        self.occurrences = Occurrences(self.data)
 
     @property
     def text(self) -> str:
         return self.source.text
 
 
-def parse_source(data: bytes) -> ParsedSource:
-    """Decode ``data`` as Python does and parse it (raises; see the module docstring)."""
+def parse_source(data: bytes, occurrences: Occurrences | None = None) -> ParsedSource:
+    """Decode ``data`` as Python does and parse it (raises; see the module docstring).
+    ``occurrences``: what the pre-scan found in ``data`` already."""
     text, encoding = decode(data)
     with warnings.catch_warnings():
         # Invalid escapes and the like are the user's business, not noise on our console.
         warnings.simplefilter("ignore")
         module = ast.parse(text)
-    return ParsedSource(data, encoding, SourceText(text), module)
+    return ParsedSource(data, encoding, SourceText(text), module, occurrences or Occurrences(data))
 
 
 # What parse_source raises for a file Python itself could not compile.
@@ -57,13 +57,14 @@ class SharedParse:
 
     def __init__(self, data: bytes) -> None:
         self.data = data
+        self.occurrences = Occurrences(data)  # the pre-scan's answers, shared too
         self._result: ParsedSource | Exception | None = None
 
     def get(self) -> ParsedSource:
         """The parsed file; raises one of :data:`PARSE_ERRORS` (every time) if it does not parse."""
         if self._result is None:
             try:
-                self._result = parse_source(self.data)
+                self._result = parse_source(self.data, self.occurrences)
             except PARSE_ERRORS as error:
                 self._result = error
         if isinstance(self._result, Exception):

@@ -9,9 +9,25 @@ from __future__ import annotations
 
 import ast
 import bisect
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
+
+# What a regular expression's \\b counts as part of a word, in bytes.
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+# Every token of every Tokens set, with the shorter tokens each contains and where (longest
+# first): a file searched for one set's token finds another set's longer token through it instead of
+# searching all its bytes again. Only a shortcut: positions are the same either way.
+_INSIDE: dict[bytes, list[tuple[bytes, int]]] = {}
+
+
+def _know(words: Iterable[bytes]) -> None:
+    known = {*_INSIDE, *words}
+    for word in known:
+        inner = sorted((o for o in known if o != word and o in word), key=len, reverse=True)
+        _INSIDE[word] = [(o, word.find(o)) for o in inner]
+
 
 Enter = Callable[[ast.AST, ast.AST | None], bool]
 
@@ -22,19 +38,80 @@ class Occurrences:
 
     def __init__(self, data: bytes) -> None:
         self.data = data
-        # ast ends a line at a lone "\r" too: then lines cannot be numbered by counting "\n".
-        self.numbered = b"\r" not in data.replace(b"\r\n", b"")
+        self._present: dict[bytes, bool] = {}
         self._found: dict[bytes, list[int]] = {}
 
+    @cached_property
+    def numbered(self) -> bool:
+        """Whether lines can be numbered by counting "\\n" (ast also ends a line at a lone "\\r")."""
+        return b"\r" not in self.data or b"\r" not in self.data.replace(b"\r\n", b"")
+
+    def has(self, word: bytes) -> bool:
+        present = self._present.get(word)
+        if present is None:
+            inside = _INSIDE.get(word, ())
+            if any(self._present.get(inner) is False for inner, _ in inside):
+                present = False
+            elif any(inner in self._found for inner, _ in inside):
+                present = bool(self.of(word))
+            else:
+                present = word in self.data
+            self._present[word] = present
+        return present
+
     def of(self, word: bytes) -> list[int]:
+        """The positions of ``word``; found through those of a token inside it when this file was
+        searched for that one already (the analysis's ``NCCL_DEBUG`` through the migration's
+        ``NCCL``)."""
         found = self._found.get(word)
         if found is None:
-            found = self._found[word] = []
-            position = self.data.find(word)
-            while position != -1:
-                found.append(position)
-                position = self.data.find(word, position + 1)
+            found = self._found[word] = self._search(word)
+            self._present[word] = bool(found)
         return found
+
+    def _search(self, word: bytes) -> list[int]:
+        data = self.data
+        for inner, offset in _INSIDE.get(word, ()):
+            positions = self._found.get(inner)
+            if positions is not None:
+                return [
+                    position - offset
+                    for position in positions
+                    if position >= offset and data.startswith(word, position - offset)
+                ]
+        if self._present.get(word) is False:
+            return []
+        found, position = [], data.find(word)
+        while position != -1:
+            found.append(position)
+            position = data.find(word, position + 1)
+        return found
+
+    def of_name(self, name: bytes) -> list[int]:
+        """The positions of ``name`` as a whole word (no ASCII letter, digit or ``_`` beside it),
+        the way a regular expression's ``\\b`` sees words in bytes."""
+        data, end = self.data, len(self.data)
+        return [
+            position
+            for position in self.of(name)
+            if (position == 0 or data[position - 1] not in _WORD_BYTES)
+            and (position + len(name) == end or data[position + len(name)] not in _WORD_BYTES)
+        ]
+
+    def line_numbers(self, positions: list[int]) -> list[int]:
+        """The sorted, distinct numbers of the lines holding ``positions`` (sorted), counting only
+        once per line however many positions it holds."""
+        data, lines = self.data, []
+        line, counted, index = 1, 0, 0
+        while index < len(positions):
+            position = positions[index]
+            line += data.count(b"\n", counted, position)
+            lines.append(line)
+            counted = data.find(b"\n", position)
+            if counted == -1:
+                break
+            index = bisect.bisect_left(positions, counted, index + 1)
+        return lines
 
 
 @dataclass(frozen=True)
@@ -53,38 +130,32 @@ class Tokens:
         the first token found (-30% on torch's tree)."""
         unique = set(tokens)
         kept = (token for token in unique if not any(o != token and o in token for o in unique))
-        return cls(tuple(sorted(kept, key=lambda token: (len(token), token))))
+        words = tuple(sorted(kept, key=lambda token: (len(token), token)))
+        _know(words)
+        return cls(words)
 
-    def found_in(self, data: bytes) -> bool:
-        return any(word in data for word in self.words)
+    def found_in(self, occurrences: Occurrences) -> bool:
+        """Whether the file holds a token (each answer is kept for the file's other consumers)."""
+        return any(occurrences.has(word) for word in self.words)
 
     def in_name(self, name: str) -> bool:
         """Whether a (qualified) name holds a token; remembered (a project repeats its imports)."""
         found = self._names.get(name)
         if found is None:
-            found = self._names[name] = self.found_in(name.encode())
+            encoded = name.encode()
+            found = self._names[name] = any(word in encoded for word in self.words)
         return found
 
     def lines(self, occurrences: Occurrences, bound_names: Iterable[str] = ()) -> list[int] | None:
         """Sorted numbers of the lines holding a token or one of ``bound_names`` as a word; None
-        when lines cannot be numbered (see :class:`Occurrences`)."""
+        when lines cannot be numbered (see :attr:`Occurrences.numbered`)."""
         if not occurrences.numbered:
             return None
-        data = occurrences.data
         positions = [position for word in self.words for position in occurrences.of(word)]
-        names = sorted(bound_names)
-        if names:
-            pattern = rb"\b(?:" + b"|".join(re.escape(name.encode()) for name in names) + rb")\b"
-            positions.extend(match.start() for match in re.finditer(pattern, data))
+        for name in bound_names:
+            positions.extend(occurrences.of_name(name.encode()))
         positions.sort()
-        lines: list[int] = []
-        line, previous = 1, 0
-        for position in positions:
-            line += data.count(b"\n", previous, position)
-            previous = position
-            if not lines or lines[-1] != line:
-                lines.append(line)
-        return lines
+        return occurrences.line_numbers(positions)
 
 
 # Operator and context singletons (``Load``, ``Add``, ``Eq`` ...) carry no position or name: never

@@ -1,0 +1,77 @@
+"""The byte pre-scan gives the positions and lines a plain search would, however it finds them."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+from ascendify.source import Occurrences, Tokens
+
+TESTS = Path(__file__).parent
+
+
+def _sources() -> list[bytes]:
+    """Our test corpus and torch.nn's sources: real code with the tokens in every position."""
+    spec = importlib.util.find_spec("torch")
+    assert spec is not None and spec.origin is not None
+    nn = Path(spec.origin).parent / "nn"
+    paths = [*sorted(TESTS.glob("golden/**/*.py")), *sorted(nn.rglob("*.py"))]
+    return [path.read_bytes() for path in paths]
+
+
+SOURCES = _sources()
+
+
+def _positions(data: bytes, word: bytes) -> list[int]:
+    return [match.start() for match in re.finditer(re.escape(word), data)]
+
+
+def _line_of(data: bytes, position: int) -> int:
+    return data.count(b"\n", 0, position) + 1
+
+
+def test_a_longer_token_found_through_a_shorter_one_is_found_everywhere() -> None:
+    Tokens.of([b"cuda", b"NCCL"])  # the tokens one consumer searches for first
+    longer = [b"cuda_", b".cuda(", b"NCCL_DEBUG", b"is_nccl", b"ProcessGroupNCCL"]
+    Tokens.of(longer)
+    for data in SOURCES:
+        occurrences = Occurrences(data)
+        occurrences.of(b"cuda")
+        occurrences.of(b"NCCL")
+        for word in longer:
+            assert occurrences.has(word) == (word in data)
+            assert occurrences.of(word) == _positions(data, word)
+
+
+def test_absence_of_the_shorter_token_answers_for_the_longer_one() -> None:
+    Tokens.of([b"npu_only", b"npu_only_thing"])
+    occurrences = Occurrences(b"import torch\n")
+    assert not occurrences.has(b"npu_only")
+    assert not occurrences.has(b"npu_only_thing")
+    assert occurrences.of(b"npu_only_thing") == []
+
+
+@pytest.mark.parametrize("name", [b"amp", b"cuda", b"F", b"nn", b"x"])
+def test_names_are_whole_words_as_a_regular_expression_sees_them(name: bytes) -> None:
+    pattern = re.compile(rb"\b" + re.escape(name) + rb"\b")
+    for data in SOURCES:
+        expected = [match.start() for match in pattern.finditer(data)]
+        assert Occurrences(data).of_name(name) == expected
+
+
+def test_lines_are_the_distinct_lines_of_every_position() -> None:
+    tokens = Tokens.of([b"cuda", b"device", b"self", b"("])
+    for data in SOURCES:
+        occurrences = Occurrences(data)
+        positions = [p for word in tokens.words for p in _positions(data, word)]
+        expected = sorted({_line_of(data, position) for position in positions})
+        assert tokens.lines(occurrences) == expected
+
+
+def test_lines_cannot_be_numbered_with_lone_carriage_returns() -> None:
+    tokens = Tokens.of([b"cuda"])
+    assert tokens.lines(Occurrences(b"a = 1\rb = x.cuda()\n")) is None
+    assert tokens.lines(Occurrences(b"a = 1\r\nb = x.cuda()\r\n")) == [2]
