@@ -16,7 +16,8 @@ TESTS = Path(__file__).parent
 def _sources() -> list[bytes]:
     """Our test corpus and torch.nn's sources: real code with the tokens in every position."""
     spec = importlib.util.find_spec("torch")
-    assert spec is not None and spec.origin is not None
+    assert spec is not None
+    assert spec.origin is not None
     nn = Path(spec.origin).parent / "nn"
     paths = [*sorted(TESTS.glob("golden/**/*.py")), *sorted(nn.rglob("*.py"))]
     return [path.read_bytes() for path in paths]
