@@ -25,6 +25,9 @@ _SELF = frozenset({"self", "cls"})
 # alternation (``def(?<!\wdef)`` is ``\bdef``), which cost ten times as much on a large file.
 _DEFINES_MEMBER = re.compile(r"def(?<!\wdef)\s+(?:is_)?cuda\b")
 _ASSIGNS_MEMBER = re.compile(r"\.(?:is_)?cuda\s*(?:=[^=]|:)")
+# The NPU's name where a test for it spells it ("npu", x.is_npu, torch.npu, torch_npu), not inside a
+# word: "input" holds "npu" too, and nearly every file says "input".
+_NAMES_NPU = re.compile(NPU_DEVICE_TYPE + r"(?<![A-Za-z]" + NPU_DEVICE_TYPE + ")")
 
 
 @dataclass
@@ -135,7 +138,7 @@ def in_cuda_test_beside_npu(ctx: Context, node: ast.expr) -> bool:
     tests = ctx.state(_CudaTests)
     if tests.spans is None:
         # Most files never name the NPU: a text search spares them the tree walk.
-        found = NPU_DEVICE_TYPE in ctx.source.text
+        found = _NAMES_NPU.search(ctx.source.text) is not None
         tests.spans = _cuda_tests_beside_npu(ctx) if found else []
     last = node.end_lineno or node.lineno
     return any(first <= node.lineno and last <= end for first, end in tests.spans)
@@ -190,7 +193,7 @@ def _cuda_tests_in_block(ctx: Context, block: list[ast.stmt]) -> list[tuple[int,
 def _may_name_npu(ctx: Context, node: ast.AST) -> bool:
     """Whether a node's source spells the NPU's name at all, as any test for the NPU does (a text
     search, far cheaper than a walk). A ``case`` has no position of its own: it may."""
-    return not hasattr(node, "lineno") or NPU_DEVICE_TYPE in ctx.segment(node)
+    return not hasattr(node, "lineno") or _NAMES_NPU.search(ctx.segment(node)) is not None
 
 
 def _tests_device(value: ast.expr, device: str) -> bool:
