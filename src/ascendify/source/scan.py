@@ -158,11 +158,10 @@ class Tokens:
         return occurrences.line_numbers(positions)
 
 
-# Operator and context singletons (``Load``, ``Add``, ``Eq`` ...) carry no position or name: never
-# visited, which spares a third of the nodes of a typical file.
-_SINGLETONS = (ast.expr_context, ast.operator, ast.cmpop, ast.boolop, ast.unaryop)
 _PRUNABLE = (ast.stmt, ast.excepthandler)
-# Fields without a node worth visiting: those singletons, names, flags.
+# Fields without a node worth visiting: operator and context singletons (``Load``, ``Add``, ``Eq``
+# ...: no position or name, a third of the nodes of a typical file), names, flags, and the aliases
+# of an import (every consumer reads an import statement whole).
 _NO_NODES = frozenset(
     {"ctx", "op", "ops", "id", "attr", "arg", "name", "names", "module", "level", "kind",
      "conversion", "simple", "is_async", "type_comment", "kwd_attrs"}
@@ -201,12 +200,14 @@ def walk_touching(module: ast.Module, lines: list[int] | None, enter: Enter) -> 
 
     stack: list[tuple[ast.AST, ast.AST | None]] = [(module, None)]
     push = stack.append
+    fields_of = _CHILD_FIELDS.get
     while stack:
         node, parent = stack.pop()
         if not enter(node, parent):
             continue
-        for name in node._fields:
-            value = getattr(node, name, None)
+        kind = type(node)
+        for name in fields_of(kind) or child_fields(kind):
+            value = getattr(node, name)
             if type(value) is list:
                 for child in reversed(value):
                     # match_case has no position of its own; its body is pruned.
@@ -214,5 +215,5 @@ def walk_touching(module: ast.Module, lines: list[int] | None, enter: Enter) -> 
                         not isinstance(child, _PRUNABLE) or touches(child)
                     ):
                         push((child, node))
-            elif isinstance(value, ast.AST) and not isinstance(value, _SINGLETONS):
+            elif isinstance(value, ast.AST):
                 push((value, node))
