@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ascendify._fs import atomic_file
+from ascendify._xlsx import write_workbook
 
 Cell = str | int
 Row = Sequence[Cell]
@@ -52,19 +53,7 @@ def write_csv(path: Path, header: Sequence[str], rows: Iterable[Row]) -> Path:
 
 def write_xlsx(path: Path, header: Sequence[str], rows: Iterable[Row], sheet: str) -> Path:
     """One sheet, bold header row kept in view while scrolling."""
-    from openpyxl import Workbook
-    from openpyxl.styles import Font
-
-    workbook = Workbook()
-    table = workbook.active
-    assert table is not None  # a new workbook always has its first sheet
-    table.title = sheet
-    table.append(list(header))
-    for cell in table[1]:
-        cell.font = Font(bold=True)
-    for row in rows:
-        table.append([_storable(spreadsheet_safe(value)) for value in row])
-    table.freeze_panes = "A2"
+    cells = ([_storable(spreadsheet_safe(value)) for value in row] for row in rows)
     with atomic_file(path, path.parent) as stream:
-        workbook.save(stream)
+        write_workbook(stream, [str(_storable(name)) for name in header], cells, sheet)
     return path
