@@ -5,7 +5,8 @@ A cell a spreadsheet program would run as a formula (CSV injection: ``=``, ``+``
 show as text. Numbers stay numbers. Files are written under a temporary name and renamed into place
 (:mod:`ascendify._fs`), so a link of the same name is replaced, never written through. Text that
 cannot be stored as it is (file names with bytes that are not UTF-8, control characters that XLSX
-forbids) is written with backslash escapes.
+forbids) is written with backslash escapes; in a workbook, text longer than a cell holds (32,767
+characters) is cut. Workbooks are written by :mod:`ascendify._xlsx`: the same rows, the same bytes.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ Row = Sequence[Cell]
 
 _FORMULA_STARTS = ("=", "+", "-", "@", "%", "\t", "\r", "＝", "＋", "－", "＠", "％")
 _XLSX_FORBIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+# Spreadsheet programs refuse longer text in a cell; the end is cut off, as openpyxl did before.
+_XLSX_CELL_CHARACTERS = 32_767
 
 
 def spreadsheet_safe(value: Cell) -> Cell:
@@ -33,11 +36,16 @@ def spreadsheet_safe(value: Cell) -> Cell:
 
 
 def _storable(value: Cell) -> Cell:
-    """XLSX text: bytes that were not UTF-8 and forbidden control characters as backslash escapes."""
+    """XLSX text: bytes that were not UTF-8 and forbidden control characters as backslash escapes,
+    cut to the most characters a cell holds."""
     if not isinstance(value, str):
         return value
-    text = value.encode("utf-8", "backslashreplace").decode("utf-8")
-    return _XLSX_FORBIDDEN.sub(lambda match: match.group().encode("unicode_escape").decode(), text)
+    if not (value.isascii() and value.isprintable()):  # else nothing to escape: most text
+        text = value.encode("utf-8", "backslashreplace").decode("utf-8")
+        value = _XLSX_FORBIDDEN.sub(
+            lambda match: match.group().encode("unicode_escape").decode(), text
+        )
+    return value[:_XLSX_CELL_CHARACTERS]
 
 
 def write_csv(path: Path, header: Sequence[str], rows: Iterable[Row]) -> Path:
