@@ -146,3 +146,10 @@ def test_xlsx_replaces_a_link_of_its_name_instead_of_writing_through_it(tmp_path
     assert not link.is_symlink()
     assert _read(link) == [HEADER, ("a.py", 1, "x")]
     assert [path.name for path in (tmp_path / "out").iterdir()] == ["report.xlsx"]
+
+
+def test_xlsx_booleans_read_back_as_booleans_and_other_values_are_refused(tmp_path: Path) -> None:
+    assert _read(_written(tmp_path, [("a.py", True, False)]))[1] == ("a.py", True, False)
+    with pytest.raises(TypeError, match="not float"):
+        _written(tmp_path, [("a.py", 1.5, "x")])  # type: ignore[list-item]
+    assert [path.name for path in tmp_path.iterdir()] == ["report.xlsx"]  # no half-written file
