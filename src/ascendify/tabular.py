@@ -5,7 +5,8 @@ A cell a spreadsheet program would run as a formula (CSV injection: ``=``, ``+``
 show as text. Numbers stay numbers. Files are written under a temporary name and renamed into place
 (:mod:`ascendify._fs`), so a link of the same name is replaced, never written through. Text that
 cannot be stored as it is (file names with bytes that are not UTF-8, control characters that XLSX
-forbids) is written with backslash escapes.
+forbids) is written with backslash escapes; in a workbook, text longer than a cell holds (32,767
+characters) is cut. Workbooks are written by :mod:`ascendify._xlsx`: the same rows, the same bytes.
 """
 
 from __future__ import annotations
@@ -17,12 +18,15 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ascendify._fs import atomic_file
+from ascendify._xlsx import write_workbook
 
 Cell = str | int
 Row = Sequence[Cell]
 
 _FORMULA_STARTS = ("=", "+", "-", "@", "%", "\t", "\r", "＝", "＋", "－", "＠", "％")
 _XLSX_FORBIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+# Spreadsheet programs refuse longer text in a cell; the end is cut off, as openpyxl did before.
+_XLSX_CELL_CHARACTERS = 32_767
 
 
 def spreadsheet_safe(value: Cell) -> Cell:
@@ -32,11 +36,16 @@ def spreadsheet_safe(value: Cell) -> Cell:
 
 
 def _storable(value: Cell) -> Cell:
-    """XLSX text: bytes that were not UTF-8 and forbidden control characters as backslash escapes."""
+    """XLSX text: bytes that were not UTF-8 and forbidden control characters as backslash escapes,
+    cut to the most characters a cell holds."""
     if not isinstance(value, str):
         return value
-    text = value.encode("utf-8", "backslashreplace").decode("utf-8")
-    return _XLSX_FORBIDDEN.sub(lambda match: match.group().encode("unicode_escape").decode(), text)
+    if not (value.isascii() and value.isprintable()):  # else nothing to escape: most text
+        text = value.encode("utf-8", "backslashreplace").decode("utf-8")
+        value = _XLSX_FORBIDDEN.sub(
+            lambda match: match.group().encode("unicode_escape").decode(), text
+        )
+    return value[:_XLSX_CELL_CHARACTERS]
 
 
 def write_csv(path: Path, header: Sequence[str], rows: Iterable[Row]) -> Path:
@@ -52,19 +61,7 @@ def write_csv(path: Path, header: Sequence[str], rows: Iterable[Row]) -> Path:
 
 def write_xlsx(path: Path, header: Sequence[str], rows: Iterable[Row], sheet: str) -> Path:
     """One sheet, bold header row kept in view while scrolling."""
-    from openpyxl import Workbook
-    from openpyxl.styles import Font
-
-    workbook = Workbook()
-    table = workbook.active
-    assert table is not None  # a new workbook always has its first sheet
-    table.title = sheet
-    table.append(list(header))
-    for cell in table[1]:
-        cell.font = Font(bold=True)
-    for row in rows:
-        table.append([_storable(spreadsheet_safe(value)) for value in row])
-    table.freeze_panes = "A2"
+    cells = ([_storable(spreadsheet_safe(value)) for value in row] for row in rows)
     with atomic_file(path, path.parent) as stream:
-        workbook.save(stream)
+        write_workbook(stream, [str(_storable(name)) for name in header], cells, sheet)
     return path
