@@ -43,7 +43,7 @@ from ascendify.migrate._engine import (
     Unchanged,
     migrate_source,
 )
-from ascendify.migrate._rule import Change
+from ascendify.migrate._rule import Change, registry_for
 from ascendify.migrate._settings import Settings
 from ascendify.source import SharedParse, collector_paused, decode
 
@@ -265,6 +265,8 @@ def migrate_tree(
         for rel in plan.python_files
     ]
     outcomes = []
+    # Built before the workers start: forked, they inherit it instead of each building its own.
+    registry_for(options.settings)
     with closing(parallel_map(migrate_file, jobs, options.jobs)) as results:
         for outcome in results:
             outcomes.append(outcome)

@@ -102,20 +102,29 @@ STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
 def statements(module: ast.Module) -> Iterator[ast.AST]:
     """Every statement of a module, nested ones included, in source order (no expressions)."""
     stack: list[ast.AST] = list(reversed(module.body))
+    lists_of = _STATEMENT_LISTS_OF.get
     while stack:
         node = stack.pop()
         yield node
-        for name in STATEMENT_LISTS:
-            children = getattr(node, name, None)
+        kind = type(node)
+        names = lists_of(kind)
+        if names is None:
+            names = _STATEMENT_LISTS_OF[kind] = tuple(n for n in STATEMENT_LISTS if n in kind._fields)
+        for name in names:
+            children = getattr(node, name)
             if children:
                 stack.extend(reversed(children))
+
+
+# The statement lists each statement type has (most have none), filled on first sight of a type.
+_STATEMENT_LISTS_OF: dict[type[ast.AST], tuple[str, ...]] = {}
 
 
 def resolve_imports(module: ast.Module) -> NameResolver:
     """The resolver of a file: every import and plain alias assignment, in source order."""
     names = NameResolver()
     for node in statements(module):
-        if isinstance(node, ast.Import | ast.ImportFrom):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):  # a tuple: faster than a union type
             names.add_import(node)
         elif isinstance(node, ast.Assign):
             names.add_alias_assignment(node)
