@@ -176,6 +176,25 @@ def median_seconds(action: Callable[[], None], runs: int) -> tuple[float, float]
     return statistics.median(walls), statistics.median(cpus)
 
 
+def interleaved_medians(
+    actions: dict[str, Callable[[], None]], runs: int
+) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU time of each action, the actions taking turns run after run: a shared
+    machine's load drifts over minutes, and taking turns puts the baseline and the measured actions
+    under the same drift (one after the other, the ratio measured the drift as much as the code)."""
+    times: dict[str, list[tuple[float, float]]] = {label: [] for label in actions}
+    for _ in range(runs):
+        for label, action in actions.items():
+            times[label].append(median_seconds(action, 1))
+    return {
+        label: (
+            statistics.median(wall for wall, _ in measured),
+            statistics.median(cpu for _, cpu in measured),
+        )
+        for label, measured in times.items()
+    }
+
+
 def _cpu_seconds() -> float:
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.process_time() + children.ru_utime + children.ru_stime
@@ -195,15 +214,13 @@ def main() -> None:
         tree = Path(scratch) / "torch"
         files, lines = copy_python_tree(package, tree)
         print(f"torch sources: {files} files, {lines:,} lines ({package})")
-        parse, parse_cpu = median_seconds(lambda: parse_only(tree), args.runs)
-        rows = [
-            ("ast.parse only (1 process)", parse, parse_cpu),
-            ("migration only, -j 1", *median_seconds(migrate(tree, 1), args.runs)),
-            (
-                f"ascendify migrate, -j {args.jobs}",
-                *median_seconds(migrate_command(tree, args.jobs), args.runs),
-            ),
-        ]
+        actions = {
+            "ast.parse only (1 process)": lambda: parse_only(tree),
+            "migration only, -j 1": migrate(tree, 1),
+            f"ascendify migrate, -j {args.jobs}": migrate_command(tree, args.jobs),
+        }
+        rows = [(label, *times) for label, times in interleaved_medians(actions, args.runs).items()]
+    _, parse, parse_cpu = rows[0]
     print(
         f"{'':28} {'wall s':>7} {'files/s':>8} {'lines/s':>10} {'vs parse':>9} "
         f"{'cpu s':>7} {'cpu vs parse':>13}"

@@ -12,12 +12,12 @@ from ascendify._fs import (
     NotRead,
     TooLarge,
     WriteError,
-    atomic_file,
     copy_file,
     inside,
     make_dir,
     make_link,
     open_log,
+    output_file,
     read_source,
     refuse_output_inside_input,
     write_bytes,
@@ -102,7 +102,7 @@ def test_a_failed_write_leaves_neither_a_partial_file_nor_a_temporary(tmp_path: 
     (tmp_path / "report.csv").write_text("the previous report\n")
 
     def broken() -> None:
-        with atomic_file(tmp_path / "report.csv", tmp_path) as stream:
+        with output_file(tmp_path / "report.csv", tmp_path) as stream:
             stream.write(b"half a rep")
             raise OSError(28, "No space left on device")
 
@@ -110,6 +110,21 @@ def test_a_failed_write_leaves_neither_a_partial_file_nor_a_temporary(tmp_path: 
         broken()
     assert [path.name for path in tmp_path.iterdir()] == ["report.csv"]
     assert (tmp_path / "report.csv").read_text() == "the previous report\n"
+
+
+def test_a_failed_write_of_a_new_file_leaves_nothing(tmp_path: Path) -> None:
+    def broken() -> None:
+        with output_file(tmp_path / "model.py", tmp_path, 0o640) as stream:
+            stream.write(b"import tor")
+            raise OSError(28, "No space left on device")
+
+    with pytest.raises(WriteError, match=r"cannot write .*model.py: No space left on device"):
+        broken()
+    assert list(tmp_path.iterdir()) == []
+    with output_file(tmp_path / "model.py", tmp_path, 0o640) as stream:
+        stream.write(b"import torch\n")
+    assert (tmp_path / "model.py").read_bytes() == b"import torch\n"
+    assert (tmp_path / "model.py").stat().st_mode & 0o777 == 0o640
 
 
 def test_copy_keeps_mode_and_times_and_refuses_what_is_not_a_file(tmp_path: Path) -> None:

@@ -4,12 +4,14 @@ Reading (:func:`read_source`): only regular files, never through a symbolic link
 size limit, and never blocking (a FIFO named ``*.py`` is refused, not opened for a read that waits
 forever; a link ``zero.py -> /dev/zero`` is refused, not read until memory runs out).
 
-Writing (:func:`write_bytes`, :func:`copy_file`, :func:`atomic_file`, :func:`make_dir`,
+Writing (:func:`write_bytes`, :func:`copy_file`, :func:`output_file`, :func:`make_dir`,
 :func:`make_link`, :func:`open_log`): every path written must lie inside the folder it belongs to
-once resolved, and no link is ever written through. Files are written under a temporary name and
-renamed into place: a rename replaces a link of the same name instead of following it, and a
-failed write (disk full) never leaves a truncated file behind. Any failure is a :class:`WriteError`
-naming the path, which the command line shows as one line.
+once resolved, and no link is ever written through. A file is created with ``O_EXCL`` (which
+fails on a link instead of following it); where something has the name already, it is written
+under a temporary name renamed over it (a rename replaces a link, never follows it). A failed write
+(disk full) never leaves a truncated file or a temporary behind. Results are written into folders
+the run makes, which no other process reads while they are written. Any failure is a
+:class:`WriteError` naming the path, which the command line shows as one line.
 """
 
 from __future__ import annotations
@@ -122,15 +124,21 @@ def inside(root: Path, path: Path) -> Path:
 
 
 @contextmanager
-def atomic_file(path: Path, root: Path, mode: int | None = None) -> Iterator[BinaryIO]:
-    """A new file written under a temporary name in ``path``'s folder, renamed to ``path`` on success.
+def output_file(path: Path, root: Path, mode: int | None = None) -> Iterator[BinaryIO]:
+    """A file written at ``path``: created in place where nothing is (the folders a run makes for
+    its result: one change to the folder, where a temporary name and a rename make two), else under
+    a temporary name renamed over what is there (a link of that name is replaced, never followed).
+    A failed write leaves neither the file nor a temporary.
 
     Its mode is ``mode`` exactly, or that of any new file (0o666 narrowed by the umask).
     """
-    target = inside(root, path)
-    temporary = target.with_name(f".ascendify-{secrets.token_hex(6)}.tmp")
+    target = written = inside(root, path)
     try:
-        descriptor = os.open(temporary, _NEW_FILE_FLAGS, 0o666)
+        # O_EXCL: fails on anything of that name, a link included, which it never follows.
+        descriptor = os.open(target, _NEW_FILE_FLAGS, 0o666)
+    except FileExistsError:
+        written = target.with_name(f".ascendify-{secrets.token_hex(6)}.tmp")
+        descriptor = _create(path, written)
     except OSError as error:
         raise WriteError(f"cannot write {path}: {_reason(error)}") from None
     try:
@@ -138,12 +146,20 @@ def atomic_file(path: Path, root: Path, mode: int | None = None) -> Iterator[Bin
             yield stream
             if mode is not None:
                 os.chmod(descriptor, mode)
-        os.replace(temporary, target)
+        if written != target:
+            os.replace(written, target)
     except BaseException as error:
-        _remove_quietly(temporary)
+        _remove_quietly(written)
         if isinstance(error, OSError):
             raise WriteError(f"cannot write {path}: {_reason(error)}") from None
         raise
+
+
+def _create(path: Path, at: Path) -> int:
+    try:
+        return os.open(at, _NEW_FILE_FLAGS, 0o666)
+    except OSError as error:
+        raise WriteError(f"cannot write {path}: {_reason(error)}") from None
 
 
 def _remove_quietly(path: Path) -> None:
@@ -152,7 +168,7 @@ def _remove_quietly(path: Path) -> None:
 
 
 def write_bytes(path: Path, data: bytes, root: Path, mode: int | None = None) -> None:
-    with atomic_file(path, root, mode) as stream:
+    with output_file(path, root, mode) as stream:
         stream.write(data)
 
 
@@ -168,7 +184,7 @@ def copy_file(source: Path, path: Path, root: Path) -> None:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode):
             raise NotRead("not a regular file")
-        with atomic_file(path, root, stat.S_IMODE(info.st_mode)) as writer:
+        with output_file(path, root, stat.S_IMODE(info.st_mode)) as writer:
             while chunk := _read_chunk(reader):
                 writer.write(chunk)
             writer.flush()

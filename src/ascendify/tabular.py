@@ -2,8 +2,8 @@
 
 A cell a spreadsheet program would run as a formula (CSV injection: ``=``, ``+``, ``-``, ``@``,
 ``%``, their full-width forms, tab, carriage return) gets a leading apostrophe, which spreadsheets
-show as text. Numbers stay numbers. Files are written under a temporary name and renamed into place
-(:mod:`ascendify._fs`), so a link of the same name is replaced, never written through. Text that
+show as text. Numbers stay numbers. Files are written by :func:`ascendify._fs.output_file`, so a link
+of the same name is replaced, never written through. Text that
 cannot be stored as it is (file names with bytes that are not UTF-8, control characters that XLSX
 forbids) is written with backslash escapes; in a workbook, text longer than a cell holds (32,767
 characters) is cut. Workbooks are written by :mod:`ascendify._xlsx`: the same rows, the same bytes.
@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ascendify._fs import atomic_file
+from ascendify._fs import output_file
 from ascendify._xlsx import write_workbook
 
 Cell = str | int
@@ -49,7 +49,7 @@ def _storable(value: Cell) -> Cell:
 
 
 def write_csv(path: Path, header: Sequence[str], rows: Iterable[Row]) -> Path:
-    with atomic_file(path, path.parent) as binary:
+    with output_file(path, path.parent) as binary:
         stream = io.TextIOWrapper(binary, encoding="utf-8", errors="backslashreplace", newline="")
         writer = csv.writer(stream)
         writer.writerow(header)
@@ -62,6 +62,6 @@ def write_csv(path: Path, header: Sequence[str], rows: Iterable[Row]) -> Path:
 def write_xlsx(path: Path, header: Sequence[str], rows: Iterable[Row], sheet: str) -> Path:
     """One sheet, bold header row kept in view while scrolling."""
     cells = ([_storable(spreadsheet_safe(value)) for value in row] for row in rows)
-    with atomic_file(path, path.parent) as stream:
+    with output_file(path, path.parent) as stream:
         write_workbook(stream, [str(_storable(name)) for name in header], cells, sheet)
     return path

@@ -52,7 +52,7 @@ class AnalysisResult:
 def write_reports(result: AnalysisResult, out_dir: Path) -> list[Path]:
     """Write every report file of ``result`` into ``out_dir`` (created if needed); return their paths.
 
-    Each file is written under a temporary name and renamed (a link of the same name is replaced).
+    A file of the same name is replaced, a link too (never written through).
     """
     make_output_dir(out_dir)
     findings = sorted(result.findings, key=Finding.sort_key)
