@@ -287,6 +287,18 @@ def match_api(qualified_name: str, facts: TorchNpuFacts) -> ApiMatch | None:
     ``torch.cuda.Stream.wait_stream`` maps through ``torch.cuda.Stream``; a name that would map to
     something this torch_npu release does not export is reported instead of emitted.
     """
+    _, known = _MATCHES.setdefault(id(facts), (facts, {}))
+    if qualified_name not in known:
+        known[qualified_name] = _match_api(qualified_name, facts)
+    return known[qualified_name]
+
+
+# Answers of match_api by the id of the facts they came from (which each entry keeps alive, so the
+# id is never another's): the migration and the analysis ask about the same names, file after file.
+_MATCHES: dict[int, tuple[TorchNpuFacts, dict[str, ApiMatch | None]]] = {}
+
+
+def _match_api(qualified_name: str, facts: TorchNpuFacts) -> ApiMatch | None:
     parts = qualified_name.split(".")
     unknown: ApiMatch | None = None
     for end in range(len(parts), 1, -1):
