@@ -29,6 +29,8 @@ def _know(words: Iterable[bytes]) -> None:
         _INSIDE[word] = [(o, word.find(o)) for o in inner]
 
 
+_FEW_POSITIONS = 32
+
 Enter = Callable[[ast.AST, ast.AST | None], bool]
 
 
@@ -61,8 +63,8 @@ class Occurrences:
 
     def of(self, word: bytes) -> list[int]:
         """The positions of ``word``; found through those of a token inside it when this file was
-        searched for that one already (the analysis's ``NCCL_DEBUG`` through the migration's
-        ``NCCL``)."""
+        searched for that one already and holds it a few times (the analysis's ``NCCL_DEBUG``
+        through the migration's ``NCCL``), and never searched for when that one is absent."""
         found = self._found.get(word)
         if found is None:
             found = self._found[word] = self._search(word)
@@ -73,7 +75,8 @@ class Occurrences:
         data = self.data
         for inner, offset in _INSIDE.get(word, ()):
             positions = self._found.get(inner)
-            if positions is not None:
+            # Checking each position costs more than a search of the bytes past a few dozen.
+            if positions is not None and len(positions) <= _FEW_POSITIONS:
                 return [
                     position - offset
                     for position in positions
