@@ -22,10 +22,11 @@ from ascendify.source.parsed import (
     collector_paused,
     parse_source,
 )
-from ascendify.source.scan import Occurrences, Tokens, child_fields, walk_touching
+from ascendify.source.scan import CHILD_FIELDS, Occurrences, Tokens, walk_touching
 from ascendify.source.text import SourceText, UndecodableSource, decode, encode, is_suppressed
 
 __all__ = [
+    "CHILD_FIELDS",
     "PARSE_ERRORS",
     "STATEMENT_LISTS",
     "Binding",
@@ -36,7 +37,6 @@ __all__ = [
     "SourceText",
     "Tokens",
     "UndecodableSource",
-    "child_fields",
     "collector_paused",
     "decode",
     "dotted_parts",

@@ -109,7 +109,9 @@ def statements(module: ast.Module) -> Iterator[ast.AST]:
         kind = type(node)
         names = lists_of(kind)
         if names is None:
-            names = _STATEMENT_LISTS_OF[kind] = tuple(n for n in STATEMENT_LISTS if n in kind._fields)
+            names = _STATEMENT_LISTS_OF[kind] = tuple(
+                n for n in STATEMENT_LISTS if n in kind._fields
+            )
         for name in names:
             children = getattr(node, name)
             if children:

@@ -169,20 +169,24 @@ _NO_NODES = frozenset(
     {"ctx", "op", "ops", "id", "attr", "arg", "name", "names", "module", "level", "kind",
      "conversion", "simple", "is_async", "type_comment", "kwd_attrs"}
 )  # fmt: skip
-_CHILD_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}  # filled on first sight of a node type
 
 
-def child_fields(kind: type[ast.AST]) -> tuple[str, ...]:
-    """The fields of a node type that may hold nodes worth visiting (a constant's value never
+class _ChildFields(dict[type[ast.AST], tuple[str, ...]]):
+    """The fields of each node type that may hold nodes worth visiting (a constant's value never
     does); a list there holds nodes only, or None for the key of a ``**`` entry in a dict display.
-    For walks that look for a few node types: fewer fields to read than :func:`ast.iter_fields`."""
-    fields = _CHILD_FIELDS.get(kind)
-    if fields is None:
+    For walks that look for a few node types: fewer fields to read than :func:`ast.iter_fields`.
+    A mapping, not a function: walks look it up for every node, and a lookup costs less than a call.
+    """
+
+    def __missing__(self, kind: type[ast.AST]) -> tuple[str, ...]:
         fields = (
             () if kind is ast.Constant else tuple(f for f in kind._fields if f not in _NO_NODES)
         )
-        _CHILD_FIELDS[kind] = fields
-    return fields
+        self[kind] = fields
+        return fields
+
+
+CHILD_FIELDS = _ChildFields()
 
 
 def walk_touching(module: ast.Module, lines: list[int] | None, enter: Enter) -> None:
@@ -203,13 +207,12 @@ def walk_touching(module: ast.Module, lines: list[int] | None, enter: Enter) -> 
 
     stack: list[tuple[ast.AST, ast.AST | None]] = [(module, None)]
     push = stack.append
-    fields_of = _CHILD_FIELDS.get
     while stack:
         node, parent = stack.pop()
         if not enter(node, parent):
             continue
         kind = type(node)
-        for name in fields_of(kind) or child_fields(kind):
+        for name in CHILD_FIELDS[kind]:
             value = getattr(node, name)
             if type(value) is list:
                 for child in reversed(value):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 
 from ascendify.migrate._rule import Context
-from ascendify.source import child_fields, statements
+from ascendify.source import CHILD_FIELDS, statements
 
 # A call's arguments that sit in a slot: (kind label, argument expression).
 SinkFinder = Callable[[Context, ast.Call], Iterator[tuple[str, ast.expr]]]
@@ -179,7 +179,7 @@ def _collect(ctx: Context, sinks: SinkFinder) -> tuple[list[_Scope], _Calls]:
         if kind in _RECORDED:
             _record(ctx, sinks, node, scope, calls)
         # The walk is the analysis' cost: only the fields that may hold nodes, children unfiltered.
-        for name in child_fields(kind):
+        for name in CHILD_FIELDS[kind]:
             value = getattr(node, name)
             if type(value) is list:
                 stack.extend(zip(value, repeat(scope)))

@@ -14,6 +14,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Protocol
 
 from ascendify.migrate._rule import Context, Edit, Finding, Rule, checks
@@ -173,6 +174,7 @@ def slot_kind(kind: SlotKind, parameters: dict[str, Parameter]) -> None:
     special = {p.rule for p in parameters.values() if p.rule is not None}
     rules = {kind.argument_rule, kind.value_rule, *kind.keyword_rules.values(), *special}
     _KINDS.append((kind, parameters, frozenset(rules)))
+    _kinds_for.cache_clear()
 
 
 def slot_kind_variant(
@@ -204,11 +206,16 @@ def _slot_rules() -> Iterator[type[Rule]]:
         yield from rules
 
 
-def _kinds(ctx: Context) -> Iterator[tuple[SlotKind, dict[str, Parameter]]]:
+def _kinds(ctx: Context) -> tuple[tuple[SlotKind, dict[str, Parameter]], ...]:
     """The kinds this run rewrites: those with a rule the run applies."""
-    for kind, parameters, rules in _KINDS:
-        if not ctx.rules.isdisjoint(rules):
-            yield kind, parameters
+    return _kinds_for(ctx.rules)
+
+
+@cache  # asked for every call, assignment and comparison walked; a run's rules never change
+def _kinds_for(active: frozenset[type[Rule]]) -> tuple[tuple[SlotKind, dict[str, Parameter]], ...]:
+    return tuple(
+        (kind, parameters) for kind, parameters, rules in _KINDS if not active.isdisjoint(rules)
+    )
 
 
 def slot_arguments(ctx: Context, node: ast.Call) -> Iterator[tuple[SlotKind, ast.expr, type[Rule]]]:

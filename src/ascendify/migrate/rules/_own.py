@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 
 from ascendify.migrate._rule import Context
-from ascendify.source import STATEMENT_LISTS, child_fields, statements
+from ascendify.source import CHILD_FIELDS, STATEMENT_LISTS, statements
 from ascendify.targets.devices import ATTRIBUTE_RENAMES, CUDA_DEVICE_TYPE, NPU_DEVICE_TYPE
 
 _MEMBERS = frozenset({*ATTRIBUTE_RENAMES, "cuda"})  # members named after the device
@@ -104,7 +104,7 @@ def _classes(module: ast.Module, owned: _Owned) -> list[tuple[ast.ClassDef, set[
             elif node.attr in _MEMBERS:
                 owned.members.add(node.attr)
                 owned.receivers.add((ast.unparse(node.value), node.attr))
-        for name in child_fields(type(node)):
+        for name in CHILD_FIELDS[type(node)]:
             value = getattr(node, name)
             if type(value) is list:
                 queue.extend(zip(value, repeat(enclosing)))
