@@ -257,6 +257,19 @@ class _PythonVisitor:
 
     def enter(self, node: ast.AST, parent: ast.AST | None) -> bool:
         """For :func:`ascendify.source.walk_touching`: visit ``node``, say whether to look inside."""
+        if type(parent) is ast.Attribute:
+            return self._rest_of_chain(node)
+        visit = _VISITS.get(type(node))
+        return visit is None or visit(self, node)
+
+    def _rest_of_chain(self, node: ast.AST) -> bool:
+        """The value of an attribute chain that did not resolve (``a.b`` in ``a.b.c``): it has the
+        same root, so it does not resolve either, and is not looked up again."""
+        if type(node) is ast.Attribute:
+            self._renamed_attribute(node)
+            return True
+        if type(node) is ast.Name:
+            return False
         visit = _VISITS.get(type(node))
         return visit is None or visit(self, node)
 
@@ -285,11 +298,14 @@ class _PythonVisitor:
     def visit_Attribute(self, node: ast.Attribute) -> bool:
         if self._qualified(node):
             return False
+        self._renamed_attribute(node)
+        return True
+
+    def _renamed_attribute(self, node: ast.Attribute) -> None:
         renamed = ATTRIBUTE_RENAMES.get(node.attr)
         if renamed is not None:
             tips = f"NPU: .{renamed} (ascendify migrate rewrites it)"
             self._add(node, f".{node.attr}", tips, "AN100")
-        return True
 
     def visit_Name(self, node: ast.Name) -> bool:
         self._qualified(node)
