@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -36,6 +37,14 @@ def pytest_runtest_call(item: pytest.Item) -> object:
             f"{item.nodeid} started a process ({_process_starts[0]}): mark it @pytest.mark.slow"
         )
     return result
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # What collection imported (torch, botocore, moto: over a million objects) lives until the end,
+    # yet every full garbage collection walked it again: during the tests, then several times at
+    # exit (pytest's unraisable-exception check, interpreter shutdown), seconds in all. Frozen, the
+    # collector skips it; what the tests create is collected as before.
+    gc.freeze()
 
 
 SRC = Path(__file__).resolve().parents[1] / "src"

@@ -130,7 +130,9 @@ def test_xlsx_rows_of_other_widths_and_no_rows(tmp_path: Path) -> None:
 def test_xlsx_is_the_same_bytes_every_time(tmp_path: Path) -> None:
     rows: list[tuple[str | int, ...]] = [(f"f{index}.py", index, "tip") for index in range(2000)]
     first = write_xlsx(tmp_path / "one.xlsx", HEADER, rows, sheet="s").read_bytes()
-    time.sleep(2.1)  # a zip time stamp counts in two-second steps: a clock in the bytes would show
+    # A zip time stamp counts in two-second steps: once the clock has passed the next even second
+    # (0 to 2 s from now, not a fixed 2.1), a clock in the bytes would show.
+    time.sleep(2 - time.time() % 2 + 0.05)
     again = write_xlsx(tmp_path / "two.xlsx", HEADER, iter(rows), sheet="s").read_bytes()
     assert first == again
 

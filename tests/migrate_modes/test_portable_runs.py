@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import RunCli, again_after_teardown_abort, ascendify_env
+from ascendify.cli import main
+from tests.conftest import RunCli, again_after_teardown_abort
 
 HERE = Path(__file__).resolve().parent
 PROJECTS = HERE / "projects"
@@ -77,15 +78,12 @@ def single_process(migrated: dict[str, Path], name: str) -> dict[str, object]:
 
 @pytest.fixture(scope="module")
 def migrated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    # Migrated in process: the fast test below reads the results, only the slow ones run them.
     out = tmp_path_factory.mktemp("portable")
     results = {}
     for name in CORPUS:
-        done = subprocess.run(
-            [sys.executable, "-m", "ascendify", "migrate", "-i", str(PROJECTS / name),
-             "-o", str(out), "--target", "portable", "-j", "1"],
-            env=ascendify_env(), capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr
+        argv = ["migrate", "-i", str(PROJECTS / name), "-o", str(out), "--target", "portable"]
+        assert main([*argv, "-j", "1"]) == 0, name
         results[name] = out / f"{name}_msft"
     return results
 

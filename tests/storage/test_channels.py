@@ -232,7 +232,15 @@ ENTER_ERRORS: dict[str, type[StorageError]] = {
 }
 
 
-@pytest.mark.parametrize("case", ENTER_ERRORS)
+@pytest.mark.parametrize(
+    "case",
+    [
+        # Waits out the product's retries of a refused connection (2 to 7 s; it has no option to
+        # retry less): see test_copy.test_unreachable_endpoint.
+        pytest.param(case, marks=pytest.mark.slow) if case == "unreachable endpoint" else case
+        for case in ENTER_ERRORS
+    ],
+)
 def test_enter_fails_before_anything_is_staged(
     s3: Any, bucket: str, s3_env: dict[str, str], tmp_path: Path, case: str
 ) -> None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import socket
 from pathlib import Path
 from typing import Any
 
 import pytest
+from botocore.exceptions import EndpointConnectionError
 
 from ascendify.storage import (
     AccessDeniedError,
@@ -24,6 +26,7 @@ from ascendify.storage import (
     _copy,
     copy_tree,
 )
+from ascendify.storage._errors import translate
 
 from .conftest import ACCESS_KEY_ID, SECRET_ACCESS_KEY, Restricted, put_objects, read_objects
 
@@ -138,12 +141,33 @@ def test_missing_key(bucket: str, s3_env: dict[str, str], tmp_path: Path) -> Non
         )
 
 
+# Nothing listens on the discard port, so each connection is refused at once; the time goes to the
+# product's retries of a refused connection (three, with botocore's jittered back-off: 2 to 7 s in
+# all). The product has no option to retry less, so the end-to-end check waits that out under
+# ``slow``; the test below keeps the translation of the same refusal in the fast loop.
+@pytest.mark.slow
 def test_unreachable_endpoint(s3_env: dict[str, str], tmp_path: Path) -> None:
     env = {**s3_env, "AWS_ENDPOINT_URL": "http://127.0.0.1:9"}  # discard port: nothing listens
     with pytest.raises(EndpointUnreachableError, match=re.escape("http://127.0.0.1:9")) as caught:
         copy_tree("s3://some-bucket/d", str(tmp_path), settings=S3Settings.from_env(env))
     assert SECRET_ACCESS_KEY not in str(caught.value)
     assert ACCESS_KEY_ID not in str(caught.value)
+
+
+def test_a_refused_connection_is_reported_as_unreachable() -> None:
+    # A real refusal, wrapped as botocore wraps it once its retries are spent.
+    with pytest.raises(ConnectionRefusedError) as refused:
+        socket.create_connection(("127.0.0.1", 9), timeout=5)
+    error = EndpointConnectionError(endpoint_url="http://127.0.0.1:9/some-bucket")
+    error.__cause__ = refused.value
+    translated = translate(
+        error,
+        "s3://some-bucket/d",
+        endpoint="http://127.0.0.1:9",
+        secrets=(ACCESS_KEY_ID, SECRET_ACCESS_KEY),
+    )
+    assert isinstance(translated, EndpointUnreachableError)
+    assert "http://127.0.0.1:9 for s3://some-bucket/d" in str(translated)
 
 
 def test_access_denied(restricted: Restricted, tmp_path: Path) -> None:
@@ -185,8 +209,10 @@ def test_errors_are_storage_errors() -> None:
 def test_a_failing_file_stops_the_copy_and_leaves_no_partial_files(
     s3: Any, bucket: str, s3_env: dict[str, str], tmp_path: Path
 ) -> None:
-    put_objects(s3, bucket, {f"data/f{i:03d}": b"x" * 100 for i in range(200)})
-    (tmp_path / "f100").mkdir()  # a directory where a file must go: that file cannot land
+    # More files than the copy's 64 workers, and the failing one late enough that when it fails
+    # some files are done, most are in flight and the rest still wait for a worker.
+    put_objects(s3, bucket, {f"data/f{i:03d}": b"x" * 100 for i in range(100)})
+    (tmp_path / "f080").mkdir()  # a directory where a file must go: that file cannot land
     with pytest.raises(TransferError, match="IsADirectoryError"):
         copy_tree(f"s3://{bucket}/data", str(tmp_path), settings=S3Settings.from_env(s3_env))
     assert not list(tmp_path.glob("*.ascendify-partial"))
