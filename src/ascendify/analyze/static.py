@@ -214,8 +214,11 @@ def _rarest_part(key: str) -> str:
     return min(device_named, key=len) if device_named else max(parts, key=len)
 
 
-# Most files of a large project mention none of these: they are not parsed at all.
-_TRIGGER = Tokens.of(word.encode() for word in _trigger_words())
+# Most files of a large project mention none of these: they are not parsed at all. As whole words:
+# a name resolves to a table key only if the file spells each part of the key as an identifier, and
+# a string is reported only if its value equals a listed one (a file saying "compiled" or
+# "recompile", never "compile" alone, is not parsed for torch.compile).
+_TRIGGER = Tokens.of((word.encode() for word in _trigger_words()), whole_words=True)
 
 
 def analyze_python(data: bytes, file: str, facts: TorchNpuFacts) -> list[Finding]:

@@ -42,6 +42,7 @@ class Occurrences:
         self.data = data
         self._present: dict[bytes, bool] = {}
         self._found: dict[bytes, list[int]] = {}
+        self._names: dict[bytes, list[int]] = {}
 
     @cached_property
     def numbered(self) -> bool:
@@ -93,13 +94,16 @@ class Occurrences:
     def of_name(self, name: bytes) -> list[int]:
         """The positions of ``name`` as a whole word (no ASCII letter, digit or ``_`` beside it),
         the way a regular expression's ``\\b`` sees words in bytes."""
-        data, end = self.data, len(self.data)
-        return [
-            position
-            for position in self.of(name)
-            if (position == 0 or data[position - 1] not in _WORD_BYTES)
-            and (position + len(name) == end or data[position + len(name)] not in _WORD_BYTES)
-        ]
+        found = self._names.get(name)
+        if found is None:
+            data, end = self.data, len(self.data)
+            found = self._names[name] = [
+                position
+                for position in self.of(name)
+                if (position == 0 or data[position - 1] not in _WORD_BYTES)
+                and (position + len(name) == end or data[position + len(name)] not in _WORD_BYTES)
+            ]
+        return found
 
     def line_numbers(self, positions: list[int]) -> list[int]:
         """The sorted, distinct numbers of the lines holding ``positions`` (sorted), counting only
@@ -124,29 +128,38 @@ class Tokens:
     alternation, which ``re`` scans byte by byte."""
 
     words: tuple[bytes, ...]
+    # Whether a token counts only as a whole word (no ASCII letter, digit or _ beside it): "compile"
+    # then finds torch.compile but not "compiled", "_compile" or "recompile".
+    whole_words: bool = False
     _names: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def of(cls, tokens: Iterable[bytes]) -> Tokens:
-        """Tokens; one containing another is redundant ("CUDA" finds "CUDA_VISIBLE_DEVICES").
-        Shorter tokens are tried first: they are the common ones, and :meth:`found_in` stops at
-        the first token found (-30% on torch's tree)."""
+    def of(cls, tokens: Iterable[bytes], whole_words: bool = False) -> Tokens:
+        """Tokens; one containing another is redundant ("CUDA" finds "CUDA_VISIBLE_DEVICES"),
+        unless tokens are whole words ("cuda" as a word does not find "is_cuda"). Shorter tokens
+        are tried first: they are the common ones, and :meth:`found_in` stops at the first token
+        found (-30% on torch's tree)."""
         unique = set(tokens)
-        kept = (token for token in unique if not any(o != token and o in token for o in unique))
+        kept = (
+            token
+            for token in unique
+            if whole_words or not any(o != token and o in token for o in unique)
+        )
         words = tuple(sorted(kept, key=lambda token: (len(token), token)))
         _know(words)
-        return cls(words)
+        return cls(words, whole_words)
 
     def found_in(self, occurrences: Occurrences) -> bool:
         """Whether the file holds a token (each answer is kept for the file's other consumers)."""
+        if self.whole_words:
+            return any(occurrences.of_name(word) for word in self.words)
         return any(occurrences.has(word) for word in self.words)
 
     def in_name(self, name: str) -> bool:
         """Whether a (qualified) name holds a token; remembered (a project repeats its imports)."""
         found = self._names.get(name)
         if found is None:
-            encoded = name.encode()
-            found = self._names[name] = any(word in encoded for word in self.words)
+            found = self._names[name] = self.found_in(Occurrences(name.encode()))
         return found
 
     def lines(self, occurrences: Occurrences, bound_names: Iterable[str] = ()) -> list[int] | None:
@@ -154,7 +167,8 @@ class Tokens:
         when lines cannot be numbered (see :attr:`Occurrences.numbered`)."""
         if not occurrences.numbered:
             return None
-        positions = [position for word in self.words for position in occurrences.of(word)]
+        find = occurrences.of_name if self.whole_words else occurrences.of
+        positions = [position for word in self.words for position in find(word)]
         for name in bound_names:
             positions.extend(occurrences.of_name(name.encode()))
         positions.sort()
