@@ -218,7 +218,7 @@ def _rarest_part(key: str) -> str:
 # a name resolves to a table key only if the file spells each part of the key as an identifier, and
 # a string is reported only if its value equals a listed one (a file saying "compiled" or
 # "recompile", never "compile" alone, is not parsed for torch.compile).
-_TRIGGER = Tokens.of((word.encode() for word in _trigger_words()), whole_words=True)
+_TRIGGER = Tokens.of(words=(word.encode() for word in _trigger_words()))
 
 
 def analyze_python(data: bytes, file: str, facts: TorchNpuFacts) -> list[Finding]:

@@ -135,8 +135,10 @@ class Rule:
     summary: ClassVar[str]  # one line for tables and docs
     safety: ClassVar[Safety]
     operation: ClassVar[Operation] = Operation.MODIFY  # of an edit; report-only rules set theirs
-    # Byte strings, one of which occurs in every file this rule can fire on (the cheap pre-scan).
+    # Byte strings, one of which occurs in every file this rule can fire on (the cheap pre-scan),
+    # anywhere, or as a whole word (no letter, digit or _ beside it) for ``trigger_words``.
     triggers: ClassVar[tuple[bytes, ...]] = ()
+    trigger_words: ClassVar[tuple[bytes, ...]] = ()
     targets: ClassVar[frozenset[Target]] = frozenset({Target.NPU})  # targets whose runs apply it
     priority: ClassVar[int] = 0  # lower wins overlapping edits (user rules: -1)
     mode: ClassVar[Mode] = DEFAULT_RUN
@@ -330,7 +332,10 @@ def load_rules() -> Registry:
         checkers={node_type: list(found) for node_type, found in _CHECKERS.items()},
         finishers=tuple(sorted(_FINISHERS, key=place)),
         binding_triggers=tuple(_BINDING_TRIGGERS),
-        trigger=Tokens.of(token for rule in _RULES.values() for token in rule.triggers),
+        trigger=Tokens.of(
+            (token for rule in _RULES.values() for token in rule.triggers),
+            (word for rule in _RULES.values() for word in rule.trigger_words),
+        ),
         serves={
             function: frozenset(served() if callable(served) else served)
             for function, served in _SERVES.items()

@@ -125,35 +125,36 @@ class Occurrences:
 class Tokens:
     """A set of byte tokens, searched with ``bytes.find`` one token at a time: for the few dozen
     literal tokens of a rule set that is several times faster than one regular-expression
-    alternation, which ``re`` scans byte by byte."""
+    alternation, which ``re`` scans byte by byte.
+
+    A token counts wherever it occurs, or, if it is one of the ``whole`` words, only where no ASCII
+    letter, digit or ``_`` touches it: the word "compile" finds torch.compile but not "compiled",
+    "_compile" or "recompile"."""
 
     words: tuple[bytes, ...]
-    # Whether a token counts only as a whole word (no ASCII letter, digit or _ beside it): "compile"
-    # then finds torch.compile but not "compiled", "_compile" or "recompile".
-    whole_words: bool = False
+    whole: frozenset[bytes] = frozenset()
     _names: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def of(cls, tokens: Iterable[bytes], whole_words: bool = False) -> Tokens:
-        """Tokens; one containing another is redundant ("CUDA" finds "CUDA_VISIBLE_DEVICES"),
-        unless tokens are whole words ("cuda" as a word does not find "is_cuda"). Shorter tokens
-        are tried first: they are the common ones, and :meth:`found_in` stops at the first token
-        found (-30% on torch's tree)."""
-        unique = set(tokens)
-        kept = (
-            token
-            for token in unique
-            if whole_words or not any(o != token and o in token for o in unique)
-        )
-        words = tuple(sorted(kept, key=lambda token: (len(token), token)))
-        _know(words)
-        return cls(words, whole_words)
+    def of(cls, tokens: Iterable[bytes] = (), words: Iterable[bytes] = ()) -> Tokens:
+        """Tokens found anywhere and whole ``words``. A token containing another token is
+        redundant ("CUDA" finds "CUDA_VISIBLE_DEVICES"), and so is a word containing one; a word
+        inside a longer one is not ("cuda" as a word does not find "is_cuda"). Shorter tokens are
+        tried first: they are the common ones, and :meth:`found_in` stops at the first token found
+        (-30% on torch's tree)."""
+        anywhere = set(tokens)
+        kept = {t for t in anywhere if not any(o != t and o in t for o in anywhere)}
+        whole = {w for w in words if w not in anywhere and not any(t in w for t in anywhere)}
+        every = tuple(sorted(kept | whole, key=lambda token: (len(token), token)))
+        _know(every)
+        return cls(every, frozenset(whole))
 
     def found_in(self, occurrences: Occurrences) -> bool:
         """Whether the file holds a token (each answer is kept for the file's other consumers)."""
-        if self.whole_words:
-            return any(occurrences.of_name(word) for word in self.words)
-        return any(occurrences.has(word) for word in self.words)
+        return any(
+            occurrences.of_name(word) if word in self.whole else occurrences.has(word)
+            for word in self.words
+        )
 
     def in_name(self, name: str) -> bool:
         """Whether a (qualified) name holds a token; remembered (a project repeats its imports)."""
@@ -167,8 +168,11 @@ class Tokens:
         when lines cannot be numbered (see :attr:`Occurrences.numbered`)."""
         if not occurrences.numbered:
             return None
-        find = occurrences.of_name if self.whole_words else occurrences.of
-        positions = [position for word in self.words for position in find(word)]
+        positions = [
+            position
+            for word in self.words
+            for position in (occurrences.of_name if word in self.whole else occurrences.of)(word)
+        ]
         for name in bound_names:
             positions.extend(occurrences.of_name(name.encode()))
         positions.sort()

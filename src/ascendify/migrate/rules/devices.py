@@ -173,6 +173,18 @@ def check_cuda_test_beside_npu(
         yield Finding(ExistingNpuBranch, node.lineno, node.end_lineno or node.lineno, message)
 
 
+# The names of a variable holding a device index, whole: "local_rank" holds an index, and
+# "device_from_device_id" a torch.device.
+_INDEX_NAMES = frozenset(
+    {
+        *(f"{scope}rank" for scope in ("", "local_", "global_")),
+        *(f"{scope}gpu{end}" for scope in ("", "local_") for end in ("", "_id", "_idx", "_index")),
+        *(f"device_{end}" for end in ("id", "idx", "index")),
+        "dev_id",
+    }
+)
+
+
 class DeviceIndex(Rule):
     """What it does: turns a bare device index passed to ``.to(...)`` (first or as ``device=``)
     into an NPU device: ``x.to(0)`` becomes ``x.to("npu:0")`` and ``model.to(local_rank)`` becomes
@@ -192,16 +204,8 @@ class DeviceIndex(Rule):
     name = "device-index"
     summary = "integer device index in .to() -> npu:<index>"
     safety = Safety.UNSAFE
-    triggers = (
-        b"rank", b"gpu", b"device_id", b"device_index", b"dev_id",
-        *(f".to({digit}".encode() for digit in range(10)),
-    )  # fmt: skip
-
-
-# Whole names only: "device_from_device_id" holds a torch.device, "local_rank" an index.
-_INDEX_NAME = re.compile(
-    r"(?:local_|global_)?rank|(?:local_)?gpu(?:_id|_idx|_index)?|device_(?:id|idx|index)|dev_id"
-)
+    triggers = tuple(f".to({digit}".encode() for digit in range(10))
+    trigger_words = tuple(name.encode() for name in _INDEX_NAMES)
 
 
 def device_index(node: ast.Call) -> ast.expr | None:
@@ -217,7 +221,7 @@ def device_index(node: ast.Call) -> ast.expr | None:
     if isinstance(index, ast.Constant) and type(index.value) is int:
         return index
     name = holder_name(index)
-    if name is not None and _INDEX_NAME.fullmatch(name) and not isinstance(index, ast.Subscript):
+    if name in _INDEX_NAMES and not isinstance(index, ast.Subscript):
         return index
     return None
 
