@@ -183,21 +183,23 @@ def median_seconds(action: Action, runs: int) -> tuple[float, float]:
     return statistics.median(walls), statistics.median(cpus)
 
 
-def interleaved_medians(actions: dict[str, Action], runs: int) -> dict[str, tuple[float, float]]:
-    """Median wall and CPU time of each action, the actions taking turns run after run: a shared
-    machine's load drifts over minutes, and taking turns puts the baseline and the measured actions
-    under the same drift (one after the other, the ratio measured the drift as much as the code)."""
+def interleaved_runs(actions: dict[str, Action], runs: int) -> dict[str, list[tuple[float, float]]]:
+    """Wall and CPU time of each run of each action, the actions taking turns run after run: a
+    shared machine's load drifts over minutes, and taking turns puts the baseline and the measured
+    actions under the same drift (one after the other, the ratio measured the drift as much as the
+    code)."""
     times: dict[str, list[tuple[float, float]]] = {label: [] for label in actions}
     for _ in range(runs):
         for label, action in actions.items():
             times[label].append(median_seconds(action, 1))
-    return {
-        label: (
-            statistics.median(wall for wall, _ in measured),
-            statistics.median(cpu for _, cpu in measured),
-        )
-        for label, measured in times.items()
-    }
+    return times
+
+
+def _median_ratio(
+    runs: list[tuple[float, float]], baseline: list[tuple[float, float]], at: int
+) -> float:
+    """The median of each run's time over the baseline's time in the same turn (wall: 0, CPU: 1)."""
+    return statistics.median(run[at] / base[at] for run, base in zip(runs, baseline, strict=True))
 
 
 def _cpu_seconds() -> float:
@@ -224,20 +226,24 @@ def main() -> None:
             "migration only, -j 1": migrate(tree, 1),
             f"ascendify migrate, -j {args.jobs}": migrate_command(tree, args.jobs),
         }
-        rows = [(label, *times) for label, times in interleaved_medians(actions, args.runs).items()]
-    _, parse, parse_cpu = rows[0]
+        measured = interleaved_runs(actions, args.runs)
+    baseline = measured["ast.parse only (1 process)"]
     print(
         f"{'':28} {'wall s':>7} {'files/s':>8} {'lines/s':>10} {'vs parse':>9} "
         f"{'cpu s':>7} {'cpu vs parse':>13}"
     )
-    for label, seconds, cpu in rows:
+    for label, runs in measured.items():
+        seconds = statistics.median(wall for wall, _ in runs)
+        cpu = statistics.median(cpu for _, cpu in runs)
         print(
             f"{label:28} {seconds:7.2f} {files / seconds:8.0f} {lines / seconds:10,.0f} "
-            f"{seconds / parse:8.2f}x {cpu:7.2f} {cpu / parse_cpu:12.2f}x"
+            f"{_median_ratio(runs, baseline, 0):8.2f}x {cpu:7.2f} "
+            f"{_median_ratio(runs, baseline, 1):12.2f}x"
         )
     print(
-        f"(median of {args.runs} runs; targets: the command <= 1.00x parse wall and <= 1.50x parse "
-        "CPU; CPU time counts worker processes too and is what a busy machine distorts least)"
+        f"(medians of {args.runs} runs; a ratio is the median of each run's over the baseline's of "
+        "the same turn; targets: the command <= 1.00x parse wall and <= 1.50x parse CPU; CPU time "
+        "counts worker processes too)"
     )
 
 

@@ -43,8 +43,9 @@ def parallel_map(
     # Imported here: the command line imports this module for default_jobs() on every start.
     from concurrent.futures import ProcessPoolExecutor
 
-    # Chunks amortise the inter-process round trip; several per worker keep the load balanced.
-    chunksize = max(1, len(items) // (workers * 8))
+    # Chunks amortise the inter-process round trip; many per worker keep the load balanced (a chunk
+    # holding a project's largest files must not leave the other workers idle at the end).
+    chunksize = max(1, len(items) // (workers * 32))
     executor = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupts)
     try:
         yield from executor.map(function, items, chunksize=chunksize)
