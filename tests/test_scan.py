@@ -34,7 +34,7 @@ def _line_of(data: bytes, position: int) -> int:
     return data.count(b"\n", 0, position) + 1
 
 
-def test_a_longer_token_found_through_a_shorter_one_is_found_everywhere() -> None:
+def test_a_longer_token_is_found_everywhere_after_a_shorter_one_inside_it() -> None:
     Tokens.of([b"cuda", b"NCCL"])  # the tokens one consumer searches for first
     longer = [b"cuda_", b".cuda(", b"NCCL_DEBUG", b"is_nccl", b"ProcessGroupNCCL"]
     Tokens.of(longer)

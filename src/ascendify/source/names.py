@@ -99,27 +99,33 @@ class NameResolver:
 STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
+class FieldsByType(dict[type[ast.AST], tuple[str, ...]]):
+    """The fields of each node type that ``wanted`` keeps, worked out on first sight of a type. A
+    mapping, not a function: walks look it up for every node, and a look-up costs less than a call."""
+
+    def __init__(self, wanted: Callable[[type[ast.AST], str], bool]) -> None:
+        super().__init__()
+        self._wanted = wanted
+
+    def __missing__(self, kind: type[ast.AST]) -> tuple[str, ...]:
+        fields = self[kind] = tuple(name for name in kind._fields if self._wanted(kind, name))
+        return fields
+
+
+# The statement lists each statement type has (most have none).
+_STATEMENT_LISTS_OF = FieldsByType(lambda _, name: name in STATEMENT_LISTS)
+
+
 def statements(module: ast.Module) -> Iterator[ast.AST]:
     """Every statement of a module, nested ones included, in source order (no expressions)."""
     stack: list[ast.AST] = list(reversed(module.body))
-    lists_of = _STATEMENT_LISTS_OF.get
     while stack:
         node = stack.pop()
         yield node
-        kind = type(node)
-        names = lists_of(kind)
-        if names is None:
-            names = _STATEMENT_LISTS_OF[kind] = tuple(
-                n for n in STATEMENT_LISTS if n in kind._fields
-            )
-        for name in names:
+        for name in _STATEMENT_LISTS_OF[type(node)]:
             children = getattr(node, name)
             if children:
                 stack.extend(reversed(children))
-
-
-# The statement lists each statement type has (most have none), filled on first sight of a type.
-_STATEMENT_LISTS_OF: dict[type[ast.AST], tuple[str, ...]] = {}
 
 
 def resolve_imports(module: ast.Module) -> NameResolver:
