@@ -57,12 +57,24 @@ def job(jobs_dir: Path) -> JobCli:
     return run
 
 
-def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
+def wait_for(
+    condition: Callable[[], bool],
+    timeout: float,
+    what: str,
+    explain: Callable[[], str] = lambda: "",
+) -> None:
+    """Poll ``condition``; past ``timeout`` fail, with what ``explain`` says (e.g. the job's logs)."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}\n{explain()}")
         time.sleep(0.1)
+
+
+def job_logs(store: Path, job_id: str) -> str:
+    """Every log the job left in ``store`` (the runner's and each node's), for a failure message."""
+    logs = sorted(path for path in (store / job_id).rglob("*.log") if path.is_file())
+    return "\n".join(f"--- {path.name}\n{path.read_text(errors='replace')}" for path in logs)
 
 
 def probe_ranks(out: Path, logs: str) -> dict[int, dict[str, str]]:

@@ -16,7 +16,15 @@ from pathlib import Path
 import pytest
 
 from ascendify.jobs.store import JobStore
-from tests.jobs.conftest import JobCli, S3Channel, pids, probe_ranks, running, wait_for
+from tests.jobs.conftest import (
+    JobCli,
+    S3Channel,
+    job_logs,
+    pids,
+    probe_ranks,
+    running,
+    wait_for,
+)
 from tests.jobs.ray_cluster import HEAD_ADDRESS, NODE_ADDRESS, ray_cluster
 from tests.storage.conftest import read_objects
 
@@ -82,7 +90,9 @@ def test_stop_on_ray_leaves_no_rank(
     started = time.monotonic()
     stopped = job("stop", job_id, env=s3_channel.env)
     assert stopped.returncode == 0, stopped.stderr
-    wait_for(lambda: not running(rank_pids), 10 - (time.monotonic() - started), "ranks to end")
+    took = f"`job stop` took {time.monotonic() - started:.1f}s"
+    explain = lambda: f"{took}\n{job_logs(tmp_path / 'store', job_id)}"  # noqa: E731
+    wait_for(lambda: not running(rank_pids), 10 - (time.monotonic() - started), "ranks", explain)
     assert JobStore(tmp_path / "store").get(job_id).state == "stopped"
     expected = {"partial.txt": b"written before the stop"}
     # The launcher uploads once its ranks have ended: the object may come a moment later.
@@ -90,6 +100,7 @@ def test_stop_on_ray_leaves_no_rank(
         lambda: read_objects(s3_channel.client, s3_channel.bucket, "run/") == expected,
         30,
         "the outputs uploaded at the stop",
+        explain,
     )
 
 

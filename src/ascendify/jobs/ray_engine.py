@@ -147,7 +147,7 @@ def _follow(
     outputs: list[dict[str, Any] | None] = [None] * len(streams)
 
     def receive(node: int) -> None:
-        with contextlib.suppress(Exception):  # cancelled, or its worker died: result unknown
+        try:
             for ref in streams[node]:
                 item = ray.get(ref)
                 for name, data in item.get("logs", {}).items():
@@ -157,6 +157,9 @@ def _follow(
                         log.write(data)
                 if "exit_code" in item:
                     outputs[node] = item
+        except Exception as error:  # cancelled, or its worker died: the result stays unknown
+            # Said in the runner's log: the node's own log stops short without telling why.
+            print(f"node {node}: its Ray task ended without a result: {error!r}", file=sys.stderr)
 
     readers = [threading.Thread(target=receive, args=(n,)) for n in range(len(streams))]
     for reader in readers:
