@@ -76,3 +76,13 @@ def test_lines_cannot_be_numbered_with_lone_carriage_returns() -> None:
     tokens = Tokens.of([b"cuda"])
     assert tokens.lines(Occurrences(b"a = 1\rb = x.cuda()\n")) is None
     assert tokens.lines(Occurrences(b"a = 1\r\nb = x.cuda()\r\n")) == [2]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["torch.cuda.amp", "torch.cudart", "apex.amp", "torch.backends.cudnn", "os.environ",
+     "nvidia-smi.cuda", "x.é_cuda", "cudaé.x", "torch.npu", ".cuda", "pkg..cuda"],
+)  # fmt: skip
+def test_a_name_holds_a_token_as_the_bytes_of_the_name_do(name: str) -> None:
+    tokens = Tokens.of([b"npu", b"nvidia-smi"], words=[b"cuda", b"amp", b"nvidia-smi"])
+    assert tokens.in_name(name) == tokens.found_in(Occurrences(name.encode()))

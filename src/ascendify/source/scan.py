@@ -112,6 +112,15 @@ class Tokens:
     words: tuple[bytes, ...]
     whole: frozenset[bytes] = frozenset()
     _names: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
+    # For in_name: the whole words that are identifiers (whole in a dotted name exactly when a part
+    # of it), and every other token (searched for in the name's bytes).
+    _identifiers: frozenset[bytes] = field(init=False, compare=False, repr=False)
+    _others: tuple[bytes, ...] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        identifiers = frozenset(w for w in self.whole if _WORD_BYTES.issuperset(w))
+        object.__setattr__(self, "_identifiers", identifiers)
+        object.__setattr__(self, "_others", tuple(w for w in self.words if w not in identifiers))
 
     @classmethod
     def of(cls, tokens: Iterable[bytes] = (), words: Iterable[bytes] = ()) -> Tokens:
@@ -129,16 +138,27 @@ class Tokens:
 
     def found_in(self, occurrences: Occurrences) -> bool:
         """Whether the file holds a token (each answer is kept for the file's other consumers)."""
+        return self._any_in(occurrences, self.words)
+
+    def _any_in(self, occurrences: Occurrences, words: tuple[bytes, ...]) -> bool:
         return any(
             occurrences.of_name(word) if word in self.whole else occurrences.has(word)
-            for word in self.words
+            for word in words
         )
 
     def in_name(self, name: str) -> bool:
         """Whether a (qualified) name holds a token; remembered (a project repeats its imports)."""
         found = self._names.get(name)
         if found is None:
-            found = self._names[name] = self.found_in(Occurrences(name.encode()))
+            encoded = name.encode()
+            if not encoded.isascii():  # a part may touch a word without being it ("cudaé")
+                found = self.found_in(Occurrences(encoded))
+            else:
+                parts = encoded.split(b".")
+                found = not self._identifiers.isdisjoint(parts) or self._any_in(
+                    Occurrences(encoded), self._others
+                )
+            self._names[name] = found
         return found
 
     def lines(self, occurrences: Occurrences, bound_names: Iterable[str] = ()) -> list[int] | None:
