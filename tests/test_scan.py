@@ -86,3 +86,47 @@ def test_lines_cannot_be_numbered_with_lone_carriage_returns() -> None:
 def test_a_name_holds_a_token_as_the_bytes_of_the_name_do(name: str) -> None:
     tokens = Tokens.of([b"npu", b"nvidia-smi"], words=[b"cuda", b"amp", b"nvidia-smi"])
     assert tokens.in_name(name) == tokens.found_in(Occurrences(name.encode()))
+
+
+@pytest.mark.parametrize(
+    ("source", "word"),
+    [
+        (b"y = x.double()\n", b"double"),
+        (b"y = (x.\n     double())\n", b"double"),
+        (b"y = (x.  # why\n     double())\n", b"double"),
+        (b"y = x.\\\n    double()\n", b"double"),
+        (b"from torch import (  # the compiler\n    compile,\n)\n", b"compile"),
+        (b"from torch import (\n\n    compile)\n", b"compile"),
+        (b"from torch import compile as c\n", b"compile"),
+        (b"if x: import triton\n", b"triton"),
+        (b"from triton import jit\n", b"triton"),
+        (b'os.environ["CUDA_VISIBLE_DEVICES"] = "0"\n', b"CUDA_VISIBLE_DEVICES"),
+        (b"model.to(device=rank)\n", b"rank"),
+        (b"model.to(\n    rank)\n", b"rank"),
+        (b"rank", b"rank"),
+    ],
+)
+def test_a_word_code_may_use_is_found(source: bytes, word: bytes) -> None:
+    assert Occurrences(source).in_code(word)
+    assert Tokens.of(words=[word]).found_in(Occurrences(source))
+
+
+@pytest.mark.parametrize(
+    ("source", "word"),
+    [
+        (b"# double check the result\n", b"double"),
+        (b'"""The local rank of this process."""\n', b"rank"),
+        (b"def compile(self):\n    pass\n", b"compile"),
+        (b"x = 1  # see\ny = recompile or compile_all\n", b"compile"),
+    ],
+)
+def test_a_word_only_in_prose_or_a_definition_is_not_found(source: bytes, word: bytes) -> None:
+    assert not Occurrences(source).in_code(word)
+    assert not Tokens.of(words=[word]).found_in(Occurrences(source))
+
+
+def test_a_word_in_code_is_one_of_its_whole_words() -> None:
+    for data in SOURCES:
+        occurrences = Occurrences(data)
+        for word in (b"cuda", b"double", b"rank", b"compile", b"device"):
+            assert not occurrences.in_code(word) or occurrences.of_name(word)

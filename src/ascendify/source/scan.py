@@ -32,6 +32,27 @@ def _know(words: Iterable[bytes]) -> None:
 
 Enter = Callable[[ast.AST, ast.AST | None], bool]
 
+# What comes before a word that code may use, spaces and line breaks aside: an attribute's dot, a
+# string's quote, an argument's "(", "," or "=", a subscript's "[", a backslash continuation, or
+# the keyword of an import. Prose ("double check", "the local rank") has a word before it instead.
+_CODE_BEFORE = frozenset(b".,([='\"\\")
+_IMPORT_KEYWORDS = (b"import", b"from")
+_BLANK = frozenset(b" \t\r\n\f")
+_LINE_ENDS = frozenset(b"\r\n")
+
+
+def _used_as_code(data: bytes, position: int) -> bool:
+    """Whether the word at ``position`` may be code's: see :data:`_CODE_BEFORE`. A line break after
+    a line holding a comment counts too (``from torch import (  # why`` and the names below it)."""
+    before, crossed_line = position - 1, False
+    while before >= 0 and data[before] in _BLANK:
+        crossed_line = crossed_line or data[before] in _LINE_ENDS
+        before -= 1
+    if before < 0 or data[before] in _CODE_BEFORE or data.endswith(_IMPORT_KEYWORDS, 0, before + 1):
+        return True
+    line_start = max(data.rfind(b"\n", 0, before), data.rfind(b"\r", 0, before)) + 1
+    return crossed_line and data.rfind(b"#", line_start, before + 1) != -1
+
 
 class Occurrences:
     """Where tokens occur in one file's bytes: each token is searched once per file, however many
@@ -42,6 +63,7 @@ class Occurrences:
         self._present: dict[bytes, bool] = {}
         self._found: dict[bytes, list[int]] = {}
         self._names: dict[bytes, list[int]] = {}
+        self._code: dict[bytes, bool] = {}
 
     @cached_property
     def numbered(self) -> bool:
@@ -83,6 +105,18 @@ class Occurrences:
             ]
         return found
 
+    def in_code(self, name: bytes) -> bool:
+        """Whether ``name`` occurs as a whole word where code may use it (see :func:`_used_as_code`):
+        the word of an identifier, attribute, import or string that a rule or the analysis can
+        match, never only in prose."""
+        found = self._code.get(name)
+        if found is None:
+            data = self.data
+            found = self._code[name] = any(
+                _used_as_code(data, position) for position in self.of_name(name)
+            )
+        return found
+
     def line_numbers(self, positions: list[int]) -> list[int]:
         """The sorted, distinct numbers of the lines holding ``positions`` (sorted), counting only
         once per line however many positions it holds."""
@@ -106,8 +140,10 @@ class Tokens:
     alternation, which ``re`` scans byte by byte.
 
     A token counts wherever it occurs, or, if it is one of the ``whole`` words, only where no ASCII
-    letter, digit or ``_`` touches it: the word "compile" finds torch.compile but not "compiled",
-    "_compile" or "recompile"."""
+    letter, digit or ``_`` touches it (the word "compile" finds torch.compile but not "compiled",
+    "_compile" or "recompile") and where code may use it (:meth:`Occurrences.in_code`: a file
+    saying "double check" in a comment is not parsed for ``.double()``). Whole words are the names
+    of things code refers to: an identifier, an attribute, a module, a string's exact value."""
 
     words: tuple[bytes, ...]
     whole: frozenset[bytes] = frozenset()
@@ -142,7 +178,7 @@ class Tokens:
 
     def _any_in(self, occurrences: Occurrences, words: tuple[bytes, ...]) -> bool:
         return any(
-            occurrences.of_name(word) if word in self.whole else occurrences.has(word)
+            occurrences.in_code(word) if word in self.whole else occurrences.has(word)
             for word in words
         )
 
