@@ -136,7 +136,8 @@ class Rule:
     safety: ClassVar[Safety]
     operation: ClassVar[Operation] = Operation.MODIFY  # of an edit; report-only rules set theirs
     # Byte strings, one of which occurs in every file this rule can fire on (the cheap pre-scan),
-    # anywhere, or as a whole word (no letter, digit or _ beside it) for ``trigger_words``.
+    # anywhere, or for ``trigger_words`` as a whole word (no letter, digit or _ beside it) where
+    # code may use it (see ascendify.source.Tokens).
     triggers: ClassVar[tuple[bytes, ...]] = ()
     trigger_words: ClassVar[tuple[bytes, ...]] = ()
     targets: ClassVar[frozenset[Target]] = frozenset({Target.NPU})  # targets whose runs apply it
