@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import RunCli
+from tests.conftest import RunCli, ascendify_env
 from tests.storage.conftest import SECRET_ACCESS_KEY, put_objects, read_objects
 
 pytestmark = pytest.mark.slow  # every test here starts processes
@@ -85,3 +89,49 @@ def test_dry_run_shows_the_rewritten_arguments_and_touches_nothing(
     assert f"--data_url={tmp_path / 'inputs' / 'data_url_0'}/" in argv
     assert argv[argv.index("--train_url") + 1] == f"{tmp_path / 'outputs' / 'train_url_0'}/"
     assert not (tmp_path / "inputs").exists()
+
+
+WRITE_THEN_WAIT = """\
+import argparse, os, pathlib, time
+parser = argparse.ArgumentParser()
+parser.add_argument("--train_url")
+args = parser.parse_args()
+out = pathlib.Path(args.train_url)
+out.mkdir(parents=True, exist_ok=True)
+(out / f"rank{os.environ['RANK']}.txt").write_text("written before the stop")
+time.sleep(600)
+"""
+
+
+def test_repeated_stop_signals_do_not_cut_the_final_upload_short(
+    tmp_path: Path, s3: Any, bucket: str, s3_env: dict[str, str]
+) -> None:
+    # A platform may signal more than once, and on a multi-node job a node stopped by a peer's
+    # failure gets its own stop signal moments later: the ranks' outputs must still be uploaded.
+    script = tmp_path / "write_then_wait.py"
+    script.write_text(WRITE_THEN_WAIT, encoding="utf-8")
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "ascendify", "run", "--nproc-per-node", "2",
+         "--log-dir", str(tmp_path / "logs"), "python", str(script),
+         "--train_url", f"s3://{bucket}/out/"],
+        cwd=tmp_path, env=ascendify_env(s3_env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        staged = tmp_path / "outputs" / "train_url_0"
+        deadline = time.monotonic() + 60
+        while len(list(staged.glob("rank*.txt"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        while launcher.poll() is None and time.monotonic() < deadline:
+            launcher.send_signal(signal.SIGTERM)
+            time.sleep(0.05)
+        _out, err = launcher.communicate(timeout=5)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.communicate()
+    # Its work done, the launcher may end by the next signal rather than by its own exit code.
+    assert launcher.returncode in (128 + signal.SIGTERM, -signal.SIGTERM), err
+    assert "stopped by SIGTERM" in err
+    expected = {f"rank{rank}.txt": b"written before the stop" for rank in (0, 1)}
+    assert read_objects(s3, bucket, "out/") == expected

@@ -159,7 +159,9 @@ class Agent:
                 watchdog.close()
                 for rank in self._ranks:
                     self._close(rank)
-        return self._result(state, failure, stopped)
+            # Still noting signals: a node stopped by a peer's failure may get its own stop signal
+            # now, while node 0 waits for the others to finish; it must end as it was ending.
+            return self._result(state, failure, stopped)
 
     # -- start ---------------------------------------------------------------------------------
 

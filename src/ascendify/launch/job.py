@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import signal
 import socket
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import IO
@@ -27,8 +29,26 @@ def run_job(
         return _supervise(spec, console)
     from ascendify.storage import JobChannels
 
-    with JobChannels(channels, upload_interval=spec.upload_interval, log=log):
-        return _supervise(spec, console)
+    with contextlib.ExitStack() as held:
+        with JobChannels(channels, upload_interval=spec.upload_interval, log=log):
+            result = _supervise(spec, console)
+            # The ranks have ended: a stop signal now (the platform's, or one that crossed a
+            # peer's failure) must not cut the final upload short.
+            held.enter_context(_ignoring(signal.SIGTERM))
+        return result
+
+
+@contextlib.contextmanager
+def _ignoring(sig: signal.Signals) -> Iterator[None]:
+    """``sig`` ignored until the block ends (only the main thread may change a disposition)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(sig, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(sig, previous)
 
 
 def with_channels(spec: LaunchSpec) -> tuple[LaunchSpec, ChannelPlan]:
