@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import os
 from importlib import resources
 from pathlib import Path
 
@@ -28,9 +29,19 @@ def test_demo_migrates_and_trains_with_two_cpu_ranks(run_cli: RunCli, tmp_path: 
     before = _example_digest()
     clone = tmp_path / "clone"  # where a user runs the README's command
     clone.mkdir()
-    result = run_cli(
-        ["demo"], cwd=clone, env={"XDG_CACHE_HOME": str(tmp_path / "cache")}, timeout=300
+    # The `python` on PATH is not the one ascendify runs in (a venv's script run without activating
+    # the venv): the ranks must still start in ascendify's own interpreter.
+    elsewhere = tmp_path / "other-python"
+    elsewhere.mkdir()
+    (elsewhere / "python").write_text(
+        "#!/bin/sh\necho 'not the interpreter of ascendify' >&2\nexit 3\n"
     )
+    (elsewhere / "python").chmod(0o755)
+    env = {
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "PATH": f"{elsewhere}{os.pathsep}{os.environ['PATH']}",
+    }
+    result = run_cli(["demo"], cwd=clone, env=env, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert list(clone.iterdir()) == []  # nothing left behind in the folder it ran from
     workdir = tmp_path / "cache" / "ascendify" / "demo"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import shutil
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -98,8 +99,16 @@ def _show_changes(change_list: Path, console: Console, limit: int = 12) -> None:
 
 def _train(plan: DemoPlan, console: Console) -> int:
     project = plan.result(plan.target)
+    # This interpreter, not the `python` on PATH: it is the one that has torch and ascendify, also
+    # when the demo is started through a virtual environment's script without activating it.
     options = LaunchOptions(
-        command=("python", "train.py", "--epochs", "2", f"--train_url={plan.workdir / 'output'}"),
+        command=(
+            sys.executable,
+            "train.py",
+            "--epochs",
+            "2",
+            f"--train_url={plan.workdir / 'output'}",
+        ),
         nproc_per_node=plan.nproc_per_node,
         log_dir=plan.workdir / "logs",
         cwd=project,

@@ -242,6 +242,41 @@ def test_sigterm_to_one_node_stops_the_whole_job(
     assert live(tmp_path) == []
 
 
+def test_a_stop_signal_ends_node_0s_wait_for_its_peers(
+    tmp_path: Path, launchers: list[subprocess.Popen[str]]
+) -> None:
+    # Node 0's ranks finish at once and it waits for node 1 (up to the 30 s join timeout) to keep
+    # the store up; the platform's stop signal must end that wait, and node 1 must then stop too.
+    port = free_port()
+    script = str(tmp_path / "node0_finishes_first.py")
+    Path(script).write_text(
+        "import os, pathlib, time\n"
+        "out = pathlib.Path(os.environ['PROBE_OUT'])\n"
+        "if os.environ['GROUP_RANK'] == '0':\n"
+        "    (out / f\"done_{os.environ['RANK']}\").touch()\n"
+        "else:\n"
+        "    (out / f\"pids_{os.environ['RANK']}\").write_text(str(os.getpid()))\n"
+        "    time.sleep(120)\n"
+    )
+    env = {"PROBE_OUT": str(tmp_path)}
+    node0 = start(launchers, flags_node(0, port, tmp_path, script), env)
+    node1 = start(launchers, flags_node(1, port, tmp_path, script), env)
+    deadline = time.monotonic() + 30
+    while len(list(tmp_path.glob("done_*"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)  # node 0's agent has seen its ranks end and waits for node 1
+    assert node0.poll() is None, node0.communicate()[1]
+    signalled = time.monotonic()
+    node0.send_signal(signal.SIGTERM)
+    (code0, err0), (code1, err1) = finish([node0, node1], timeout=30)
+    assert time.monotonic() - signalled < 10, "node 0 kept waiting for its peers"
+    assert code0 == 0, err0  # its own ranks had all finished
+    assert "all 2 ranks finished" in err0
+    assert code1 != 0
+    assert "lost contact with node 0" in err1
+    assert live(tmp_path) == []
+
+
 def test_missing_node_times_out_naming_it(
     tmp_path: Path, launchers: list[subprocess.Popen[str]]
 ) -> None:

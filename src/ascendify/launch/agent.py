@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -116,8 +116,9 @@ class Peers(Protocol):
     def record_failure(self, failure: RankFailure) -> RankFailure:
         """Record ours unless another node was first; return the one that was first."""
 
-    def finish(self, state: str) -> None:
-        """Tell the others this node is done (node 0 waits for all before closing the store)."""
+    def finish(self, state: str, interrupted: Callable[[], bool]) -> None:
+        """Tell the others this node is done (node 0 waits for all before closing the store,
+        until ``interrupted()`` says a stop signal came)."""
 
 
 @dataclass
@@ -143,6 +144,7 @@ class Agent:
         self._console_lock = threading.Lock()
         self._ranks: list[_Rank] = []
         self._signal: int | None = None
+        self._signals = 0  # how many stop signals came
         self._strays = Strays(new_marker())
         self._bind = die_with_launcher()  # ranks are started from the thread that runs the agent
 
@@ -363,6 +365,7 @@ class Agent:
 
         def note(signum: int, _frame: Any) -> None:
             self._signal = signum
+            self._signals += 1
 
         previous = {sig: signal.signal(sig, note) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
@@ -399,7 +402,10 @@ class Agent:
             report = failure.describe(show_lines=not shown)
             message = f"{where}{report}\nstopped {stopped} running rank(s) of this node"
         if self.peers is not None:
-            self.peers.finish(state)
+            # A signal that comes during the wait for the other nodes ends it: the platform wants
+            # this node gone, and its own ranks have ended already.
+            signals_before = self._signals
+            self.peers.finish(state, lambda: self._signals > signals_before)
         stopped_ranks = frozenset(rank.plan.rank for rank in self._ranks if rank.stopped)
         result = RunResult(
             state, code, exit_codes, failure, self.plan.log_dir, message, stopped_ranks

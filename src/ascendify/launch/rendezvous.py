@@ -226,7 +226,7 @@ class StorePeers:
             return failure
         return _decode(first)
 
-    def finish(self, state: str) -> None:
+    def finish(self, state: str, interrupted: Callable[[], bool]) -> None:
         with contextlib.suppress(RuntimeError, OSError):
             self._store.set(_done_key(self._spec.node_rank), state)
         if self._spec.node_rank != 0:
@@ -234,7 +234,7 @@ class StorePeers:
         # The store lives in this process: keep it up until every node has read what it needs.
         linger = self._spec.join_timeout if state == "succeeded" else _FAILURE_LINGER
         keys = [_done_key(n) for n in range(self._spec.nnodes)]
-        _wait_quietly(lambda: not _missing(self._store, keys), linger)
+        _wait_quietly(lambda: interrupted() or not _missing(self._store, keys), linger)
 
 
 def _wait_quietly(ready: Callable[[], bool], timeout: float) -> None:
