@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from ascendify.analyze.static import _TRIGGER as analysis_tokens
+from ascendify.migrate import Settings
+from ascendify.migrate._engine import registry_for
 from ascendify.source import Occurrences, Tokens
 
 TESTS = Path(__file__).parent
@@ -34,17 +37,32 @@ def _line_of(data: bytes, position: int) -> int:
     return data.count(b"\n", 0, position) + 1
 
 
-def test_a_longer_token_is_found_everywhere_after_a_shorter_one_inside_it() -> None:
-    Tokens.of([b"cuda", b"NCCL"])  # the tokens one consumer searches for first
-    longer = [b"cuda_", b".cuda(", b"NCCL_DEBUG", b"is_nccl", b"ProcessGroupNCCL"]
-    Tokens.of(longer)
+def _every_position(data: bytes, word: bytes) -> list[int]:
+    """Overlapping ones included: a plain search from each next byte."""
+    positions, position = [], data.find(word)
+    while position != -1:
+        positions.append(position)
+        position = data.find(word, position + 1)
+    return positions
+
+
+def test_every_token_is_found_where_a_plain_search_finds_it() -> None:
+    # The tokens the migration and the analysis look for, many found at the places of a shorter
+    # one inside them ("NCCL" in "NCCL_DEBUG", the stem ".to(" of ".to(0"), whichever is asked first.
+    tokens = [*registry_for(Settings()).trigger.words, *analysis_tokens.words]
     for data in SOURCES:
-        occurrences = Occurrences(data)
-        occurrences.of(b"cuda")
-        occurrences.of(b"NCCL")
-        for word in longer:
-            assert occurrences.has(word) == (word in data)
-            assert occurrences.of(word) == _positions(data, word)
+        for order in (tokens, tokens[::-1]):
+            occurrences = Occurrences(data)
+            for word in order:
+                assert occurrences.has(word) == (word in data), word
+                assert occurrences.of(word) == _every_position(data, word), word
+
+
+def test_a_dense_anchor_gives_way_to_a_search() -> None:
+    Tokens.of([b"cu", b"cu_graph"])
+    data = b"cu " * 400 + b"x = cu_graph\n"  # "cu" far more often than once in 128 bytes
+    occurrences = Occurrences(data)
+    assert occurrences.of(b"cu_graph") == [data.index(b"cu_graph")]
 
 
 def test_absence_of_the_shorter_token_answers_for_the_longer_one() -> None:

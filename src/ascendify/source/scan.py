@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import bisect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -18,16 +18,52 @@ from ascendify.source.names import FieldsByType
 # What a regular expression's \\b counts as part of a word, in bytes.
 _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
-# Every token of every Tokens set, with the shorter tokens inside it: a file without one of those
-# (searched for by another consumer already) holds no such longer token either, and is not searched
-# again (the analysis's ``NCCL_DEBUG`` after the migration's ``NCCL``).
-_INSIDE: dict[bytes, tuple[bytes, ...]] = {}
+# Where each token is found without a search of its own: inside a shorter string whose places are
+# found first, its anchor ("NCCL" in "NCCL_DEBUG", or ".to(" that ".to(0" ... ".to(9" start with),
+# at an offset. A search of the whole file per token was most of the pre-scan's cost: ~100 tokens,
+# each a pass over every file; checking a token at the few places of its anchor costs far less,
+# and a file without the anchor holds none of the tokens anchored in it.
+_ANCHORS: dict[bytes, tuple[bytes, int]] = {}
+_KNOWN: set[bytes] = set()
+# A stem anchors words without a token inside them: at least this long (a shorter one, as "dev",
+# is everywhere in code) and shared by at least this many of them.
+_SHORTEST_STEM = 4
+_STEM_SHARED_BY = 3
+# An anchor found more often than once in 2**7 bytes is no shortcut: checking each of its places
+# costs more than a search of the file.
+_SPARSE_SHIFT = 7
 
 
 def _know(words: Iterable[bytes]) -> None:
-    known = {*_INSIDE, *words}
-    for word in known:
-        _INSIDE[word] = tuple(other for other in known if other != word and other in word)
+    """Add ``words`` to the tokens searched for, and work out every token's anchor again."""
+    _KNOWN.update(words)
+    _ANCHORS.clear()
+    _ANCHORS.update(_anchors(_KNOWN, _KNOWN))
+    unanchored = _KNOWN - _ANCHORS.keys()
+    _ANCHORS.update(_anchors(unanchored, _stems(unanchored)))
+
+
+def _anchors(words: set[bytes], inside: set[bytes]) -> Iterator[tuple[bytes, tuple[bytes, int]]]:
+    """Each word with the longest of ``inside`` in it (the fewest places to check), if any."""
+    for word in words:
+        inner = [other for other in inside if len(other) < len(word) and other in word]
+        if inner:
+            anchor = max(inner, key=len)
+            yield word, (anchor, word.index(anchor))
+
+
+def _stems(words: set[bytes]) -> set[bytes]:
+    """The longest beginnings that at least :data:`_STEM_SHARED_BY` words share (".to(")."""
+    sharing: dict[bytes, set[bytes]] = {}
+    for word in words:
+        for end in range(_SHORTEST_STEM, len(word)):
+            sharing.setdefault(word[:end], set()).add(word)
+    # The longest: the words sharing it go on with different bytes.
+    return {
+        stem
+        for stem, sharers in sharing.items()
+        if len(sharers) >= _STEM_SHARED_BY and len({word[len(stem)] for word in sharers}) > 1
+    }
 
 
 Enter = Callable[[ast.AST, ast.AST | None], bool]
@@ -73,22 +109,37 @@ class Occurrences:
     def has(self, word: bytes) -> bool:
         present = self._present.get(word)
         if present is None:
-            absent_inside = any(
-                self._present.get(inner) is False for inner in _INSIDE.get(word, ())
-            )
-            present = self._present[word] = not absent_inside and word in self.data
+            anchored = word in _ANCHORS
+            present = self._present[word] = bool(self.of(word)) if anchored else word in self.data
         return present
 
     def of(self, word: bytes) -> list[int]:
-        """The positions of ``word`` (never searched for when :meth:`has` knows it is absent)."""
+        """The positions of ``word``, overlapping ones included."""
         found = self._found.get(word)
         if found is None:
-            found = self._found[word] = []
-            if self.has(word):
-                data, position = self.data, self.data.find(word)
-                while position != -1:
-                    found.append(position)
-                    position = data.find(word, position + 1)
+            found = self._found[word] = self._search(word)
+        return found
+
+    def _search(self, word: bytes) -> list[int]:
+        """At the places of the word's anchor (see :data:`_ANCHORS`) when they are few, else by a
+        search of the whole file (none when :meth:`has` found it absent)."""
+        data, anchor = self.data, _ANCHORS.get(word)
+        if anchor is not None:
+            inner, offset = anchor
+            places = self.of(inner)
+            if len(places) <= len(data) >> _SPARSE_SHIFT:
+                return [
+                    place - offset
+                    for place in places
+                    if place >= offset and data.startswith(word, place - offset)
+                ]
+        elif not self.has(word):
+            return []
+        found = []
+        position = data.find(word)
+        while position != -1:
+            found.append(position)
+            position = data.find(word, position + 1)
         return found
 
     def of_name(self, name: bytes) -> list[int]:
