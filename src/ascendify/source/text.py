@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 
 # ast counts "\r\n", "\r" and "\n" as line ends; str.splitlines() also splits on these others.
 _LINE_END = re.compile(r"\r\n?|\n")
-_OTHER_LINE_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+# Searched for one at a time: a search for one character runs at memory speed, a character class
+# of ``re`` a byte at a time (3% of the instructions of a migration of torch's own tree).
+_OTHER_LINE_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
 
 class UndecodableSource(Exception):
@@ -49,7 +51,7 @@ class SourceText:
     _lines: list[str] = field(default_factory=list, init=False, repr=False)
 
     def _index(self) -> None:
-        if _OTHER_LINE_BREAKS.search(self.text) is None:
+        if not any(line_break in self.text for line_break in _OTHER_LINE_BREAKS):
             lines = self.text.splitlines(keepends=True)  # the same split, at C speed
         else:
             ends = [match.end() for match in _LINE_END.finditer(self.text)]

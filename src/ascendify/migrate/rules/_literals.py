@@ -175,6 +175,7 @@ def slot_kind(kind: SlotKind, parameters: dict[str, Parameter]) -> None:
     rules = {kind.argument_rule, kind.value_rule, *kind.keyword_rules.values(), *special}
     _KINDS.append((kind, parameters, frozenset(rules)))
     _kinds_for.cache_clear()
+    _slot_calls.cache_clear()
 
 
 def slot_kind_variant(
@@ -218,8 +219,41 @@ def _kinds_for(active: frozenset[type[Rule]]) -> tuple[tuple[SlotKind, dict[str,
     )
 
 
+@dataclass(frozen=True)
+class _SlotCalls:
+    """What a call needs for an argument of it to sit in a slot of the run's kinds: a callable
+    named like one with slots (the last part of its qualified name, or its method name), or a
+    keyword that takes a slot value whatever the callable."""
+
+    names: frozenset[str]
+    keywords: frozenset[str]
+
+    def may_have_slots(self, ctx: Context, node: ast.Call) -> bool:
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            named = func.attr in self.names  # the last part of its qualified name, or a method
+        elif isinstance(func, ast.Name):
+            binding = ctx.names.bindings.get(func.id)  # an import may give it any name
+            named = binding is not None and binding.qualified.rpartition(".")[2] in self.names
+        else:
+            named = False
+        return named or any(keyword.arg in self.keywords for keyword in node.keywords)
+
+
+@cache
+def _slot_calls(active: frozenset[type[Rule]]) -> _SlotCalls:
+    kinds = _kinds_for(active)
+    return _SlotCalls(
+        frozenset(name.rpartition(".")[2] for _, parameters in kinds for name in parameters),
+        frozenset(keyword for kind, _ in kinds for keyword in kind.keywords),
+    )
+
+
 def slot_arguments(ctx: Context, node: ast.Call) -> Iterator[tuple[SlotKind, ast.expr, type[Rule]]]:
     """The arguments of a call that sit in a slot (a device or backend parameter), with their rule."""
+    # Most calls of a file have none: tell them apart before resolving the callable's name.
+    if not _slot_calls(ctx.rules).may_have_slots(ctx, node):
+        return
     func = node.func
     qualified = ctx.names.qualified_name(func)
     method = f".{func.attr}" if isinstance(func, ast.Attribute) and qualified is None else None
