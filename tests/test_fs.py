@@ -35,7 +35,7 @@ def victim(tmp_path: Path) -> Path:
 
 def test_reads_a_regular_file(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_bytes(b"x = 1\n")
-    assert read_source(tmp_path / "a.py") == b"x = 1\n"
+    assert read_source(tmp_path / "a.py").data == b"x = 1\n"
 
 
 @pytest.mark.timeout(20)
@@ -71,7 +71,7 @@ def test_the_size_limit_is_checked_before_reading(tmp_path: Path) -> None:
         stream.truncate(50 * 1024 * 1024)  # sparse: 50 MB that cost nothing to make
     with pytest.raises(TooLarge, match="file too large"):
         read_source(big)
-    assert read_source(big, limit=60 * 1024 * 1024)[:4] == b"\0\0\0\0"
+    assert read_source(big, limit=60 * 1024 * 1024).data[:4] == b"\0\0\0\0"
 
 
 def test_writing_replaces_a_link_instead_of_following_it(tmp_path: Path, victim: Path) -> None:

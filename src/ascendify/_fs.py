@@ -4,7 +4,7 @@ Reading (:func:`read_source`): only regular files, never through a symbolic link
 size limit, and never blocking (a FIFO named ``*.py`` is refused, not opened for a read that waits
 forever; a link ``zero.py -> /dev/zero`` is refused, not read until memory runs out).
 
-Writing (:func:`write_bytes`, :func:`copy_file`, :func:`output_file`, :func:`make_dir`,
+Writing (:func:`write_bytes`, :func:`write_copy`, :func:`copy_file`, :func:`output_file`, :func:`make_dir`,
 :func:`make_link`, :func:`open_log`): every path written must lie inside the folder it belongs to
 once resolved, and no link is ever written through. A file is created with ``O_EXCL`` (which
 fails on a link instead of following it); where something has the name already, it is written
@@ -24,6 +24,7 @@ import shutil
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -69,8 +70,17 @@ def shown(text: str | Path) -> str:
     return os.fsencode(str(text)).decode("utf-8", "backslashreplace")
 
 
-def read_source(path: Path, limit: int = MAX_SOURCE_BYTES) -> bytes:
-    """The bytes of the regular file ``path`` (not a link, not over ``limit``), or :class:`NotRead`."""
+@dataclass(frozen=True)
+class SourceFile:
+    """A regular file as read: its bytes, and what a copy of it keeps (mode and times)."""
+
+    data: bytes
+    mode: int  # permission bits
+    times_ns: tuple[int, int]  # access and modification times
+
+
+def read_source(path: Path, limit: int = MAX_SOURCE_BYTES) -> SourceFile:
+    """The regular file ``path`` (not a link, not over ``limit``), or :class:`NotRead`."""
     try:
         if not stat.S_ISREG(os.lstat(path).st_mode):
             raise NotRead(_kind(path))
@@ -91,7 +101,7 @@ def read_source(path: Path, limit: int = MAX_SOURCE_BYTES) -> bytes:
             raise NotRead(f"cannot read: {_reason(error)}") from None
     if len(data) > limit:  # it grew while we read it
         raise TooLarge(f"file too large (over the limit of {limit} bytes)")
-    return data
+    return SourceFile(data, stat.S_IMODE(info.st_mode), (info.st_atime_ns, info.st_mtime_ns))
 
 
 def _reason(error: OSError) -> str:
@@ -172,6 +182,14 @@ def write_bytes(path: Path, data: bytes, root: Path, mode: int | None = None) ->
         stream.write(data)
 
 
+def write_copy(source: SourceFile, path: Path, root: Path) -> None:
+    """A copy of a file read already: its bytes, mode and times (no second read of it)."""
+    with output_file(path, root, source.mode) as stream:
+        stream.write(source.data)
+        stream.flush()
+        os.utime(stream.fileno(), ns=source.times_ns)
+
+
 def copy_file(source: Path, path: Path, root: Path) -> None:
     """Copy the regular file ``source`` (not a link) with its mode and times; :class:`NotRead` if it is not one."""
     try:
@@ -189,14 +207,6 @@ def copy_file(source: Path, path: Path, root: Path) -> None:
                 writer.write(chunk)
             writer.flush()
             os.utime(writer.fileno(), ns=(info.st_atime_ns, info.st_mtime_ns))
-
-
-def mode_of(path: Path) -> int:
-    """The permission bits of ``path`` (not followed if it is a link), or :class:`NotRead`."""
-    try:
-        return stat.S_IMODE(os.lstat(path).st_mode)
-    except OSError as error:
-        raise NotRead(f"cannot read: {_reason(error)}") from None
 
 
 def _read_chunk(reader: BinaryIO) -> bytes:

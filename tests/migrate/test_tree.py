@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import os
+import stat
 from pathlib import Path
 
 from ascendify.migrate import Options, Settings, migrate_tree, plan_tree, prepare_output
@@ -22,6 +24,25 @@ def test_huge_python_files_are_copied_unchanged_without_being_read(tmp_path: Pat
     statuses = {outcome.path: (outcome.status, outcome.detail) for outcome in result.files}
     assert statuses == {"big.py": ("skipped", "file too large"), "small.py": ("changed", "")}
     assert (result_dir / "big.py").read_bytes() == big
+
+
+def test_a_copy_keeps_the_mode_and_times_a_changed_file_its_mode(tmp_path: Path) -> None:
+    source = tmp_path / "proj"
+    source.mkdir()
+    (source / "tool.py").write_bytes(b"print('no device here')\n")
+    (source / "train.py").write_bytes(b"import torch\nx = torch.ones(1).cuda()\n")
+    for name, mode in (("tool.py", 0o751), ("train.py", 0o640)):
+        (source / name).chmod(mode)
+        os.utime(source / name, ns=(1_000_000_000, 2_000_000_000))
+    options = Options(source=source, output=tmp_path / "out")
+    result_dir = prepare_output(options)
+    assert result_dir is not None
+    migrate_tree(options, result_dir, plan_tree(source))
+    copied, changed = (result_dir / "tool.py").stat(), (result_dir / "train.py").stat()
+    assert (stat.S_IMODE(copied.st_mode), copied.st_mtime_ns) == (0o751, 2_000_000_000)
+    assert (result_dir / "tool.py").read_bytes() == (source / "tool.py").read_bytes()
+    assert stat.S_IMODE(changed.st_mode) == 0o640
+    assert changed.st_mtime_ns != 2_000_000_000  # new content, new time
 
 
 def test_preview_writes_nothing(tmp_path: Path) -> None:

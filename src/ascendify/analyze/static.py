@@ -135,7 +135,7 @@ def _analyze_file(item: tuple[Path, str, str]) -> FileAnalysis:
 
 def _analyze_one(path: Path, relative: str, version: str) -> FileAnalysis:
     try:
-        data = read_source(path)
+        data = read_source(path).data
     except NotRead as reason:
         return FileAnalysis([], [], {"file": relative, "reason": f"not read: {reason}"})
     if path.suffix == ".py":

@@ -21,7 +21,7 @@ MAX_BYTES = 16 * 2**20  # far above any real rank table (about 150 bytes per dev
 def read_text(path: Path, what: str, error: type[AscendifyError] = AscendifyError) -> str:
     """The UTF-8 text of ``path``; ``what`` names it in messages. FileNotFoundError passes."""
     try:
-        data = read_source(resolved(path), MAX_BYTES)
+        data = read_source(resolved(path), MAX_BYTES).data
     except Missing:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path)) from None
     except TooLarge:

@@ -26,12 +26,12 @@ from ascendify._fs import (
     make_dir,
     make_link,
     make_output_dir,
-    mode_of,
     read_source,
     refuse_output_inside_input,
     remove_tree,
     resolved,
     write_bytes,
+    write_copy,
 )
 from ascendify._parallel import parallel_map
 from ascendify.errors import AscendifyError
@@ -319,9 +319,10 @@ def migrate_file(job: Job) -> FileOutcome:
 def _migrate_file(job: Job) -> FileOutcome:
     source, target, rel, settings, want_diff, companion = job
     path = source / rel
-    inspected = None
+    inspected, read = None, None
     try:
-        data = read_source(path, settings.max_bytes)
+        read = read_source(path, settings.max_bytes)
+        data = read.data
         parse = SharedParse(data)  # one decode and parse for the migration and the companion
         result: Changed | Unchanged | Skipped | Failed = migrate_source(data, settings, rel, parse)
         if companion is not None:
@@ -332,10 +333,12 @@ def _migrate_file(job: Job) -> FileOutcome:
         return FileOutcome(rel, "not copied", str(reason))
     if target is not None:
         try:
-            if isinstance(result, Changed):
-                write_bytes(target / rel, result.data, target, mode_of(path))
-            else:
+            if read is None:  # too large to be read: copied as it streams
                 copy_file(path, target / rel, target)
+            elif isinstance(result, Changed):
+                write_bytes(target / rel, result.data, target, read.mode)
+            else:
+                write_copy(read, target / rel, target)  # the bytes that were looked at
         except NotRead as reason:
             return FileOutcome(rel, "not copied", str(reason))
     if isinstance(result, Changed):

@@ -54,7 +54,7 @@ class _Problem(Exception):
 def load_rule_file(path: Path) -> tuple[UserRule, ...]:
     """Parse and validate a rule file; any problem is an :class:`AscendifyError` naming its place."""
     try:
-        text = read_source(resolved(path)).decode("utf-8")
+        text = read_source(resolved(path)).data.decode("utf-8")
     except (NotRead, UnicodeDecodeError) as error:
         raise AscendifyError(f"--rules {path}: cannot read: {error}") from None
     data = _parse(path, text)
