@@ -76,11 +76,17 @@ class NameResolver:
 
     def resolve(self, node: ast.expr) -> tuple[Binding, list[str]] | None:
         """The binding at the root of a name chain and the attribute names after it."""
-        parts = dotted_parts(node)
-        if parts is None:
+        # Most chains a file spells start with a name no import binds (self.x.y): found at the
+        # root, before the chain's names are collected.
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        binding = self.bindings.get(root.id) if isinstance(root, ast.Name) else None
+        if binding is None:
             return None
-        binding = self.bindings.get(parts[0])
-        return None if binding is None else (binding, parts[1:])
+        parts = dotted_parts(node)
+        assert parts is not None
+        return binding, parts[1:]
 
     def bound_to(self, wanted: Callable[[str], bool]) -> list[str]:
         """Local names whose qualified name is ``wanted``."""
