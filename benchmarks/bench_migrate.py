@@ -35,6 +35,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ascendify._parallel import default_jobs
+from ascendify.analyze.static import StaticAnalysis
 from ascendify.migrate import (
     Options,
     Settings,
@@ -145,7 +146,11 @@ def migrate_with_reports(tree: Path) -> Action:
     """What the command runs, called in this process: migration, reports and analysis."""
 
     def run(out: Path) -> None:
-        options = Options(source=tree, output=out, jobs=default_jobs())
+        settings = Settings()
+        analysis = StaticAnalysis(settings.torch_npu_version)  # as the command adds it
+        options = Options(
+            source=tree, output=out, settings=settings, jobs=default_jobs(), companion=analysis
+        )
         quiet = Console(file=io.StringIO())
         run_migration(options, quiet, quiet)
 
