@@ -79,6 +79,25 @@ def flags_node(node: int, port: int, tmp_path: Path, script: str, *extra: str) -
     ]
 
 
+def start_nodes(
+    started: list[subprocess.Popen[str]],
+    port: int,
+    tmp_path: Path,
+    script: str,
+    env: dict[str, str],
+) -> tuple[subprocess.Popen[str], subprocess.Popen[str]]:
+    """Both nodes' launchers, each running ``script`` on two ranks."""
+    node0 = start(started, flags_node(0, port, tmp_path, script), env)
+    return node0, start(started, flags_node(1, port, tmp_path, script), env)
+
+
+def wait_for_files(folder: Path, pattern: str, count: int, timeout: float = 30) -> None:
+    """Until ``count`` files match ``pattern`` (ranks write them once they run), or the timeout."""
+    deadline = time.monotonic() + timeout
+    while len(list(folder.glob(pattern))) < count and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def finish(
     processes: Sequence[subprocess.Popen[str]], timeout: float = 60
 ) -> list[tuple[int, str]]:
@@ -98,7 +117,7 @@ def test_two_nodes_with_torchrun_flags(
 ) -> None:
     port = free_port()
     env = {"PROBE_OUT": str(tmp_path)}
-    nodes = [start(launchers, flags_node(n, port, tmp_path, PROBE), env) for n in (0, 1)]
+    nodes = start_nodes(launchers, port, tmp_path, PROBE, env)
     for code, err in finish(nodes):
         assert code == 0, err
     ranks = records(tmp_path)
@@ -207,8 +226,7 @@ def test_rank_failure_on_node_1_stops_node_0_quickly(
 ) -> None:
     port = free_port()
     env = {"PROBE_OUT": str(tmp_path), "FAIL_RANK": "3", "FAIL_AFTER": "1.5"}
-    node0 = start(launchers, flags_node(0, port, tmp_path, FAIL_OR_HANG), env)
-    node1 = start(launchers, flags_node(1, port, tmp_path, FAIL_OR_HANG), env)
+    node0, node1 = start_nodes(launchers, port, tmp_path, FAIL_OR_HANG, env)
     deadline = time.monotonic() + 30
     while node1.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -229,11 +247,8 @@ def test_sigterm_to_one_node_stops_the_whole_job(
 ) -> None:
     port = free_port()
     env = {"PROBE_OUT": str(tmp_path)}
-    node0 = start(launchers, flags_node(0, port, tmp_path, FAIL_OR_HANG), env)
-    node1 = start(launchers, flags_node(1, port, tmp_path, FAIL_OR_HANG), env)
-    deadline = time.monotonic() + 30
-    while len(list(tmp_path.glob("pids_*"))) < 4 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    node0, node1 = start_nodes(launchers, port, tmp_path, FAIL_OR_HANG, env)
+    wait_for_files(tmp_path, "pids_*", 4)
     node1.send_signal(signal.SIGTERM)
     (code0, err0), (code1, _err1) = finish([node0, node1], timeout=30)
     assert code1 == 128 + signal.SIGTERM
@@ -259,11 +274,8 @@ def test_a_stop_signal_ends_node_0s_wait_for_its_peers(
         "    time.sleep(120)\n"
     )
     env = {"PROBE_OUT": str(tmp_path)}
-    node0 = start(launchers, flags_node(0, port, tmp_path, script), env)
-    node1 = start(launchers, flags_node(1, port, tmp_path, script), env)
-    deadline = time.monotonic() + 30
-    while len(list(tmp_path.glob("done_*"))) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    node0, node1 = start_nodes(launchers, port, tmp_path, script, env)
+    wait_for_files(tmp_path, "done_*", 2)
     time.sleep(1.0)  # node 0's agent has seen its ranks end and waits for node 1
     assert node0.poll() is None, node0.communicate()[1]
     signalled = time.monotonic()
