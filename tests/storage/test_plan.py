@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -189,6 +190,39 @@ def test_endpoint_from_environment(
 ) -> None:
     settings = plan_channels([], env, tmp_path).settings
     assert (settings.endpoint_url, settings.verify_ssl) == (endpoint, verify)
+
+
+@pytest.mark.parametrize(
+    ("env", "retries"),
+    [
+        ({}, (3, "standard")),
+        ({"AWS_MAX_ATTEMPTS": "1", "AWS_RETRY_MODE": "adaptive"}, (1, "adaptive")),
+        ({"AWS_MAX_ATTEMPTS": "", "AWS_RETRY_MODE": ""}, (3, "standard")),
+    ],
+)
+def test_retries_are_set_the_way_botocore_reads_them(
+    env: dict[str, str], retries: tuple[int, str]
+) -> None:
+    settings = S3Settings.from_env(env)
+    assert (settings.max_attempts, settings.retry_mode) == retries
+    client_retries = settings.filesystem().config_kwargs["retries"]  # what botocore is given
+    assert (client_retries["max_attempts"], client_retries["mode"]) == retries
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {"AWS_MAX_ATTEMPTS": "0"},
+            "AWS_MAX_ATTEMPTS must be a whole number of at least 1, not '0'",
+        ),
+        ({"AWS_MAX_ATTEMPTS": "three"}, "not 'three'"),
+        ({"AWS_RETRY_MODE": "eager"}, "AWS_RETRY_MODE must be one of legacy, standard, adaptive"),
+    ],
+)
+def test_a_retry_setting_botocore_refuses_is_named(env: dict[str, str], message: str) -> None:
+    with pytest.raises(AscendifyError, match=re.escape(message)):
+        S3Settings.from_env(env)
 
 
 def test_credentials_never_print(tmp_path: Path) -> None:

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ascendify.errors import AscendifyError
+
 REMOTE_SCHEMES = ("s3", "obs")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 _FALSE = ("0", "false", "no", "off")
@@ -20,9 +22,10 @@ _CONNECTIONS = 64
 _CLIENT_CONFIG: dict[str, Any] = {
     "connect_timeout": 5,
     "read_timeout": 60,
-    "retries": {"max_attempts": 3, "mode": "standard"},
     "max_pool_connections": _CONNECTIONS,
 }
+# botocore's own variables and its retry modes: a setting users of AWS tools already know.
+_RETRY_MODES = ("legacy", "standard", "adaptive")
 
 
 def scheme_of(url: str) -> str:
@@ -78,6 +81,20 @@ def _secret(env: Mapping[str, str], name: str) -> Secret | None:
     return Secret(value) if value else None
 
 
+def _max_attempts(raw: str) -> int:
+    if not raw.strip().isdigit() or int(raw) < 1:
+        raise AscendifyError(f"AWS_MAX_ATTEMPTS must be a whole number of at least 1, not {raw!r}")
+    return int(raw)
+
+
+def _retry_mode(raw: str) -> str:
+    if raw not in _RETRY_MODES:
+        raise AscendifyError(
+            f"AWS_RETRY_MODE must be one of {', '.join(_RETRY_MODES)}, not {raw!r}"
+        )
+    return raw
+
+
 def endpoint_from_env(env: Mapping[str, str]) -> str | None:
     """The endpoint: ``S3_ENDPOINT`` (ModelArts), ``AWS_ENDPOINT_URL_S3`` or ``AWS_ENDPOINT_URL``.
 
@@ -103,9 +120,12 @@ class S3Settings:
     key: Secret | None = None
     secret: Secret | None = None
     token: Secret | None = None
+    max_attempts: int = 3  # per request, the first one included
+    retry_mode: str = "standard"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> S3Settings:
+        """Raises :class:`~ascendify.errors.AscendifyError` for a retry setting botocore refuses."""
         return cls(
             endpoint_url=endpoint_from_env(env),
             verify_ssl=env.get("S3_VERIFY_SSL", "1").lower() not in _FALSE,
@@ -113,6 +133,8 @@ class S3Settings:
             key=_secret(env, "AWS_ACCESS_KEY_ID"),
             secret=_secret(env, "AWS_SECRET_ACCESS_KEY"),
             token=_secret(env, "AWS_SESSION_TOKEN"),
+            max_attempts=_max_attempts(env.get("AWS_MAX_ATTEMPTS") or "3"),
+            retry_mode=_retry_mode(env.get("AWS_RETRY_MODE") or "standard"),
         )
 
     def secrets(self) -> tuple[str, ...]:
@@ -132,7 +154,10 @@ class S3Settings:
             secret=self.secret.reveal() if self.secret else None,
             token=self.token.reveal() if self.token else None,
             client_kwargs=client_kwargs,
-            config_kwargs=_CLIENT_CONFIG,
+            config_kwargs={
+                **_CLIENT_CONFIG,
+                "retries": {"max_attempts": self.max_attempts, "mode": self.retry_mode},
+            },
             use_listings_cache=False,
             max_concurrency=8,
         )
