@@ -22,7 +22,7 @@ import os
 import secrets
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,10 +184,17 @@ def write_bytes(path: Path, data: bytes, root: Path, mode: int | None = None) ->
 
 def write_copy(source: SourceFile, path: Path, root: Path) -> None:
     """A copy of a file read already: its bytes, mode and times (no second read of it)."""
-    with output_file(path, root, source.mode) as stream:
-        stream.write(source.data)
+    _write_as_copy(path, root, [source.data], source.mode, source.times_ns)
+
+
+def _write_as_copy(
+    path: Path, root: Path, chunks: Iterable[bytes], mode: int, times_ns: tuple[int, int]
+) -> None:
+    with output_file(path, root, mode) as stream:
+        for chunk in chunks:
+            stream.write(chunk)
         stream.flush()
-        os.utime(stream.fileno(), ns=source.times_ns)
+        os.utime(stream.fileno(), ns=times_ns)
 
 
 def copy_file(source: Path, path: Path, root: Path) -> None:
@@ -202,11 +209,9 @@ def copy_file(source: Path, path: Path, root: Path) -> None:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode):
             raise NotRead("not a regular file")
-        with output_file(path, root, stat.S_IMODE(info.st_mode)) as writer:
-            while chunk := _read_chunk(reader):
-                writer.write(chunk)
-            writer.flush()
-            os.utime(writer.fileno(), ns=(info.st_atime_ns, info.st_mtime_ns))
+        chunks = iter(lambda: _read_chunk(reader), b"")
+        times_ns = (info.st_atime_ns, info.st_mtime_ns)
+        _write_as_copy(path, root, chunks, stat.S_IMODE(info.st_mode), times_ns)
 
 
 def _read_chunk(reader: BinaryIO) -> bytes:
