@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import io
-import logging
-import logging.handlers
-import sys
+import os
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -63,42 +62,29 @@ def write_unsupported(result: TreeResult, directory: Path) -> int:
     return len(rows)
 
 
-class _LogHandler(logging.handlers.RotatingFileHandler):
-    """Rotates like its base class, but opens the file without following a link and keeps the
-    first write error for :meth:`RunLog.close` instead of printing a traceback per record."""
-
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        self.error: BaseException | None = None
-        super().__init__(directory / LOG_FILE, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS)
-
-    def _open(self) -> io.TextIOWrapper:
-        return open_log(Path(self.baseFilename), self.directory)
-
-    def handleError(self, record: logging.LogRecord) -> None:
-        self.error = self.error or sys.exc_info()[1]
-
-
 class RunLog:
-    """The rotating ``msFmkTranspltlog.txt`` (1 MiB x 10), or nowhere when previewing."""
+    """The rotating ``msFmkTranspltlog.txt`` (1 MiB x 10, rotated as the logging module's rotating
+    handler does), or nowhere when previewing.
+
+    Written here rather than through ``logging``: its rotating handler formats every record twice
+    and asks the disk about the file once per record, which cost a large project's run more than
+    all its reports. Lines are flushed at most once a second (a ``tail -f`` still follows the run)
+    and when the log closes. The first write error is kept for :meth:`check`.
+    """
 
     def __init__(self, directory: Path | None) -> None:
-        self._logger = logging.getLogger(f"ascendify.migrate.run.{id(self)}")
-        self._logger.propagate = False
-        self._logger.setLevel(logging.INFO)
-        self._file = None if directory is None else _LogHandler(directory)
-        self._handler: logging.Handler = self._file or logging.NullHandler()
-        if self._file is not None:
-            self._file.setFormatter(
-                logging.Formatter("%(asctime)s [%(levelname)s] %(message)s", "%Y-%m-%d %H:%M:%S")
-            )
-        self._logger.addHandler(self._handler)
+        self._directory = directory
+        self._stream = None if directory is None else open_log(directory / LOG_FILE, directory)
+        self._size = 0  # bytes in the current file
+        self._second = -1  # the second of the last timestamp made, flushed at its end
+        self._stamp = ""
+        self.error: BaseException | None = None
 
     def info(self, message: str) -> None:
-        self._logger.info(message)
+        self._write("INFO", message)
 
     def warning(self, message: str) -> None:
-        self._logger.warning(message)
+        self._write("WARNING", message)
 
     def file(self, outcome: FileOutcome) -> None:
         if outcome.status == "not copied":
@@ -112,14 +98,54 @@ class RunLog:
                 f"[{change.code} {change.safety.value}]"
             )
 
+    def _write(self, level: str, message: str) -> None:
+        if self._stream is None or self.error is not None:
+            return
+        line = f"{self._timestamp()} [{level}] {message}\n"
+        size = len(line) if line.isascii() else len(line.encode("utf-8", "backslashreplace"))
+        try:
+            if self._size and self._size + size >= LOG_MAX_BYTES:
+                self._stream = self._rotated(self._stream)
+                self._size = 0
+            self._stream.write(line)
+            self._size += size
+        except (OSError, WriteError) as error:
+            self.error = error
+
+    def _timestamp(self) -> str:
+        now = time.time()
+        if int(now) != self._second:
+            self._second = int(now)
+            self._stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now))
+            if self._stream is not None:
+                self._stream.flush()
+        return self._stamp
+
+    def _rotated(self, stream: io.TextIOWrapper) -> io.TextIOWrapper:
+        """The current file becomes ``.1``, ``.1`` becomes ``.2``, ... (the oldest is dropped);
+        a new file is opened. Renames replace names, never following a link."""
+        assert self._directory is not None
+        stream.close()
+        base = self._directory / LOG_FILE
+        for backup in range(LOG_BACKUPS - 1, 0, -1):
+            older = base.with_name(f"{LOG_FILE}.{backup}")
+            if older.is_symlink() or older.exists():
+                os.replace(older, base.with_name(f"{LOG_FILE}.{backup + 1}"))
+        os.replace(base, base.with_name(f"{LOG_FILE}.1"))
+        return open_log(base, self._directory)
+
     def close(self) -> None:
-        self._logger.removeHandler(self._handler)
-        self._handler.close()
+        if self._stream is not None:
+            try:
+                self._stream.close()
+            except OSError as error:
+                self.error = self.error or error
+            self._stream = None
 
     def check(self) -> None:
         """A write that failed on the way is a :class:`~ascendify._fs.WriteError` now."""
-        if self._file is not None and self._file.error is not None:
-            detail = getattr(self._file.error, "strerror", None) or self._file.error
+        if self.error is not None:
+            detail = getattr(self.error, "strerror", None) or self.error
             raise WriteError(f"cannot write {LOG_FILE}: {detail}")
 
 
