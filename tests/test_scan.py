@@ -139,3 +139,33 @@ def test_a_word_in_code_is_one_of_its_whole_words() -> None:
         occurrences = Occurrences(data)
         for word in (b"cuda", b"double", b"rank", b"compile", b"device"):
             assert not occurrences.in_code(word) or occurrences.of_name(word)
+
+
+@pytest.mark.parametrize(
+    ("source", "token", "used"),
+    [
+        (b"y = x.is_cuda\n", b"cuda", True),  # inside an attribute's name
+        (b"from torch.cuda import amp\n", b"cuda", True),
+        (b'os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "x"\n', b"CUDA", True),
+        (b"s = 'a#b'; y = x.cuda()\n", b"cuda", True),  # the "#" is a string's
+        (b"x = '\xe9cuda'\n", b"cuda", True),  # a UTF-8 letter is part of the identifier
+        (b"model.to(0)  # was .to(1)\n", b".to(0", True),
+        # Comments, doctests and docstrings' sentences.
+        (b"# CUDA kernels are faster\n", b"CUDA", False),
+        (b'"""Runs on CUDA devices."""\n', b"CUDA", False),
+        (b'"""\n>>> torch.cuda.synchronize()\n"""\n', b"cuda", False),
+        (b"x = 1  # model.to(0)\n", b".to(0", False),
+        (b"x = 1  # TORCH_DOCTEST_CUDA\n", b"CUDA", False),
+    ],
+)
+def test_a_token_counts_where_code_may_use_it(source: bytes, token: bytes, used: bool) -> None:
+    assert Occurrences(source).used(token) is used
+    assert Tokens.of([token]).found_in(Occurrences(source)) is used
+
+
+@pytest.mark.parametrize(
+    "source",
+    [b"x = 1  # model.to(device=rank)\n", b'"""\n>>> model.to(device=rank)\n"""\n'],
+)
+def test_a_word_in_a_comment_or_doctest_does_not_count(source: bytes) -> None:
+    assert not Occurrences(source).in_code(b"rank")

@@ -119,7 +119,7 @@ def test_large_files_are_skipped() -> None:
     [
         (b'print "cuda"\n', "does not parse"),
         (b"import torch\ndef f(:\n    x.cuda()\n", "does not parse"),
-        (b"# coding: utf-8\nx = '\xff cuda'\n", "cannot decode"),
+        (b"# coding: utf-8\nx = '\xffcuda'\n", "cannot decode"),
         (b"# coding: no-such-codec\nx = 'cuda'\n", "cannot decode"),
         (b"x = 'cuda'\x00\n", "does not parse"),
     ],

@@ -1,6 +1,7 @@
 """The cheap pre-scan: byte tokens that any line a rule can fire on holds, found before parsing.
 
-A file without one is never decoded or parsed. In a parsed file, only statements spanning a line that
+A file without one where code may use it (a comment, a doctest or a sentence of a docstring does not
+count) is never decoded or parsed. In a parsed file, only statements spanning a line that
 holds a token (or a local name bound to a name that holds one: ``autocast(...)`` after ``from
 torch.cuda.amp import autocast``) are walked; everything else is skipped unvisited.
 """
@@ -17,6 +18,8 @@ from ascendify.source.names import FieldsByType
 
 # What a regular expression's \\b counts as part of a word, in bytes.
 _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+# What an identifier may hold, in bytes: a word's, and those of the UTF-8 letters Python allows.
+_IDENTIFIER_BYTES = _WORD_BYTES | frozenset(range(0x80, 0x100))
 
 # Where each token is found without a search of its own: inside a shorter string whose places are
 # found first, its anchor ("NCCL" in "NCCL_DEBUG", or ".to(" that ".to(0" ... ".to(9" start with),
@@ -79,15 +82,37 @@ _LINE_ENDS = frozenset(b"\r\n")
 
 def _used_as_code(data: bytes, position: int) -> bool:
     """Whether the word at ``position`` may be code's: see :data:`_CODE_BEFORE`. A line break after
-    a line holding a comment counts too (``from torch import (  # why`` and the names below it)."""
+    a line holding a comment counts too (``from torch import (  # why`` and the names below it).
+    Never on a line that shows it is prose (:func:`_in_prose`)."""
     before, crossed_line = position - 1, False
     while before >= 0 and data[before] in _BLANK:
         crossed_line = crossed_line or data[before] in _LINE_ENDS
         before -= 1
-    if before < 0 or data[before] in _CODE_BEFORE or data.endswith(_IMPORT_KEYWORDS, 0, before + 1):
+    if before < 0:
         return True
+    if data[before] in _CODE_BEFORE or data.endswith(_IMPORT_KEYWORDS, 0, before + 1):
+        return not _in_prose(data, position)
     line_start = max(data.rfind(b"\n", 0, before), data.rfind(b"\r", 0, before)) + 1
     return crossed_line and data.rfind(b"#", line_start, before + 1) != -1
+
+
+def _in_prose(data: bytes, position: int) -> bool:
+    """Whether the line holding ``position`` shows it is text for people there: after a ``#`` that
+    no quote comes before on the line (a comment), or on a doctest line (``>>>``, which no line of
+    code starts with)."""
+    line_start = max(data.rfind(b"\n", 0, position), data.rfind(b"\r", 0, position)) + 1
+    head = data[line_start:position]
+    comment = head.find(b"#")
+    if comment != -1:
+        return b"'" not in head[:comment] and b'"' not in head[:comment]
+    return head.lstrip().startswith(b">>>")
+
+
+def _identifier_start(data: bytes, position: int) -> int:
+    """Where the identifier holding ``position`` starts (``is_cuda`` for the "cuda" in it)."""
+    while position > 0 and data[position - 1] in _IDENTIFIER_BYTES:
+        position -= 1
+    return position
 
 
 class Occurrences:
@@ -100,6 +125,7 @@ class Occurrences:
         self._found: dict[bytes, list[int]] = {}
         self._names: dict[bytes, list[int]] = {}
         self._code: dict[bytes, bool] = {}
+        self._used: dict[bytes, bool] = {}
 
     @cached_property
     def numbered(self) -> bool:
@@ -168,6 +194,23 @@ class Occurrences:
             )
         return found
 
+    def used(self, token: bytes) -> bool:
+        """Whether ``token`` occurs where code may use it, inside a word or not: an identifier
+        holding it (``is_cuda`` for "cuda") must be one code may use (:func:`_used_as_code`), and
+        a token that is not an identifier's bytes (``.to(0``) must not stand in a comment."""
+        found = self._used.get(token)
+        if found is None:
+            data = self.data
+            if _WORD_BYTES.issuperset(token):
+                found = any(
+                    _used_as_code(data, _identifier_start(data, position))
+                    for position in self.of(token)
+                )
+            else:
+                found = any(not _in_prose(data, position) for position in self.of(token))
+            self._used[token] = found
+        return found
+
     def line_numbers(self, positions: list[int]) -> list[int]:
         """The sorted, distinct numbers of the lines holding ``positions`` (sorted), counting only
         once per line however many positions it holds."""
@@ -190,11 +233,13 @@ class Tokens:
     literal tokens of a rule set that is several times faster than one regular-expression
     alternation, which ``re`` scans byte by byte.
 
-    A token counts wherever it occurs, or, if it is one of the ``whole`` words, only where no ASCII
-    letter, digit or ``_`` touches it (the word "compile" finds torch.compile but not "compiled",
-    "_compile" or "recompile") and where code may use it (:meth:`Occurrences.in_code`: a file
-    saying "double check" in a comment is not parsed for ``.double()``). Whole words are the names
-    of things code refers to: an identifier, an attribute, a module, a string's exact value."""
+    A token counts only where code may use it (:meth:`Occurrences.used`: a file that says "CUDA"
+    only in its comments and doctests is not parsed), and one of the ``whole`` words only where,
+    besides, no ASCII letter, digit or ``_`` touches it (the word "compile" finds torch.compile but
+    not "compiled", "_compile" or "recompile"; :meth:`Occurrences.in_code`: a file saying "double
+    check" is not parsed for ``.double()``). Whole words are the names of things code refers to: an
+    identifier, an attribute, a module, a string's exact value. Every rule fires on code alone: a
+    name it resolves is imported or reached through an attribute, a value it reads is a string."""
 
     words: tuple[bytes, ...]
     whole: frozenset[bytes] = frozenset()
@@ -229,7 +274,7 @@ class Tokens:
 
     def _any_in(self, occurrences: Occurrences, words: tuple[bytes, ...]) -> bool:
         return any(
-            occurrences.in_code(word) if word in self.whole else occurrences.has(word)
+            occurrences.in_code(word) if word in self.whole else occurrences.used(word)
             for word in words
         )
 
