@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import re
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 from ascendify.analyze.static import _TRIGGER as analysis_tokens
 from ascendify.migrate import Settings
 from ascendify.migrate._engine import registry_for
-from ascendify.source import Occurrences, Tokens
+from ascendify.source import Occurrences, Tokens, walk_touching
 
 TESTS = Path(__file__).parent
 
@@ -169,3 +170,29 @@ def test_a_token_counts_where_code_may_use_it(source: bytes, token: bytes, used:
 )
 def test_a_word_in_a_comment_or_doctest_does_not_count(source: bytes) -> None:
     assert not Occurrences(source).in_code(b"rank")
+
+
+def _visited(source: str, lines: list[int] | None) -> list[str]:
+    """The source text of every expression ``walk_touching`` enters."""
+    seen: list[str] = []
+
+    def enter(node: ast.AST, parent: ast.AST | None) -> bool:
+        if isinstance(node, ast.expr):
+            seen.append(ast.unparse(node))
+        return True
+
+    walk_touching(ast.parse(source), lines, enter)
+    return seen
+
+
+def test_the_parts_of_a_statement_on_no_trigger_line_are_skipped() -> None:
+    source = "table = {\n    'a': 1,\n    'b': torch.cuda.Stream(),\n    'c': 3,\n}\n"
+    visited = _visited(source, [3])
+    assert "torch.cuda.Stream()" in visited
+    assert not {"'a'", "1", "'c'", "3"} & set(visited)
+    assert {"'a'", "1", "'c'", "3"} <= set(_visited(source, None))
+
+
+def test_every_part_of_an_f_string_on_a_trigger_line_is_entered() -> None:
+    source = 'x = 1\nname = f"cuda:{rank}" \\\n    f"{other}"\n'
+    assert {"rank", "other"} <= set(_visited(source, [2]))

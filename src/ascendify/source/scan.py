@@ -309,7 +309,10 @@ class Tokens:
         return occurrences.line_numbers(positions)
 
 
-_PRUNABLE = (ast.stmt, ast.excepthandler)
+# A decorated definition starts at its first decorator, above the line of its ``def``.
+_DECORATED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# The parts of an f-string: Python before 3.12 gives some of them the f-string's own position.
+_FSTRING_PARTS = frozenset({ast.JoinedStr, ast.FormattedValue})
 # Fields without a node worth visiting: operator and context singletons (``Load``, ``Add``, ``Eq``
 # ...: no position or name, a third of the nodes of a typical file), names, flags, and the aliases
 # of an import (every consumer reads an import statement whole).
@@ -327,19 +330,22 @@ CHILD_FIELDS = FieldsByType(lambda kind, name: kind is not ast.Constant and name
 
 def walk_touching(module: ast.Module, lines: list[int] | None, enter: Enter) -> None:
     """Visit nodes parents first, calling ``enter(node, parent)``; its answer says whether to look
-    inside. Statements that span no line of ``lines`` (None: every line) are skipped whole. A stack
-    instead of recursion: valid code can nest deeper than Python's recursion limit. Children are
-    pushed field by field, so a node's fields are visited last field first (each list in order):
-    the order the rules' findings have always come in."""
+    inside. A node that spans no line of ``lines`` (None: every line) is skipped whole, with all it
+    holds: a statement, or a part of one (the entries of a dictionary display thousands of lines
+    long, only the few lines with a token among them). Nodes without a position (a function's
+    ``arguments``, a comprehension's ``for``) are entered. A stack instead of recursion: valid code
+    can nest deeper than Python's recursion limit. Children are pushed field by field, so a node's
+    fields are visited last field first (each list in order): the order the rules' findings have
+    always come in."""
 
-    def touches(node: ast.stmt | ast.excepthandler) -> bool:
-        if lines is None:
+    def touches(node: ast.AST) -> bool:
+        first: int | None = getattr(node, "lineno", None)
+        if lines is None or first is None:
             return True
-        # A decorated definition starts at its first decorator, above the line of its ``def``.
-        decorators = getattr(node, "decorator_list", None)
-        first = decorators[0].lineno if decorators else node.lineno
+        if isinstance(node, _DECORATED) and node.decorator_list:
+            first = node.decorator_list[0].lineno
         index = bisect.bisect_left(lines, first)
-        return index < len(lines) and lines[index] <= (node.end_lineno or node.lineno)
+        return index < len(lines) and lines[index] <= (getattr(node, "end_lineno", None) or first)
 
     stack: list[tuple[ast.AST, ast.AST | None]] = [(module, None)]
     push = stack.append
@@ -348,14 +354,12 @@ def walk_touching(module: ast.Module, lines: list[int] | None, enter: Enter) -> 
         if not enter(node, parent):
             continue
         kind = type(node)
+        every = kind in _FSTRING_PARTS
         for name in CHILD_FIELDS[kind]:
             value = getattr(node, name)
             if type(value) is list:
                 for child in reversed(value):
-                    # match_case has no position of its own; its body is pruned.
-                    if isinstance(child, ast.AST) and (
-                        not isinstance(child, _PRUNABLE) or touches(child)
-                    ):
+                    if isinstance(child, ast.AST) and (every or touches(child)):
                         push((child, node))
-            elif isinstance(value, ast.AST):
+            elif isinstance(value, ast.AST) and (every or touches(value)):
                 push((value, node))
