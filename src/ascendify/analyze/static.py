@@ -48,6 +48,7 @@ from ascendify.targets.devices import (
     CUDA_ONLY_LIBRARIES,
     ENV_VARS_BY_CUDA_NAME,
     METHOD_RENAMES,
+    cuda_only_library,
 )
 from ascendify.targets.facts import TorchNpuFacts, load_facts
 
@@ -294,9 +295,9 @@ class _PythonVisitor:
         return False
 
     def _library(self, node: ast.AST, module: str) -> None:
-        for library in CUDA_ONLY_LIBRARIES:
-            if module == library.module or module.startswith(library.module + "."):
-                self._add(node, library.module, library.advice, "AN103")
+        library = cuda_only_library(module)
+        if library is not None:
+            self._add(node, library.module, library.advice, "AN103")
 
     def visit_Attribute(self, node: ast.Attribute) -> bool:
         if self._qualified(node):

@@ -181,3 +181,15 @@ CUDA_ONLY_LIBRARIES: tuple[CudaOnlyLibrary, ...] = (
     CudaOnlyLibrary("deepspeed.ops", "DeepSpeed's CUDA ops need the NPU build of DeepSpeed "
                     "(with torch_npu)"),
 )  # fmt: skip
+# The first part of each library's module: most imported names are told apart by it alone.
+_LIBRARY_ROOTS = frozenset(library.module.partition(".")[0] for library in CUDA_ONLY_LIBRARIES)
+
+
+def cuda_only_library(module: str) -> CudaOnlyLibrary | None:
+    """The CUDA-only library that ``module`` (or a name imported from one) belongs to, if any."""
+    if module.partition(".")[0] not in _LIBRARY_ROOTS:
+        return None
+    for library in CUDA_ONLY_LIBRARIES:
+        if module == library.module or module.startswith(library.module + "."):
+            return library
+    return None

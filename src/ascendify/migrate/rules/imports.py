@@ -10,7 +10,7 @@ from ascendify.migrate._imports import Import, Insertion
 from ascendify.migrate._rule import Context, Edit, Finding, Operation, Rule, checks, finishes
 from ascendify.source import import_bindings
 from ascendify.targets import Safety
-from ascendify.targets.devices import CUDA_ONLY_LIBRARIES
+from ascendify.targets.devices import CUDA_ONLY_LIBRARIES, cuda_only_library
 
 
 class ImportTorchNpu(Rule):
@@ -83,13 +83,6 @@ class CudaOnlyLibrary(Rule):
     triggers = tuple(library.module.encode() for library in CUDA_ONLY_LIBRARIES)
 
 
-def _library_of(qualified: str) -> str | None:
-    for library in CUDA_ONLY_LIBRARIES:
-        if qualified == library.module or qualified.startswith(library.module + "."):
-            return library.advice
-    return None
-
-
 @checks(ast.Import, ast.ImportFrom, rules=(UnusedAmpC, CudaOnlyLibrary))
 def check_cuda_only_import(
     ctx: Context, node: ast.AST, parent: ast.AST | None
@@ -102,9 +95,9 @@ def check_cuda_only_import(
     if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
         names = [node.module, *(qualified for _, qualified, _ in import_bindings(node))]
     for name in names:
-        advice = _library_of(name)
-        if advice is not None:
-            yield CudaOnlyLibrary.finding(node, f"{name} does not run on NPU: {advice}")
+        library = cuda_only_library(name)
+        if library is not None:
+            yield CudaOnlyLibrary.finding(node, f"{name} does not run on NPU: {library.advice}")
             return
 
 
