@@ -128,6 +128,8 @@ def test_a_name_holds_a_token_as_the_bytes_of_the_name_do(name: str) -> None:
         (b'"""The local rank of this process."""\n', b"rank", False),
         (b"def compile(self):\n    pass\n", b"compile", False),
         (b"x = 1  # see\ny = recompile or compile_all\n", b"compile", False),
+        (b"x = 1  # model.to(device=rank)\n", b"rank", False),
+        (b'"""\n>>> model.to(device=rank)\n"""\n', b"rank", False),
     ],
 )
 def test_a_word_counts_where_code_may_use_it(source: bytes, word: bytes, in_code: bool) -> None:
@@ -162,14 +164,6 @@ def test_a_word_in_code_is_one_of_its_whole_words() -> None:
 def test_a_token_counts_where_code_may_use_it(source: bytes, token: bytes, used: bool) -> None:
     assert Occurrences(source).used(token) is used
     assert Tokens.of([token]).found_in(Occurrences(source)) is used
-
-
-@pytest.mark.parametrize(
-    "source",
-    [b"x = 1  # model.to(device=rank)\n", b'"""\n>>> model.to(device=rank)\n"""\n'],
-)
-def test_a_word_in_a_comment_or_doctest_does_not_count(source: bytes) -> None:
-    assert not Occurrences(source).in_code(b"rank")
 
 
 def _visited(source: str, lines: list[int] | None) -> list[str]:
