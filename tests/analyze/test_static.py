@@ -201,6 +201,7 @@ def _corpus() -> list[Path]:
     return files
 
 
+@pytest.mark.slow  # runs long: every file of the corpus analysed twice
 def test_files_skipped_unparsed_would_have_had_no_findings() -> None:
     facts = load_facts("2.13.0")
     corpus = _corpus()

@@ -31,6 +31,7 @@ def _outcome(result: FileResult) -> FileResult | None:
     return result
 
 
+@pytest.mark.slow  # runs long: every rule over the corpus and torch.nn, twice per target
 @pytest.mark.parametrize("target", list(Target), ids=str)
 def test_pruned_migration_equals_a_full_walk(
     target: Target, monkeypatch: pytest.MonkeyPatch

@@ -184,6 +184,7 @@ def test_errors_are_storage_errors() -> None:
         assert issubclass(kind, StorageError)
 
 
+@pytest.mark.slow  # runs long: 100 objects through the copy's 64 workers
 def test_a_failing_file_stops_the_copy_and_leaves_no_partial_files(
     s3: Any, bucket: str, s3_env: dict[str, str], tmp_path: Path
 ) -> None:
