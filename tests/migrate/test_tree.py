@@ -79,3 +79,12 @@ def test_the_log_rotates_at_one_mebibyte_keeping_ten(tmp_path: Path) -> None:
     names = sorted(path.name for path in tmp_path.iterdir())
     assert names == sorted([LOG_FILE, *(f"{LOG_FILE}.{i}" for i in range(1, 11))])
     assert all(path.stat().st_size <= 1024 * 1024 for path in tmp_path.iterdir())
+
+
+def test_the_log_counts_what_its_file_holds_already(tmp_path: Path) -> None:
+    (tmp_path / LOG_FILE).write_text("x" * (1024 * 1024 - 100) + "\n")
+    log = RunLog(tmp_path)
+    log.info("y" * 200)  # would pass the limit: the existing file becomes .1
+    log.close()
+    assert (tmp_path / f"{LOG_FILE}.1").stat().st_size == 1024 * 1024 - 99
+    assert "y" * 200 in (tmp_path / LOG_FILE).read_text()

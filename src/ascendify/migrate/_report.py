@@ -75,7 +75,7 @@ class RunLog:
     def __init__(self, directory: Path | None) -> None:
         self._directory = directory
         self._stream = None if directory is None else open_log(directory / LOG_FILE, directory)
-        self._size = 0  # bytes in the current file
+        self._size = 0 if self._stream is None else self._stream.tell()  # bytes in the file
         self._second = -1  # the second of the last timestamp made, flushed at its end
         self._stamp = ""
         self.error: BaseException | None = None

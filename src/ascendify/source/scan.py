@@ -1,9 +1,10 @@
 """The cheap pre-scan: byte tokens that any line a rule can fire on holds, found before parsing.
 
 A file without one where code may use it (a comment, a doctest or a sentence of a docstring does not
-count) is never decoded or parsed. In a parsed file, only statements spanning a line that
-holds a token (or a local name bound to a name that holds one: ``autocast(...)`` after ``from
-torch.cuda.amp import autocast``) are walked; everything else is skipped unvisited.
+count) is never decoded or parsed. In a parsed file, only the nodes (statements and their parts)
+spanning a line that holds a token (or a local name bound to a name that holds one:
+``autocast(...)`` after ``from torch.cuda.amp import autocast``) are walked; everything else is
+skipped unvisited.
 """
 
 from __future__ import annotations
@@ -92,20 +93,23 @@ def _used_as_code(data: bytes, position: int) -> bool:
         return True
     if data[before] in _CODE_BEFORE or data.endswith(_IMPORT_KEYWORDS, 0, before + 1):
         return not _in_prose(data, position)
-    line_start = max(data.rfind(b"\n", 0, before), data.rfind(b"\r", 0, before)) + 1
-    return crossed_line and data.rfind(b"#", line_start, before + 1) != -1
+    return crossed_line and data.rfind(b"#", _line_start(data, before), before + 1) != -1
 
 
 def _in_prose(data: bytes, position: int) -> bool:
     """Whether the line holding ``position`` shows it is text for people there: after a ``#`` that
     no quote comes before on the line (a comment), or on a doctest line (``>>>``, which no line of
     code starts with)."""
-    line_start = max(data.rfind(b"\n", 0, position), data.rfind(b"\r", 0, position)) + 1
-    head = data[line_start:position]
+    head = data[_line_start(data, position) : position]
     comment = head.find(b"#")
     if comment != -1:
         return b"'" not in head[:comment] and b'"' not in head[:comment]
     return head.lstrip().startswith(b">>>")
+
+
+def _line_start(data: bytes, position: int) -> int:
+    """Where the line holding ``position`` starts (after a "\\n" or a lone "\\r")."""
+    return max(data.rfind(b"\n", 0, position), data.rfind(b"\r", 0, position)) + 1
 
 
 def _identifier_start(data: bytes, position: int) -> int:
