@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import argparse
+
 import pytest
 
 from ascendify import __version__
@@ -28,3 +30,24 @@ def test_module_entry_point_runs_in_a_fresh_interpreter(run_cli: RunCli) -> None
     result = run_cli(["--version"])
     assert result.returncode == 0
     assert result.stdout.strip() == f"ascendify {__version__}"
+
+
+def _sub_commands(parser: argparse.ArgumentParser) -> list[str]:
+    return [
+        name
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name in action.choices
+    ]
+
+
+def test_job_help_names_every_sub_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["job", "--help"])
+    assert exit_info.value.code == 0
+    shown = " ".join(capsys.readouterr().out.split())  # argparse wraps the description
+    job = build_parser()._subparsers._group_actions[0].choices["job"]  # type: ignore[union-attr]
+    job.format_help()  # adds its arguments
+    names = _sub_commands(job)
+    assert len(names) >= 8
+    assert f": {', '.join(names)}." in shown

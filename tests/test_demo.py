@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ascendify.demo import CPU_RANKS, plan_demo
+from ascendify.demo import CPU_RANKS, plan_demo, step_titles
 from ascendify.migrate import Target
 from tests.conftest import RunCli
 
@@ -53,6 +53,7 @@ def test_demo_migrates_and_trains_with_two_cpu_ranks(run_cli: RunCli, tmp_path: 
     assert "import torch_npu" in npu_code
     assert 'backend="hccl"' in npu_code
     assert "no Ascend NPU or NVIDIA GPU here" in result.stderr
+    assert "3. migrate --target portable" in result.stderr
     assert "[rank 0]: epoch 1 loss" in result.stderr + result.stdout
     assert f"all {CPU_RANKS} ranks finished" in result.stderr
     assert (workdir / "output" / "model.pt").stat().st_size > 0
@@ -71,3 +72,12 @@ def test_a_host_without_accelerators_runs_the_portable_migration_on_the_cpu(tmp_
     plan = plan_demo(tmp_path / "work", env={"PATH": ""}, root=tmp_path)
     assert (plan.target, plan.nproc_per_node) == (Target.PORTABLE, str(CPU_RANKS))
     assert plan.result(Target.PORTABLE) == tmp_path / "work" / "portable" / "gpu_classifier_msft"
+
+
+def test_the_steps_are_numbered_one_after_another(tmp_path: Path) -> None:
+    plan = plan_demo(tmp_path / "work", env={"PATH": ""}, root=tmp_path)  # two migrations here
+    titles = step_titles(plan)
+    assert [title.removeprefix("[bold]").split(".")[0] for title in titles] == ["1", "2", "3", "4"]
+    assert "2. migrate --target npu" in titles[1]
+    assert "3. migrate --target portable" in titles[2]
+    assert "4. run" in titles[3]

@@ -59,13 +59,32 @@ def run_demo(plan: DemoPlan, console: Console) -> int:
     say: Callable[[str], None] = console.print
     # One unbroken line: the path is for copying.
     console.print(f"working in {plan.workdir} (--workdir to choose another)", soft_wrap=True)
-    say(f"[bold]1. GPU project[/bold] copied to {plan.example}")
-    for target in dict.fromkeys((Target.NPU, plan.target)):
-        say(f"[bold]2. migrate --target {target.value}[/bold]")
+    copied, *migrations, training = step_titles(plan)
+    say(copied)
+    for title, target in zip(migrations, _migration_targets(plan), strict=True):
+        say(title)
         _migrate(plan, target, console)
     _show_changes(plan.result(Target.NPU) / "change_list.csv", console)
-    say(f"[bold]3. run[/bold] the {plan.target.value} migration: {plan.reason}")
+    say(training)
     return _train(plan, console)
+
+
+def step_titles(plan: DemoPlan) -> list[str]:
+    """The demo's steps in order, numbered from 1: the copy, one per migration, the run."""
+    steps = [
+        ("GPU project", f" copied to {plan.example}"),
+        *((f"migrate --target {target.value}", "") for target in _migration_targets(plan)),
+        ("run", f" the {plan.target.value} migration: {plan.reason}"),
+    ]
+    return [
+        f"[bold]{number}. {name}[/bold]{detail}"
+        for number, (name, detail) in enumerate(steps, start=1)
+    ]
+
+
+def _migration_targets(plan: DemoPlan) -> tuple[Target, ...]:
+    """The NPU migration always (its change list is shown), then the one that runs here."""
+    return tuple(dict.fromkeys((Target.NPU, plan.target)))
 
 
 def _copy_example(destination: Path) -> None:

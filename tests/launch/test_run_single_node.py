@@ -96,6 +96,7 @@ def test_modelarts_form_with_ma_num_gpus(tmp_path: Path) -> None:
             PROBE,
             "--data_url=/d",
             "--train_url=/t",
+            "--help",  # the command's own: options end where CMD starts
         ],
         env=env,
         capture_output=True,
@@ -110,7 +111,7 @@ def test_modelarts_form_with_ma_num_gpus(tmp_path: Path) -> None:
     assert sorted(ranks) == [0, 1]
     for record in ranks.values():
         assert record["cwd"] == str(job_dir)
-        assert record["argv"] == ["--data_url=/d", "--train_url=/t"]
+        assert record["argv"] == ["--data_url=/d", "--train_url=/t", "--help"]
         assert record["sum"] == 3.0
         env_seen = record["env"]
         assert isinstance(env_seen, dict)

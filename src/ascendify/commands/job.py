@@ -1,4 +1,4 @@
-"""``ascendify job``: training jobs from a spec, ModelArts-style (submit, list, logs, stop, ...)."""
+"""``ascendify job``: training jobs from a spec, ModelArts-style, one sub-command per action."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from ascendify.jobs.store import JobStore
 
 NAME = "job"
-HELP = "Training jobs from a spec (code dir, boot file, flavor, nodes): submit, list, logs, stop."
+HELP = "Training jobs from a spec (code dir, boot file, flavor, nodes), ModelArts-style."
 
 # Flags that map one-to-one to spec fields (the spec file's keys are these in snake_case).
 _SPEC_FLAGS: tuple[tuple[str, dict[str, Any]], ...] = (
@@ -79,6 +79,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             sub.add_argument("--rank", type=int, metavar="R", help="rank R's own log")
     for sub in commands.choices.values():
         sub.add_argument("--jobs-dir", type=Path, metavar="DIR", help="the job store")
+    # Named from what is registered above, so the list stays true as sub-commands come.
+    parser.description = f"{HELP.removesuffix('.')}: {', '.join(commands.choices)}."
 
 
 def _spec_arguments(parser: argparse.ArgumentParser) -> None:
