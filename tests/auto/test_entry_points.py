@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import ascendify
-from ascendify._autostart import HOOK_LINE, write_hook
+from ascendify._autostart import HOOK_LINE, PTH_NAME, write_hook
 from tests.auto.conftest import NO_CUDA
 from tests.auto.test_scripts import TORCHRUN, _env, assert_same_losses, cpu_reference
 from tests.conftest import again_after_teardown_abort
@@ -115,14 +115,10 @@ def test_importing_transfer_to_npu_enables_the_redirect(probe: Path) -> None:
     assert "ascendify.auto: running on CPU" in result.stderr
 
 
-@pytest.fixture
-def python_with_hook(tmp_path: Path) -> Path:
-    """An interpreter whose site-packages holds the .pth hook, where installing the wheel puts it.
-
-    A throwaway virtual environment (a user site is off inside virtual environments) whose
-    site-packages also lists this interpreter's, so torch imports; the environment the tests run
-    in is not written to.
-    """
+def _environment(tmp_path: Path) -> tuple[Path, Path]:
+    """A throwaway virtual environment (a user site is off inside virtual environments) whose
+    site-packages also lists this interpreter's, so torch (and pip, setuptools) import; the
+    environment the tests run in is not written to. Its python and its site-packages."""
     environment = tmp_path / "env"
     venv.create(environment, with_pip=False, symlinks=True)
     python = environment / "bin" / "python"
@@ -132,9 +128,36 @@ def python_with_hook(tmp_path: Path) -> Path:
     )  # fmt: skip
     # Plain paths in a .pth are appended to sys.path; "00-" sorts before the hook.
     (site_dir / "00-host-packages.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    return python, site_dir
+
+
+@pytest.fixture
+def python_with_hook(tmp_path: Path) -> Path:
+    """An interpreter whose site-packages holds the .pth hook, where installing the wheel puts it."""
+    python, site_dir = _environment(tmp_path)
     hook = write_hook(site_dir)
     assert hook.read_text() == HOOK_LINE
     return python
+
+
+@pytest.mark.slow
+def test_an_editable_install_writes_the_hook_too(tmp_path: Path) -> None:
+    """The README's ``pip install -e .`` must leave ASCENDIFY_AUTO=1 working (about 2 s)."""
+    python, site_dir = _environment(tmp_path)
+    project = PACKAGE_DIR.parents[1]
+    installed = _python(
+        ["-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index", "-e",
+         str(project)],
+        executable=python,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    assert (site_dir / PTH_NAME).read_text(encoding="utf-8") == HOOK_LINE
+    started = _python(
+        ["-c", "import sys; print('ascendify._autostart' in sys.modules)"],
+        env={"ASCENDIFY_AUTO": "1"},
+        executable=python,
+    )
+    assert started.stdout.strip() == "True", started.stderr
 
 
 @pytest.mark.slow
