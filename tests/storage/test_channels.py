@@ -97,6 +97,11 @@ def test_two_rank_job_reads_staged_inputs_and_outputs_are_uploaded(
     }
     assert len(channels.downloads["data_url"].copied) == len(DATA)
     assert any("train_url: uploaded 2 files" in line for line in logs)
+    staged = tmp_path / "outputs" / "train_url_0"
+    assert (
+        f"ascendify: train_url: {staged} -> {scheme}://{bucket}/results/: uploaded at the end"
+        in logs
+    )
     assert_no_secret(logs)
 
 

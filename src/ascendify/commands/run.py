@@ -98,7 +98,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     channels = parser.add_argument_group(
         "input/output channels",
         "--data_url and --train_url values that are s3:// or obs:// URLs are staged to local "
-        "dirs (inputs before the ranks start, outputs during and after the job) and the ranks "
+        "dirs of the current folder, ./inputs/<name>_0 and ./outputs/<name>_0 (inputs before "
+        "the ranks start, outputs during and after the job; kept afterwards) and the ranks "
         "get the local paths; MA_INPUTS/MA_OUTPUTS are read too.",
     )
     channels.add_argument(

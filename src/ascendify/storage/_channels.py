@@ -89,9 +89,15 @@ class JobChannels:
 
     def __enter__(self) -> JobChannels:
         self._check_remotes()
+        when = (
+            f"uploaded every {self.upload_interval:g} s and at the end"
+            if self.upload_interval > 0
+            else "uploaded at the end"
+        )
         # Input dirs are made by the download, once every object key is known to stay inside.
         for channel in self.plan.remote_outputs:
             os.makedirs(channel.local_dir, exist_ok=True)
+            self._log(f"ascendify: {channel.name}: {channel.local_dir} -> {channel.url}: {when}")
         for channel in self.plan.remote_inputs:
             result = self._copy(channel.url, channel.local_dir, channel.name, self._progress)
             self.downloads[channel.name] = result
