@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ascendify._parallel import PARALLEL_FROM, default_jobs
+from ascendify.targets.facts import version_help
 
 NAME = "analyze"
 HELP = (
@@ -23,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-v",
         "--version",
         dest="npu_version",
-        help="torch_npu version to check against (default 2.13.0)",
+        help=f"torch_npu release to check against: {version_help()}",
     )
     parser.add_argument(
         "-j", "--jobs", type=int, default=default_jobs(),

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from ascendify._parallel import PARALLEL_FROM, default_jobs
-from ascendify.targets.facts import DEFAULT_VERSION
+from ascendify.targets.facts import version_help
 
 NAME = "migrate"
 HELP = "Rewrite a PyTorch GPU project for Ascend NPUs into OUT/<name>_msft, with a change list."
@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "-v", "--version", dest="torch_npu_version", default=None,
-        help=f"PyTorch/torch_npu version whose NPU APIs may be emitted (default: {DEFAULT_VERSION})",
+        help=f"torch_npu release whose NPU APIs may be emitted: {version_help()}",
     )  # fmt: skip
     parser.add_argument("--diff", action="store_true", help="print a unified diff; write nothing")
     parser.add_argument(

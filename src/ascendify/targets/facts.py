@@ -59,6 +59,14 @@ def available_versions() -> list[str]:
     return sorted(versions, key=_version_key)
 
 
+def version_help() -> str:
+    """The releases ``-v`` takes, for --help: the same list its error names (and the docs)."""
+    return (
+        f"{', '.join(available_versions())} (default {DEFAULT_VERSION}; a prefix such as 2.13 "
+        "picks the newest release it starts)"
+    )
+
+
 def resolve_version(requested: str | None) -> str:
     """Map a user's ``-v`` (``2.1.0``, ``2.13``, ``2.1.0.post17``) to a version we have data for."""
     wanted = requested or DEFAULT_VERSION
