@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from ascendify.jobs.spec import JobSpec
     from ascendify.jobs.store import JobStore
 
@@ -61,15 +64,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             sub.add_argument(
                 "--wait", action="store_true", help="follow the job; exit 1 unless it succeeds"
             )
+            sub.add_argument(
+                "--stop-on-interrupt",
+                action="store_true",
+                help="with --wait: Ctrl-C stops the job (by default it detaches and the job runs on)",
+            )
             sub.add_argument("--dry-run", action="store_true", help="print what would run")
-    listing = commands.add_parser("list", help="jobs, newest first")
+    listing = commands.add_parser("list", help="jobs, newest first, with their progress")
     listing.add_argument("--limit", type=int, metavar="N", help="at most N jobs")
+    commands.add_parser("flavors", help="the known ModelArts flavors (--flavor takes their ids)")
+    ui = commands.add_parser("ui", help="serve the job pages (needs the ui extra)")
+    ui.add_argument("--host", default="127.0.0.1", help="address to serve on (127.0.0.1)")
+    ui.add_argument("--port", type=int, default=8422, help="port (8422; 0 picks a free one)")
+    ui.add_argument(
+        "--allow-actions", action="store_true", help="show stop and rerun buttons on the pages"
+    )
     for name, help_text in (
         ("describe", "spec, state history, exit codes, root cause"),
         ("stop", "stop gracefully (SIGTERM, then SIGKILL); outputs are still uploaded"),
-        ("rerun", "submit the same job again"),
+        ("rerun", "submit the same job again (--hyper K=V changes hyperparameters)"),
         ("rm", "forget an ended job and delete its directory"),
-        ("logs", "worker logs (rank-prefixed lines), or one node's or rank's"),
+        ("logs", "worker logs of every node (rank-prefixed lines), or one node's or rank's"),
+        ("metrics", "the series read from the ranks' output: loss, lr, throughput, ..."),
     ):
         sub = commands.add_parser(name, help=help_text, description=help_text)
         sub.add_argument("job_id", metavar="ID", help="job id (a unique prefix is enough)")
@@ -77,6 +93,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             sub.add_argument("-f", "--follow", action="store_true", help="until the job ends")
             sub.add_argument("--node", type=int, metavar="N", help="node N's worker log")
             sub.add_argument("--rank", type=int, metavar="R", help="rank R's own log")
+        if name == "rerun":
+            sub.add_argument(
+                "--hyper", action="append", default=[], metavar="K=V", help="repeatable"
+            )
+        if name == "metrics":
+            form = sub.add_mutually_exclusive_group()
+            form.add_argument("--json", action="store_true", help="every point, as JSON")
+            form.add_argument(
+                "--csv", action="store_true", help="every point: name,rank,step,value,time"
+            )
+            sub.add_argument("--name", metavar="NAME", help="only this series (e.g. loss)")
+            sub.add_argument("--rank", type=int, metavar="R", help="only rank R's series")
     for sub in commands.choices.values():
         sub.add_argument("--jobs-dir", type=Path, metavar="DIR", help="the job store")
     # Named from what is registered above, so the list stays true as sub-commands come.
@@ -89,6 +117,13 @@ def _spec_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(flag, **options)
     parser.add_argument("--hyper", action="append", default=[], metavar="K=V", help="repeatable")
     parser.add_argument("--env", action="append", default=[], metavar="K=V", help="repeatable")
+    parser.add_argument(
+        "--metric",
+        action="append",
+        default=[],
+        metavar="NAME=REGEX",
+        help="also read this series from the output: the regex's group is the value (repeatable)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.job_command == "submit" and args.dry_run:
         return _dry_run(_spec(args))
+    if args.job_command == "flavors":
+        return _flavors()
     from ascendify.jobs import service
     from ascendify.jobs.store import JobStore, default_dir
 
@@ -114,6 +151,8 @@ def run(args: argparse.Namespace) -> int:
         "stop": _stop,
         "rerun": _rerun,
         "rm": _rm,
+        "metrics": _metrics,
+        "ui": _ui,
     }[args.job_command]
     return handler(store, args)
 
@@ -127,8 +166,8 @@ def _spec(args: argparse.Namespace) -> JobSpec:
         value = getattr(args, key)
         if value is not None:
             raw[key] = value
-    for key in ("hyper", "env"):
-        given = pairs(getattr(args, key), key)
+    for key, flag in (("hyper", "hyper"), ("env", "env"), ("metrics", "metric")):
+        given = pairs(getattr(args, flag), key)
         if given:
             raw[key] = {**(raw.get(key) or {}), **given}
     return resolve(raw)
@@ -151,27 +190,100 @@ def _submit(store: JobStore, args: argparse.Namespace) -> int:
 
     job = service.submit(store, _spec(args))
     print(job.id, flush=True)
-    return _follow_to_end(store, job.id) if args.wait else 0
+    return _follow_to_end(store, job.id, args.stop_on_interrupt) if args.wait else 0
 
 
-def _follow_to_end(store: JobStore, job_id: str) -> int:
+def _follow_to_end(store: JobStore, job_id: str, stop_on_interrupt: bool) -> int:
     from ascendify.jobs import service
 
     job = store.get(job_id)
-    for path in service.log_files(store, job, node=0, rank=None):
-        for line in service.follow(store, job.id, path):
-            sys.stdout.buffer.write(line)
-            sys.stdout.buffer.flush()
-    job = service.wait(store, job.id)
+    try:
+        _write(service.follow(store, job.id, service.log_files(store, job, None, None)))
+        job = service.wait(store, job.id)
+    except KeyboardInterrupt:
+        if not stop_on_interrupt:
+            _say(
+                f"detached: job {job.id} keeps running; `ascendify job logs {job.id} -f` to "
+                f"follow it again, `ascendify job stop {job.id}` to stop it"
+            )
+            return 130
+        _say(f"stopping job {job.id} (Ctrl-C)")
+        job = service.stop(store, job.id)
     _say(f"job {job.id} {job.state}" + (f": {job.cause}" if job.cause else ""))
     return 0 if job.state == "succeeded" else 1
 
 
+def _write(lines: Iterator[bytes]) -> None:
+    for line in lines:
+        sys.stdout.buffer.write(line)
+        sys.stdout.buffer.flush()
+
+
 def _list(store: JobStore, args: argparse.Namespace) -> int:
+    from ascendify.jobs.layout import JobLayout
+    from ascendify.jobs.metrics import job_progress
     from ascendify.jobs.report import list_table
 
     jobs = store.jobs()
-    print(list_table(jobs[: args.limit] if args.limit is not None else jobs))
+    jobs = jobs[: args.limit] if args.limit is not None else jobs
+    progress = {
+        job.id: job_progress(JobLayout(store.job_dir(job.id), job.id).metrics) for job in jobs
+    }
+    print(list_table(jobs, progress))
+    return 0
+
+
+def _flavors() -> int:
+    from ascendify.jobs.flavor import KNOWN_FLAVORS, parse_flavor
+
+    rows = [("ID", "CARDS", "FLAVOR")] + [
+        (flavor_id, str(parse_flavor(text).cards), text) for flavor_id, text in KNOWN_FLAVORS
+    ]
+    width = [max(len(row[i]) for row in rows) for i in range(2)]
+    for row in rows:
+        print(f"{row[0]:<{width[0]}}  {row[1]:<{width[1]}}  {row[2]}")
+    return 0
+
+
+def _metrics(store: JobStore, args: argparse.Namespace) -> int:
+    from ascendify.jobs.layout import JobLayout
+    from ascendify.jobs.metrics import read_points, series
+
+    job = store.get(args.job_id)
+    found = series(
+        read_points(JobLayout(store.job_dir(job.id), job.id).metrics), args.name, args.rank
+    )
+    if args.json:
+        print(json.dumps({"job": job.id, "series": [s.to_json() for s in found]}))
+    elif args.csv:
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(("name", "rank", "step", "value", "time"))
+        for one in found:
+            for step, value, stamp in zip(one.steps, one.values, one.times, strict=True):
+                writer.writerow((one.name, one.rank, "" if step is None else step, value, stamp))
+    elif not found:
+        _say(f"no metrics read from job {job.id} yet")
+    for one in found if not (args.json or args.csv) else ():
+        steps = [step for step in one.steps if step is not None]
+        span = f", steps {steps[0]}..{steps[-1]}" if steps else ""
+        print(
+            f"{one.name} ({'events' if one.rank < 0 else f'rank {one.rank}'}): "
+            f"{len(one.values)} points{span}, last {one.values[-1]:g}, "
+            f"min {min(one.values):g}, max {max(one.values):g}"
+        )
+    return 0
+
+
+def _ui(store: JobStore, args: argparse.Namespace) -> int:
+    from ascendify.web import serve
+
+    serve(
+        store,
+        host=args.host,
+        port=args.port,
+        allow_actions=args.allow_actions,
+        ready=lambda message: _say(f"job pages at {message}" if "://" in message else message),
+    )
     return 0
 
 
@@ -191,13 +303,7 @@ def _logs(store: JobStore, args: argparse.Namespace) -> int:
     job = store.get(args.job_id)
     paths = service.log_files(store, job, args.node, args.rank)
     if args.follow:
-        if len(paths) > 1:
-            paths = paths[:1]
-            _say("following node 0's worker log (--node N for another)")
-        lines = service.follow(store, job.id, paths[0])
-        for line in lines:
-            sys.stdout.buffer.write(line)
-            sys.stdout.buffer.flush()
+        _write(service.follow(store, job.id, paths))
         return 0
     for path in paths:
         try:
@@ -218,8 +324,9 @@ def _stop(store: JobStore, args: argparse.Namespace) -> int:
 
 def _rerun(store: JobStore, args: argparse.Namespace) -> int:
     from ascendify.jobs import service
+    from ascendify.jobs.spec import pairs
 
-    print(service.rerun(store, args.job_id).id)
+    print(service.rerun(store, args.job_id, hyper=pairs(args.hyper, "hyper")).id)
     return 0
 
 

@@ -19,6 +19,21 @@ _CORES = re.compile(r"(\d+)\s*(?:vcpus?|cores?|核)", re.IGNORECASE)
 _MEMORY = re.compile(r"(\d+(?:\.\d+)?)\s*(?:GB|GiB|G)\b", re.IGNORECASE)
 
 
+# Flavors as ModelArts lists them (``ma-cli``'s flavor list: id and resources). Availability
+# differs by region and pool; ``flavor`` takes the id or the resource string.
+KNOWN_FLAVORS: tuple[tuple[str, str], ...] = (
+    ("modelarts.kat1.xlarge", "Ascend: 1*ascend-d910(32GB) | ARM: 24 核 96GB"),
+    ("modelarts.kat1.2xlarge", "Ascend: 2*ascend-d910(32GB) | ARM: 48 核 192GB"),
+    ("modelarts.kat1.4xlarge", "Ascend: 4*ascend-d910(32GB) | ARM: 96 核 384GB"),
+    ("modelarts.kat1.8xlarge", "Ascend: 8*ascend-d910(32GB) | ARM: 192 核 720GB"),
+    ("modelarts.bm.npu.arm.8snt9b3.d", "Ascend: 8*ascend-snt9b3(64GB) | ARM: 192 核 1536GB"),
+    ("modelarts.p3.large.public", "GPU: 1*NVIDIA-V100(32GB) | CPU: 8 核 64GB"),
+    ("modelarts.p3.4xlarge", "GPU: 4*NVIDIA-V100(32GB) | CPU: 32 核 256GB"),
+    ("modelarts.p3.8xlarge", "GPU: 8*NVIDIA-V100(32GB) | CPU: 64 核 512GB"),
+    ("modelarts.vm.cpu.8u", "CPU: 8 核 32GB"),
+)
+
+
 class FlavorError(ValueError):
     """The flavor string cannot be read; the message says which part and why."""
 
@@ -34,6 +49,7 @@ class Flavor:
 
 
 def parse_flavor(text: str) -> Flavor:
+    text = dict(KNOWN_FLAVORS).get(text.strip(), text)  # a flavor id
     accelerator: str | None = None
     cards, model = 1, None
     cpu_arch, cores, memory = None, None, None

@@ -4,7 +4,8 @@
 the resolved spec, ``logs/modelarts-job-<id>-worker-<n>.log`` each node's console (rank-prefixed
 lines), ``logs/modelarts-job-<id>-proc-rank-<r>-device-<d>.txt`` each rank's output,
 ``logs/worker-<n>/`` the node launcher's own files (rank tables, ``run_summary.json``),
-``work/worker-<n>/`` each node's working dir (staged inputs land there), ``runner.log``.
+``work/worker-<n>/`` each node's working dir (staged inputs land there), ``runner.log``,
+``metrics.tsv`` the series read from the ranks' output.
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ class JobLayout:
     @property
     def logs(self) -> Path:
         return self.root / "logs"
+
+    @property
+    def metrics(self) -> Path:
+        """The series read from the ranks' output (see :mod:`ascendify.jobs.metrics`)."""
+        return self.root / "metrics.tsv"
 
     @property
     def runner_log(self) -> Path:

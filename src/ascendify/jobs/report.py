@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ascendify.jobs.layout import JobLayout
+from ascendify.jobs.metrics import Progress
 from ascendify.jobs.store import Event, JobRecord, NodeRecord
 
-LIST_HEADER = ("ID", "NAME", "ENGINE", "NODES x CARDS", "STATE", "START", "DURATION", "EXIT")
+LIST_HEADER = (
+    "ID", "NAME", "ENGINE", "NODES x CARDS", "STATE", "STEP", "LOSS", "THROUGHPUT", "START",
+    "DURATION", "EXIT",
+)  # fmt: skip
 
 
 def state_text(job: JobRecord) -> str:
@@ -30,7 +34,8 @@ def _duration(job: JobRecord, now: float) -> str:
     return f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
 
 
-def list_table(jobs: Sequence[JobRecord]) -> str:
+def list_table(jobs: Sequence[JobRecord], progress: Mapping[str, Progress]) -> str:
+    """The jobs, one a row, with each one's ``progress`` (last step, loss, throughput)."""
     now = time.time()
     rows = [LIST_HEADER] + [
         (
@@ -39,6 +44,7 @@ def list_table(jobs: Sequence[JobRecord]) -> str:
             job.engine,
             f"{job.nodes} x {job.cards}",
             state_text(job),
+            *_progress_cells(progress.get(job.id)),
             _when(job.started),
             _duration(job, now),
             "-" if job.exit_code is None else str(job.exit_code),
@@ -48,6 +54,17 @@ def list_table(jobs: Sequence[JobRecord]) -> str:
     widths = [max(map(len, column)) for column in zip(*rows, strict=True)]
     line = "  ".join(f"{{:<{width}}}" for width in widths[:-1]) + "  {}"
     return "\n".join(line.format(*row) for row in rows)
+
+
+def _progress_cells(progress: Progress | None) -> tuple[str, str, str]:
+    if progress is None:
+        return "-", "-", "-"
+    rate = progress.throughput
+    return (
+        "-" if progress.step is None else str(progress.step),
+        "-" if progress.loss is None else f"{progress.loss:.4g}",
+        "-" if rate is None else f"{rate[1]:.4g} {rate[0]}",
+    )
 
 
 def describe(

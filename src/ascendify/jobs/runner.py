@@ -44,16 +44,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
     store.transition(job_id, "running", f"engine {spec.engine}, {spec.nodes} x {spec.cards}")
+    ended, reader = _read_metrics(spec, layout)
     try:
         results = _engine(spec.engine).run_nodes(spec, layout, store, stop)
     except Exception as error:  # the job must end in the store whatever went wrong here
         store.transition(job_id, "failed", str(error), exit_code=1, cause=f"runner: {error}")
         raise
     finally:
+        ended.set()
+        reader.join()
         _upload_logs(spec, layout)
     state, code, cause = outcome(results, layout, stopped=stop.is_set())
     store.transition(job_id, state, cause or "", exit_code=code, cause=cause)
     return 0
+
+
+def _read_metrics(spec: JobSpec, layout: JobLayout) -> tuple[threading.Event, threading.Thread]:
+    """The metric reader's thread: it tails the rank logs until ``ended`` is set."""
+    from ascendify.jobs.metrics import MetricParser
+    from ascendify.jobs.tail import MetricsTail
+
+    tail = MetricsTail.for_job(layout, spec, MetricParser(spec.metrics.items()))
+    ended = threading.Event()
+    reader = threading.Thread(target=tail.run, args=(ended,), name="metrics", daemon=True)
+    reader.start()
+    return ended, reader
 
 
 def _engine(name: str) -> Any:

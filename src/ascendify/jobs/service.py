@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -78,8 +78,9 @@ def _start_runner(store: JobStore, spec: JobSpec, layout: JobLayout) -> None:
     runner.returncode = 0
 
 
-def rerun(store: JobStore, job_id: str) -> JobRecord:
-    """The same job again: the stored spec on the old job's code snapshot.
+def rerun(store: JobStore, job_id: str, hyper: Mapping[str, str] | None = None) -> JobRecord:
+    """The same job again: the stored spec on the old job's code snapshot, with ``hyper``
+    changing or adding hyperparameters. The new job names the old one (``rerun_of``).
 
     Credentials were never stored: the rerun takes them from the current environment.
     """
@@ -88,7 +89,8 @@ def rerun(store: JobStore, job_id: str) -> JobRecord:
     code = JobLayout(store.job_dir(old.id), old.id).code
     if not code.is_dir():
         raise AscendifyError(f"job {old.id} has no code snapshot left in {code}")
-    return submit(store, replace(spec, code_dir=code), rerun_of=old.id)
+    changed = replace(spec, code_dir=code, hyper={**spec.hyper, **(hyper or {})})
+    return submit(store, changed, rerun_of=old.id)
 
 
 def reconcile(store: JobStore) -> None:
@@ -181,17 +183,19 @@ def log_files(store: JobStore, job: JobRecord, node: int | None, rank: int | Non
     return [layout.worker_log(n) for n in range(job.nodes)]
 
 
-def follow(store: JobStore, job_id: str, path: Path) -> Iterator[bytes]:
-    """The lines of ``path`` as they are written, until the job has ended."""
-    position = 0
+def follow(store: JobStore, job_id: str, paths: Sequence[Path]) -> Iterator[bytes]:
+    """The lines of every file of ``paths`` (each node's worker log: rank-prefixed lines) as they
+    are written, a file's new lines at a time, until the job has ended."""
+    positions = [0] * len(paths)
     while True:
         ended = store.get(job_id).state in FINAL
-        with contextlib.suppress(FileNotFoundError), path.open("rb") as handle:
-            handle.seek(position)
-            chunk = handle.read()
-            complete = chunk if ended else chunk[: chunk.rfind(b"\n") + 1]
-            position += len(complete)
-            yield from complete.splitlines(keepends=True)
+        for index, path in enumerate(paths):
+            with contextlib.suppress(FileNotFoundError), path.open("rb") as handle:
+                handle.seek(positions[index])
+                chunk = handle.read()
+                complete = chunk if ended else chunk[: chunk.rfind(b"\n") + 1]
+                positions[index] += len(complete)
+                yield from complete.splitlines(keepends=True)
         if ended:
             return
         time.sleep(FOLLOW_POLL)

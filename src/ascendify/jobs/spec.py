@@ -59,6 +59,7 @@ class JobSpec:
     install_requirements: bool = False
     image: str | None = None  # the container image of volcano / pytorchjob manifests
     grace_period: float = 5.0
+    metrics: Mapping[str, str] = field(default_factory=dict)  # NAME -> REGEX, read from the logs
 
     def training_args(self) -> tuple[str, ...]:
         """What follows the boot file, as ModelArts passes it: ``--k=v ... --data_url=...``."""
@@ -84,6 +85,7 @@ class JobSpec:
         data = asdict(self)
         data["code_dir"] = str(self.code_dir)
         data["hyper"] = dict(self.hyper)
+        data["metrics"] = dict(self.metrics)
         data["env"] = {k: REDACTED if _SECRET_NAME.search(k) else v for k, v in self.env.items()}
         return data
 
@@ -169,6 +171,7 @@ def resolve(raw: Mapping[str, Any]) -> JobSpec:
         install_requirements=_flag(raw, "install_requirements"),
         image=_text(raw, "image"),
         grace_period=_seconds(raw, "grace_period", 5.0),
+        metrics=_metrics(raw),
     )
     if spec.engine in MANIFEST_ENGINES and not spec.image:
         raise SpecError("image", f"engine {spec.engine} needs the container image to run")
@@ -265,6 +268,18 @@ def _table(raw: Mapping[str, Any], key: str) -> dict[str, str]:
             raise SpecError(key, f"{name}: expected a single value, got {item!r}")
         table[str(name)] = str(item).lower() if isinstance(item, bool) else str(item)
     return table
+
+
+def _metrics(raw: Mapping[str, Any]) -> dict[str, str]:
+    from ascendify.jobs.metrics import MetricPatternError, user_rules
+
+    value = raw.get("metrics") or {}
+    if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
+        raise SpecError("metrics", f"expected a table of NAME = 'REGEX', got {value!r}")
+    try:
+        return dict(user_rules({str(k): v for k, v in value.items()}))
+    except MetricPatternError as error:
+        raise SpecError("metrics", str(error)) from None
 
 
 def _url(raw: Mapping[str, Any], key: str) -> str | None:

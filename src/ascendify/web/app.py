@@ -1,0 +1,184 @@
+"""The job pages and their JSON API, as a Flask app over a job store.
+
+``/`` lists the jobs, ``/jobs/<id>`` shows one (spec, state history, live log tails of every rank,
+metric curves drawn by the vendored uPlot, another job overlaid with ``?compare=<id>``). The pages
+fetch everything they show from the API (``/api/jobs``, ``/api/jobs/<id>``,
+``/api/jobs/<id>/metrics``, ``/api/jobs/<id>/logs``). Read-only unless the app is made with
+``allow_actions``: then ``POST /api/jobs/<id>/stop`` and ``/rerun`` work, for requests from the
+page's own origin only (see :func:`_same_origin`). Environment values are never shown.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+from flask import Flask, abort, jsonify, render_template, request
+from flask.typing import ResponseReturnValue
+from werkzeug.exceptions import HTTPException
+
+from ascendify.errors import AscendifyError
+from ascendify.jobs import service
+from ascendify.jobs.layout import JobLayout
+from ascendify.jobs.metrics import job_progress, read_points, series
+from ascendify.jobs.store import JobRecord, JobStore
+
+LIST_LIMIT = 500
+LOG_TAIL_BYTES = 16 << 10  # what a log view starts with
+LOG_CHUNK_BYTES = 256 << 10  # at most this much new log per request
+ACTION_HEADER = "X-Ascendify-Action"  # a custom header: a cross-site form or fetch cannot send it
+HIDDEN = "(hidden)"
+
+
+def create_app(store: JobStore, *, allow_actions: bool = False) -> Flask:
+    app = Flask(__name__)
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+
+    def job_or_404(job_id: str) -> JobRecord:
+        try:
+            return store.get(job_id)
+        except AscendifyError:
+            abort(404, description=f"no job {job_id}")
+
+    @app.get("/")
+    def index() -> ResponseReturnValue:
+        return render_template("index.html", allow_actions=allow_actions)
+
+    @app.get("/jobs/<job_id>")
+    def job_page(job_id: str) -> ResponseReturnValue:
+        job = job_or_404(job_id)
+        return render_template(
+            "job.html", job=job, allow_actions=allow_actions, compare=request.args.get("compare")
+        )
+
+    @app.get("/api/jobs")
+    def api_jobs() -> ResponseReturnValue:
+        service.reconcile(store)
+        return jsonify([summary(store, job) for job in store.jobs()[:LIST_LIMIT]])
+
+    @app.get("/api/jobs/<job_id>")
+    def api_job(job_id: str) -> ResponseReturnValue:
+        job = job_or_404(job_id)
+        return jsonify(details(store, job))
+
+    @app.get("/api/jobs/<job_id>/metrics")
+    def api_metrics(job_id: str) -> ResponseReturnValue:
+        job = job_or_404(job_id)
+        name = request.args.get("name")
+        rank = request.args.get("rank", type=int)
+        points = read_points(JobLayout(store.job_dir(job.id), job.id).metrics)
+        return jsonify({"job": job.id, "series": [s.to_json() for s in series(points, name, rank)]})
+
+    @app.get("/api/jobs/<job_id>/logs")
+    def api_logs(job_id: str) -> ResponseReturnValue:
+        job = job_or_404(job_id)
+        rank = request.args.get("rank", default=0, type=int)
+        try:
+            (path,) = service.log_files(store, job, None, rank)
+        except AscendifyError as error:
+            abort(404, description=str(error))
+        offset = request.args.get("offset", type=int)
+        return jsonify({"rank": rank, **log_tail(path, offset), "active": job.active})
+
+    @app.post("/api/jobs/<job_id>/<action>")
+    def api_action(job_id: str, action: str) -> ResponseReturnValue:
+        if not allow_actions:
+            abort(403, description="read-only: start the page with --allow-actions")
+        if not _same_origin():
+            abort(403, description="actions are taken from the job page itself only")
+        job = job_or_404(job_id)
+        if action == "stop":
+            # stop waits for the job to end: not in the request.
+            threading.Thread(target=service.stop, args=(store, job.id), daemon=True).start()
+            return jsonify({"job": job.id, "stopping": True}), 202
+        if action == "rerun":
+            return jsonify({"job": service.rerun(store, job.id).id, "rerun_of": job.id}), 201
+        abort(404, description=f"no action {action}")
+
+    @app.errorhandler(AscendifyError)
+    def refused(error: AscendifyError) -> ResponseReturnValue:
+        return jsonify({"error": str(error)}), 400
+
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException) -> ResponseReturnValue:
+        if not request.path.startswith("/api/"):
+            return error
+        return jsonify({"error": error.description}), error.code or 500
+
+    return app
+
+
+def _same_origin() -> bool:
+    """A POST counts only with the action header and from the page's own origin.
+
+    The custom header cannot be set by a cross-site form, and a cross-site ``fetch`` with it needs
+    a CORS preflight this server never answers; the Origin (or Referer) check is a second lock.
+    """
+    if request.headers.get(ACTION_HEADER) != "1":
+        return False
+    origin = request.headers.get("Origin") or request.headers.get("Referer")
+    return origin is not None and urlsplit(origin).netloc == request.host
+
+
+def summary(store: JobStore, job: JobRecord) -> dict[str, Any]:
+    """One job as the list shows it: state, attempts, progress, duration."""
+    events = store.events(job.id)
+    progress = job_progress(JobLayout(store.job_dir(job.id), job.id).metrics)
+    end = job.ended or time.time()
+    return {
+        "id": job.id,
+        "name": job.name,
+        "engine": job.engine,
+        "nodes": job.nodes,
+        "cards": job.cards,
+        "state": job.state,
+        "cause": job.cause,
+        "exit_code": job.exit_code,
+        "attempts": max(1, sum(event.state == "running" for event in events)),
+        "created": job.created,
+        "started": job.started,
+        "ended": job.ended,
+        "duration": None if job.started is None else end - job.started,
+        "rerun_of": job.rerun_of,
+        "progress": {
+            "step": progress.step,
+            "loss": progress.loss,
+            "throughput": None if progress.throughput is None else list(progress.throughput),
+        },
+    }
+
+
+def details(store: JobStore, job: JobRecord) -> dict[str, Any]:
+    """One job as its page shows it: the list's fields, the spec, the state history, the ranks."""
+    return {
+        **summary(store, job),
+        "spec": public_spec(job.spec),
+        "events": [
+            {"time": e.time, "state": e.state, "detail": e.detail} for e in store.events(job.id)
+        ],
+        "workers": [
+            {"node": n.node, "address": n.address, "exit_code": n.exit_code}
+            for n in store.nodes(job.id)
+        ],
+        "ranks": job.nodes * job.cards,
+    }
+
+
+def public_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec without the environment's values: any of them may hold a credential."""
+    return {**spec, "env": dict.fromkeys(spec.get("env") or {}, HIDDEN)}
+
+
+def log_tail(path: Any, offset: int | None) -> dict[str, Any]:
+    """New text of a log from ``offset`` (its last bytes when None), and where to read on."""
+    try:
+        with path.open("rb") as handle:
+            size = handle.seek(0, 2)
+            start = max(0, size - LOG_TAIL_BYTES) if offset is None else min(offset, size)
+            handle.seek(start)
+            chunk = handle.read(LOG_CHUNK_BYTES)
+    except FileNotFoundError:
+        return {"offset": 0, "text": ""}
+    return {"offset": start + len(chunk), "text": chunk.decode("utf-8", "replace")}

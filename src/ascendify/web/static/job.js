@@ -1,0 +1,179 @@
+"use strict";
+// One job's page: details, curves (uPlot, another job overlaid) and every rank's log tail, all
+// from the JSON API; refreshed while the job is active.
+const JOB = document.body.dataset.job;
+const COMPARE = document.body.dataset.compare;
+const API = "../api/jobs/";
+const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
+const ORDER = ["loss", "eval_loss", "lr", "fps", "samples/s", "tokens/s", "it/s"];
+const LOG_KEEP = 200000; // characters of a rank's log kept on the page
+const LOG_RANKS = 16; // ranks whose logs are shown
+const charts = new Map(); // metric name -> {plot, labels}
+const logOffsets = new Map(); // rank -> offset read up to
+let active = true;
+
+function xs(series) {
+  // The printed steps when they go up, else the points' order.
+  const steps = series.steps;
+  let rising = steps.length > 0 && steps[0] !== null;
+  for (let i = 1; rising && i < steps.length; i++) rising = steps[i] !== null && steps[i] > steps[i - 1];
+  return rising ? steps : steps.map((_, i) => i);
+}
+
+function curves(results) {
+  // metric name -> [{label, x, y}], every job's series of that name.
+  const byName = new Map();
+  for (const [job, result] of results) {
+    for (const series of result.series) {
+      const label = (results.length > 1 ? job + " " : "") + (series.rank < 0 ? "events" : "rank " + series.rank);
+      if (!byName.has(series.name)) byName.set(series.name, []);
+      byName.get(series.name).push({label, x: xs(series), y: series.values});
+    }
+  }
+  const rank = (name) => (ORDER.includes(name) ? ORDER.indexOf(name) : ORDER.length);
+  return [...byName.entries()].sort((a, b) => rank(a[0]) - rank(b[0]) || a[0].localeCompare(b[0]));
+}
+
+function chartData(lines) {
+  if (lines.length === 1) return [lines[0].x, lines[0].y];
+  return uPlot.join(lines.map((line) => [line.x, line.y]));
+}
+
+function draw(name, lines) {
+  const data = chartData(lines);
+  const labels = lines.map((line) => line.label).join("|");
+  const points = lines.reduce((total, line) => total + line.y.length, 0);
+  let chart = charts.get(name);
+  if (chart && chart.labels !== labels) {
+    chart.plot.destroy();
+    chart.box.remove();
+    chart = undefined;
+  }
+  if (!chart) {
+    const box = document.createElement("div");
+    box.className = "chart";
+    box.dataset.metric = name;
+    const title = document.createElement("h3");
+    title.textContent = name;
+    box.appendChild(title);
+    document.getElementById("charts").appendChild(box);
+    const options = {
+      width: 560,
+      height: 260,
+      scales: {x: {time: false}},
+      series: [{label: "step"}, ...lines.map((line, i) => ({label: line.label, stroke: COLORS[i % COLORS.length], width: 1.5}))],
+      axes: [{label: "step"}, {}],
+    };
+    chart = {plot: new uPlot(options, data, box), labels, box};
+    charts.set(name, chart);
+  } else {
+    chart.plot.setData(data);
+  }
+  chart.box.dataset.points = String(points);
+  chart.box.dataset.lines = String(lines.length);
+}
+
+async function refreshMetrics() {
+  const jobs = [JOB, ...(COMPARE ? [COMPARE] : [])];
+  const results = await Promise.all(jobs.map(async (job) => [job, await getJSON(API + job + "/metrics")]));
+  const started = performance.now();
+  const all = curves(results);
+  for (const [name, lines] of all) draw(name, lines);
+  document.getElementById("no-metrics").hidden = all.length > 0;
+  document.body.dataset.drawMs = String(Math.round(performance.now() - started));
+  document.body.dataset.metricsLoaded = String(Number(document.body.dataset.metricsLoaded || 0) + 1);
+}
+
+function showDetails(job) {
+  active = ACTIVE.includes(job.state);
+  const state = document.getElementById("state");
+  state.textContent = job.state + (job.cause ? ": " + job.cause : "");
+  state.className = "state " + job.state;
+  const progress = job.progress;
+  document.getElementById("summary").textContent =
+    job.engine + ", " + job.nodes + " node(s) x " + job.cards + " card(s); attempts " + job.attempts +
+    "; started " + when(job.started) + ", duration " + duration(job.duration) +
+    (progress.step !== null ? "; step " + progress.step : "") +
+    (progress.loss !== null ? ", loss " + number(progress.loss) : "") +
+    (job.rerun_of ? "; rerun of " + job.rerun_of : "");
+  const events = document.querySelector("#events tbody");
+  events.replaceChildren();
+  for (const event of job.events) {
+    const row = events.insertRow();
+    cell(row, when(event.time));
+    cell(row, event.state);
+    cell(row, event.detail);
+  }
+  document.getElementById("spec").textContent = JSON.stringify(job.spec, null, 2);
+  const logs = document.getElementById("logs");
+  for (let rank = 0; rank < Math.min(job.ranks, LOG_RANKS); rank++) {
+    if (document.getElementById("log-" + rank)) continue;
+    const box = document.createElement("details");
+    box.className = "log";
+    box.open = rank < 4;
+    const title = document.createElement("summary");
+    title.textContent = "rank " + rank;
+    const pre = document.createElement("pre");
+    pre.id = "log-" + rank;
+    box.append(title, pre);
+    logs.appendChild(box);
+  }
+}
+
+async function refreshLogs() {
+  for (const pre of document.querySelectorAll("#logs pre")) {
+    const rank = Number(pre.id.slice(4));
+    const offset = logOffsets.get(rank);
+    const url = API + JOB + "/logs?rank=" + rank + (offset === undefined ? "" : "&offset=" + offset);
+    const tail = await getJSON(url);
+    logOffsets.set(rank, tail.offset);
+    if (!tail.text) continue;
+    const follow = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+    pre.textContent = (pre.textContent + tail.text).slice(-LOG_KEEP);
+    if (follow) pre.scrollTop = pre.scrollHeight;
+  }
+}
+
+async function fillCompare() {
+  const select = document.getElementById("compare");
+  for (const job of await getJSON(API.slice(0, -1))) {
+    if (job.id === JOB) continue;
+    const option = new Option(job.id + " " + job.name + " (" + job.state + ")", job.id);
+    option.selected = job.id === COMPARE;
+    select.add(option);
+  }
+  select.addEventListener("change", () => {
+    const query = select.value ? "?compare=" + encodeURIComponent(select.value) : "";
+    location.search = query;
+  });
+}
+
+function actions() {
+  for (const action of ["stop", "rerun"]) {
+    const button = document.getElementById(action);
+    if (!button) continue;
+    button.addEventListener("click", async () => {
+      const response = await fetch(API + JOB + "/" + action, {method: "POST", headers: {"X-Ascendify-Action": "1"}});
+      const result = await response.json();
+      const shown = document.getElementById("action-result");
+      shown.textContent = response.ok ? (action === "rerun" ? "rerun: " : "stopping ") + result.job : result.error || response.status;
+      if (response.ok && action === "rerun") location.href = result.job;
+    });
+  }
+}
+
+async function tick(count) {
+  const job = await getJSON(API + JOB);
+  showDetails(job);
+  await refreshLogs();
+  if (count % 2 === 0 || !active) await refreshMetrics();
+  if (active) setTimeout(() => tick(count + 1).catch(report), 1000);
+}
+
+function report(error) {
+  document.getElementById("summary").textContent = String(error);
+}
+
+actions();
+fillCompare().catch(report);
+tick(0).catch(report);

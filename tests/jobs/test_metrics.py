@@ -1,0 +1,175 @@
+"""The metric parser on lines as common training code prints them, and the tail of rank logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ascendify.jobs.metrics import (
+    MetricParser,
+    MetricPatternError,
+    Point,
+    append_points,
+    parse_lines,
+    progress,
+    read_points,
+    series,
+    user_rules,
+)
+from ascendify.jobs.tail import MetricsTail
+
+# (what prints it, a line, {series: value}, the step found or None). Written in each tool's format.
+FORMATS = [
+    ("plain", "step 5 loss 1.25", {"loss": 1.25}, 5),
+    ("colon", "loss: 0.5, lr: 0.001", {"loss": 0.5, "lr": 0.001}, None),
+    ("equals", "step=7 loss=2.5e-01", {"loss": 0.25}, 7),
+    ("table", "| step 3 | loss 1.75 | lr 3e-4 |", {"loss": 1.75, "lr": 3e-4}, 3),
+    (
+        "ModelZoo (PyTorch ImageNet)",
+        "[gpu id: 0] Epoch: [0][  10/5005]\tTime  0.123 ( 0.456)\tData  0.001 (0.002)\t"
+        "Loss 6.9063e+00 (6.9121e+00)\tAcc@1   0.00 (  0.10)",
+        {"loss": 6.9063},
+        None,
+    ),
+    ("ModelZoo FPS", "[npu id: 0] * FPS@all 1568.329, TIME@all 0.245", {"fps": 1568.329}, None),
+    ("ModelZoo (MindSpore)", "epoch: 1 step: 100, loss is 2.3012", {"loss": 2.3012}, 100),
+    ("nanoGPT", "iter 10: loss 9.5521, time 36.71ms, mfu 1.23%", {"loss": 9.5521}, 10),
+    (
+        "nanoGPT eval",
+        "step 250: train loss 1.9123, val loss 2.0456",
+        {"loss": 1.9123, "eval_loss": 2.0456},
+        250,
+    ),
+    (
+        "HF Trainer",
+        "{'loss': 2.3456, 'grad_norm': 1.23, 'learning_rate': 4.5e-05, 'epoch': 0.5}",
+        {"loss": 2.3456, "lr": 4.5e-05},
+        None,
+    ),
+    (
+        "HF Trainer summary",
+        "{'train_runtime': 12.3, 'train_samples_per_second': 45.6, "
+        "'train_steps_per_second': 5.7, 'epoch': 1.0}",
+        {"samples/s": 45.6, "it/s": 5.7},
+        None,
+    ),
+    (
+        "timm",
+        "Train: 0 [  50/1251 (  4%)]  Loss: 6.912 (6.93)  Time: 0.402s,  636.85/s  "
+        "(0.410s,  624.40/s)  LR: 1.000e-06  Data: 0.012 (0.020)",
+        {"loss": 6.912, "samples/s": 636.85, "lr": 1e-06},
+        None,
+    ),
+    (
+        "Lightning (tqdm)",
+        "Epoch 0:  45%|####5     | 45/100 [00:02<00:03, 17.85it/s, v_num=0, train_loss=0.234]",
+        {"it/s": 17.85, "loss": 0.234},
+        45,
+    ),
+    (
+        "mmengine",
+        "Epoch(train)  [1][ 50/1563]  base_lr: 1.0000e-01 lr: 1.0000e-01  eta: 0:30:12  "
+        "time: 0.0532  data_time: 0.0021  memory: 1234  loss: 2.1016  loss_cls: 2.1016",
+        {"lr": 0.1, "loss": 2.1016},
+        None,
+    ),
+    (
+        "tqdm postfix",
+        "100%|##########| 20/20 [00:01<00:00, 15.30it/s, loss=1.23, lr=0.01]",
+        {"it/s": 15.3, "loss": 1.23, "lr": 0.01},
+        20,
+    ),
+    ("tutorial", "Epoch [1/10], Step [100/600], Loss: 2.2146", {"loss": 2.2146}, 100),
+    ("tensor print", "step 4 loss tensor(0.6931, device='npu:0')", {"loss": 0.6931}, 4),
+    ("tokens", "iter 3 | 12345.6 tokens/s | loss 4.5", {"tokens/s": 12345.6, "loss": 4.5}, 3),
+    ("Megatron", " iteration       30/    1000 | lm loss: 7.1E+00 |", {"loss": 7.1}, 30),
+]
+# Lines that hold no metric, though they look close.
+NOTHING = [
+    "loss_scale: 65536",
+    "dynamic loss scaling enabled",
+    "base_lr: 0.1",
+    "Saving checkpoint to step_100.pt",
+    "lossless compression 12",
+    "loss: nan",
+]
+
+
+@pytest.mark.parametrize(("tool", "line", "expected", "step"), FORMATS, ids=[f[0] for f in FORMATS])
+def test_common_formats(tool: str, line: str, expected: dict[str, float], step: int | None) -> None:
+    points = parse_lines(MetricParser(), 0, line + "\n", 1.0)
+    assert {p.name: p.value for p in points} == pytest.approx(expected), tool
+    assert {p.step for p in points} == {step}
+
+
+@pytest.mark.parametrize("line", NOTHING)
+def test_lookalikes_hold_nothing(line: str) -> None:
+    assert parse_lines(MetricParser(), 0, line + "\n", 1.0) == []
+
+
+def test_user_patterns_come_first_and_add_series() -> None:
+    rules = user_rules({"acc": r"Acc@1\s+([\d.]+)", "loss": r"objective=(\S+)"})
+    text = "Acc@1  71.5 (70.1)\nstep 2 objective=0.75\n"
+    points = parse_lines(MetricParser(rules), 3, text, 1.0)
+    assert [(p.rank, p.name, p.step, p.value) for p in points] == [
+        (3, "acc", None, 71.5),
+        (3, "loss", 2, 0.75),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("patterns", "error"),
+    [
+        ({"acc": "Acc@1 ([0-9"}, "not a regular expression"),
+        ({"1 bad": "x"}, "metric name"),
+        ({"acc": "(?P<v>1)"}, "plain group"),
+    ],
+)
+def test_bad_user_patterns_are_named(patterns: dict[str, str], error: str) -> None:
+    with pytest.raises(MetricPatternError, match=error):
+        user_rules(patterns)
+
+
+def test_every_line_of_a_chunk_is_its_own() -> None:
+    text = "".join(f"step {n} loss {1 / (n + 1):.4f}\n" for n in range(20))
+    points = parse_lines(MetricParser(), 0, text, 1.0)
+    assert [p.step for p in points] == list(range(20))
+    assert points[19].value == pytest.approx(0.05)
+
+
+def test_points_round_trip_and_group(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.tsv"
+    written = [
+        Point(0, "loss", 1, 2.0, 10.0),
+        Point(1, "loss", 1, 2.5, 10.0),
+        Point(0, "samples/s", None, 100.0, 11.0),
+        Point(0, "loss", 2, 1.5, 12.0),
+    ]
+    append_points(path, written)
+    assert read_points(path) == written
+    grouped = series(read_points(path), name="loss")
+    assert [(s.rank, s.steps, s.values) for s in grouped] == [
+        (0, [1, 2], [2.0, 1.5]),
+        (1, [1], [2.5]),
+    ]
+    assert progress(written) == progress(read_points(path))
+    assert progress(written).step == 2
+    assert progress(written).loss == 1.5
+    assert progress(written).throughput == ("samples/s", 100.0)
+
+
+def test_tail_reads_complete_lines_and_skips_tqdm_redraws(tmp_path: Path) -> None:
+    log = tmp_path / "rank_0.log"
+    out = tmp_path / "metrics.tsv"
+    tail = MetricsTail([(0, log)], out, MetricParser())
+    assert tail.poll() == 0  # no file yet
+    with log.open("w") as handle:
+        handle.write("step 1 loss 0.9\nstep 2 loss 0.")
+        handle.flush()
+        assert tail.poll() == 1  # the cut line waits
+        handle.write("8\n 5/9 [00:01, loss=0.7]\r 5/9 [00:02, loss=0.7]\r 6/9 [00:02, loss=0.6]")
+        handle.flush()
+        assert tail.poll() == 2
+    assert tail.poll(final=True) == 1
+    assert [(p.step, p.value) for p in read_points(out)] == [(1, 0.9), (2, 0.8), (5, 0.7), (6, 0.6)]

@@ -1,0 +1,67 @@
+"""Job page tests: a job store with recorded jobs, and the pages served on a real socket."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from ascendify.jobs.layout import JobLayout
+from ascendify.jobs.metrics import Point, append_points
+from ascendify.jobs.store import JobRecord, JobStore
+
+pytest.importorskip("flask", reason="the job pages need the ui extra (flask)")
+
+SECRET = "s3cr3t-value-of-the-page-tests"
+
+
+def recorded_job(
+    store: JobStore, name: str, losses: list[float], log: str = "", state: str = "succeeded"
+) -> JobRecord:
+    """A job in ``store`` as a finished run leaves it: record, rank 0's log, metrics file."""
+    spec = {
+        "name": name, "engine": "local", "nodes": 1, "cards": 1, "code_dir": "/code",
+        "boot_file": "train.py", "hyper": {"lr": "0.1"}, "env": {"MY_TOKEN_URL": SECRET},
+    }  # fmt: skip
+    job = store.create(spec)
+    store.transition(job.id, "running", "engine local")
+    if state != "running":
+        store.transition(job.id, state, exit_code=0 if state == "succeeded" else 1)
+    layout = JobLayout(store.job_dir(job.id), job.id)
+    layout.logs.mkdir(parents=True)
+    layout.rank_log(0, 0).write_text(log)
+    append_points(layout.metrics, [Point(0, "loss", n, v, 1.0) for n, v in enumerate(losses)])
+    return store.get(job.id)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> JobStore:
+    return JobStore(tmp_path / "store")
+
+
+Serve = Callable[..., str]
+
+
+@pytest.fixture
+def serve(store: JobStore) -> Iterator[Serve]:
+    """Serve the pages of ``store`` on 127.0.0.1 (a free port) in a thread; returns the base URL."""
+    from werkzeug.serving import make_server
+
+    from ascendify.web.app import create_app
+
+    servers = []
+
+    def start(allow_actions: bool = False) -> str:
+        server = make_server(
+            "127.0.0.1", 0, create_app(store, allow_actions=allow_actions), threaded=True
+        )
+        threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.port}/"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
