@@ -20,11 +20,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ascendify.launch.ranktable import RankTableError, parse_rank_table
+from ascendify.errors import AscendifyError
+from ascendify.launch.ranktable import RankTableError, load_rank_table
 from ascendify.targets.devices import ENV_VARS
 from ascendify.targets.facts import available_versions, load_facts
+from ascendify.textfile import read_text
 
 DEFAULT_ASCEND_ROOT = Path("/usr/local/Ascend")
+_INSTALL_RECORD_BYTES = 2**16  # a toolkit's install record is a few lines
 IMPORT_TORCH_TIMEOUT = 120.0
 AUTOLOAD_VARIABLE = "TORCH_DEVICE_BACKEND_AUTOLOAD"
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception)\b")
@@ -202,12 +205,13 @@ def _cann_version(home: Path) -> str | None:
         home / "version.cfg",
     ]
     for path in candidates:
-        if path.is_file():
-            match = re.search(
-                r"^\s*version\s*=\s*(\S+)", path.read_text(errors="replace"), re.I | re.M
-            )
-            if match:
-                return match.group(1)
+        try:
+            text = read_text(path, "install record", limit=_INSTALL_RECORD_BYTES)
+        except (OSError, AscendifyError):  # absent, or not a small regular UTF-8 file
+            continue
+        match = re.search(r"^\s*version\s*=\s*(\S+)", text, re.I | re.M)
+        if match:
+            return match.group(1)
     return None
 
 
@@ -313,24 +317,25 @@ def check_rank_table(host: Host) -> list[Check]:
         Check(
             "RANK_TABLE_FILE",
             Status.FAIL,
-            f"{path_text}: {problem}",
+            problem,
             "regenerate the rank table (or unset RANK_TABLE_FILE to use torchrun-style rendezvous)",
         )
     ]
 
 
 def _rank_table_problem(path: Path) -> str | None:
+    """What is wrong with the table in ``path``, naming the file; read within the input limits."""
     try:
-        table = parse_rank_table(json.loads(path.read_text(encoding="utf-8")))
-    except OSError as error:
-        return f"cannot be read ({error.strerror})"
-    except ValueError as error:
-        return f"is not valid JSON ({error})"
+        table = load_rank_table(path)
+    except FileNotFoundError:
+        return f"rank table {path} does not exist"
+    except json.JSONDecodeError as error:
+        return f"rank table {path} is not valid JSON ({error})"
     except RankTableError as error:
         return str(error)
     for server in table.servers:
         if any(device.device_ip is None for device in server.devices):
-            return f"a device of server {server.server_id!r} lacks device_ip"
+            return f"rank table {path}: a device of server {server.server_id!r} lacks device_ip"
     return None
 
 

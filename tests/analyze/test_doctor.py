@@ -145,7 +145,7 @@ def test_a_valid_rank_table_and_a_missing_one(tmp_path: Path) -> None:
     [good] = check_rank_table(_with_table(tmp_path, _table()))
     assert good.status is Status.OK
     [missing] = check_rank_table(Host(env={"RANK_TABLE_FILE": str(tmp_path / "absent.json")}))
-    assert (missing.status, "cannot be read" in missing.detail) == (Status.FAIL, True)
+    assert (missing.status, "absent.json does not exist" in missing.detail) == (Status.FAIL, True)
 
 
 def test_cann_version_is_read_from_the_install_record(tmp_path: Path) -> None:
@@ -194,3 +194,49 @@ def test_hccl_variables_are_checked() -> None:
     [bad] = check_hccl_variables(Host(env={"HCCL_CONNECT_TIMEOUT": "2m"}))
     assert (bad.name, bad.status) == ("HCCL_CONNECT_TIMEOUT", Status.FAIL)
     assert check_hccl_variables(Host(env={"HCCL_CONNECT_TIMEOUT": "1200"})) == []
+
+
+def _hostile_table(tmp_path: Path, kind: str) -> Path:
+    path = tmp_path / f"table-{kind}"
+    if kind == "fifo":
+        os.mkfifo(path)  # an open for reading would wait for a writer forever
+    elif kind == "zero":
+        path.symlink_to("/dev/zero")  # endless: read to the end, it fills the memory
+    elif kind == "deep":
+        path.write_text("[" * 100_000 + "]" * 100_000)
+    elif kind == "deep-within-recursion":
+        path.write_text('{"status": "completed", "x": ' + "[" * 500 + "]" * 500 + "}")
+    elif kind == "huge":
+        with path.open("wb") as handle:
+            handle.truncate(17 * 2**20)
+    elif kind == "foreign":
+        path.write_text('{"servers": [{"ip": "10.0.0.1"}]}')
+    return path
+
+
+@pytest.mark.parametrize(
+    ("kind", "problem"),
+    [
+        ("fifo", "is not a regular file"),
+        ("zero", "is not a regular file"),
+        ("deep", "is nested too deeply"),
+        ("deep-within-recursion", "is nested too deeply (more than 32 levels)"),
+        ("huge", "is larger than 16 MiB"),
+        ("foreign", ": not a rank table: it has no 'status' field"),
+    ],
+)
+def test_unusable_rank_tables_are_named_at_once(tmp_path: Path, kind: str, problem: str) -> None:
+    path = _hostile_table(tmp_path, kind)
+    [check] = check_rank_table(Host(env={"RANK_TABLE_FILE": str(path)}))
+    assert check.status is Status.FAIL
+    assert check.detail.startswith(f"rank table {path}"), check.detail
+    assert problem in check.detail
+
+
+@pytest.mark.slow
+def test_doctor_names_a_fifo_rank_table_and_ends(tmp_path: Path, run_cli: RunCli) -> None:
+    path = _hostile_table(tmp_path, "fifo")
+    result = run_cli(["doctor", "--json"], env={"RANK_TABLE_FILE": str(path)}, timeout=120)
+    assert result.returncode == 1, result.stderr  # a failed check, not a crash (3) or a hang
+    detail = _checks(result.stdout)["RANK_TABLE_FILE"]["detail"]
+    assert detail == f"rank table {path} is not a regular file"

@@ -70,7 +70,7 @@ def test_a_rank_table_listing_a_huge_server_is_refused_quickly(tmp_path: Path) -
     table = tmp_path / "table.json"
     table.write_text(json.dumps(server_table(100_000)))
     started = time.monotonic()
-    with pytest.raises(AscendifyError, match=r"server 10\.0\.0\.1 asks for 100000 ranks"):
+    with pytest.raises(AscendifyError, match=r"server 10\.0\.0\.1 lists 100000 devices; a server"):
         resolve_spec(options(), {**PATH, "RANK_TABLE_FILE_V_1_0": str(table)}, tmp_path)
     assert time.monotonic() - started < 5
     assert sorted(p.name for p in tmp_path.iterdir()) == ["table.json"]

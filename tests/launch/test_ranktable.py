@@ -83,6 +83,55 @@ def test_malformed_tables_name_the_problem(data: object, message: str) -> None:
         parse_rank_table(data)
 
 
+def _one_server(*devices: tuple[object, object]) -> dict[str, object]:
+    listed = [{"device_id": device, "rank_id": rank} for device, rank in devices]
+    return {
+        "status": "completed",
+        "version": "1.0",
+        "server_list": [{"server_id": "10.0.0.1", "device": listed}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("devices", "message"),
+    [
+        ((("99", "0"),), r"field 'device_id' of server 10\.0\.0\.1: '99' is not a device number"),
+        ((("100", "0"),), r"'100' is not a device number \(0\.\.63\)"),
+        ((("-1", "0"),), r"field 'device_id' of server 10\.0\.0\.1: '-1' is not a device"),
+        (
+            (("0", "0"), ("0", "1")),
+            r"field 'device_id' of server 10\.0\.0\.1: device 0 is listed twice",
+        ),
+        ((("0", "\u00b2"),), r"rank_id must be a whole number, got '\u00b2'"),
+    ],
+)
+def test_impossible_devices_are_refused_naming_the_field(
+    devices: tuple[tuple[object, object], ...], message: str
+) -> None:
+    with pytest.raises(RankTableError, match=message):
+        parse_rank_table(_one_server(*devices))
+
+
+def test_a_v0_template_naming_one_device_twice_is_refused() -> None:
+    data = load("v0_two_pods.json")
+    assert isinstance(data, dict)
+    instance = data["group_list"][0]["instance_list"][0]
+    instance["devices"].append(dict(instance["devices"][0]))
+    with pytest.raises(RankTableError, match="is listed twice"):
+        parse_rank_table(data)
+
+
+def test_a_table_of_another_kind_is_refused_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "other.json"
+    path.write_text('{"servers": ["10.0.0.1"]}')
+    started = time.monotonic()
+    with pytest.raises(
+        RankTableError, match=f"rank table {path}: not a rank table: it has no 'status'"
+    ):
+        read_rank_table(path, timeout=30, poll=0.05)
+    assert time.monotonic() - started < 1  # not waited for as if the platform were writing it
+
+
 def test_read_waits_until_the_platform_completes_the_table(tmp_path: Path) -> None:
     path = tmp_path / "jobstart_hccl.json"
     path.write_text('{"status": "initializing"}')

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ascendify.errors import AscendifyError
 from ascendify.launch.ranktable import parse_hccn_conf
-from ascendify.launch.textfile import read_text
+from ascendify.textfile import read_text
 
 _TOOL_TIMEOUT = 10.0
 

@@ -11,18 +11,22 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ascendify.errors import AscendifyError
-from ascendify.launch.textfile import read_text
+from ascendify.textfile import read_json
 
 # Fields we understand; any other field of a server or device is carried through unchanged
 # (v1.2 adds super_device_id, backup_device_ip, ports, host_ip ...).
 _DEVICE_KEYS = ("device_id", "device_ip", "rank_id")
 _SERVER_KEYS = ("server_id", "device")
+# Ascend servers carry 8 or 16 cards, GPU servers up to 16: anything far above is a broken input
+# (a rank table listing a million devices once started creating a folder per rank).
+MAX_DEVICES_PER_SERVER = 64
+_WHOLE_NUMBER = re.compile(r"[0-9]+")  # str.isdigit() also takes "²", which int() refuses
 
 
 class RankTableError(AscendifyError):
@@ -75,9 +79,11 @@ def parse_rank_table(data: Any) -> RankTable:
     """Parse any supported format (v0 template, v1.0, v1.2) into one model."""
     if not isinstance(data, Mapping):
         raise RankTableError("a rank table must be a JSON object")
-    status = str(data.get("status", ""))
+    if "status" not in data:  # platforms write it first; a table without one is of another kind
+        raise RankTableError("not a rank table: it has no 'status' field")
+    status = str(data["status"])
     if status != "completed":
-        raise RankTableNotReady(f"rank table status is {status or 'missing'!r}, not 'completed'")
+        raise RankTableNotReady(f"rank table status is {status!r}, not 'completed'")
     if "group_list" in data:
         return _parse_v0(data)
     version = str(data.get("version", ""))
@@ -113,17 +119,42 @@ def _check_consistency(servers: Sequence[RankServer], declared_count: object) ->
 def _parse_v1_server(entry: Any) -> RankServer:
     if not isinstance(entry, Mapping) or "server_id" not in entry:
         raise RankTableError("every server_list entry needs a server_id")
+    server_id = str(entry["server_id"])
+    listed = _list(entry, "device")
+    _check_device_count(len(listed), server_id)
     devices = tuple(
         RankDevice(
-            device_id=_string(device, "device_id"),
-            rank_id=_rank_id(device),
+            device_id=_device_id(device, server_id),
+            rank_id=_whole_number(device, "rank_id"),
             device_ip=_optional_string(device, "device_ip"),
             extra={k: v for k, v in device.items() if k not in _DEVICE_KEYS},
         )
-        for device in _list(entry, "device")
+        for device in listed
     )
+    _check_devices(devices, server_id)
     extra = {k: v for k, v in entry.items() if k not in _SERVER_KEYS}
-    return RankServer(server_id=str(entry["server_id"]), devices=devices, extra=extra)
+    return RankServer(server_id=server_id, devices=devices, extra=extra)
+
+
+def _check_device_count(count: int, server_id: str) -> None:
+    if count > MAX_DEVICES_PER_SERVER:
+        raise RankTableError(
+            f"server {server_id} lists {count} devices; a server holds at most "
+            f"{MAX_DEVICES_PER_SERVER}"
+        )
+
+
+def _check_devices(devices: Sequence[RankDevice], server_id: str) -> None:
+    """At most one rank per device, and no more devices than a server holds."""
+    _check_device_count(len(devices), server_id)
+    seen: set[str] = set()
+    for device in devices:
+        if device.device_id in seen:
+            raise RankTableError(
+                f"rank table field 'device_id' of server {server_id}: device {device.device_id} "
+                "is listed twice"
+            )
+        seen.add(device.device_id)
 
 
 def _parse_v0(data: Mapping[str, Any]) -> RankTable:
@@ -144,7 +175,7 @@ def _parse_v0(data: Mapping[str, Any]) -> RankTable:
         for device in _list(instance, "devices"):
             devices.append(
                 RankDevice(
-                    device_id=_string(device, "device_id"),
+                    device_id=_device_id(device, server_id),
                     rank_id=str(next_rank),
                     device_ip=_optional_string(device, "device_ip"),
                 )
@@ -157,6 +188,7 @@ def _parse_v0(data: Mapping[str, Any]) -> RankTable:
             )
         else:
             by_server[server_id] = replace(previous, devices=previous.devices + tuple(devices))
+        _check_devices(by_server[server_id].devices, server_id)
     return RankTable(version="1.0", servers=tuple(by_server.values()), source_version="0")
 
 
@@ -205,21 +237,32 @@ def assemble(servers: Sequence[tuple[str, Sequence[tuple[str, str | None]]]]) ->
     return RankTable(version="1.0", servers=tuple(built), source_version="1.0")
 
 
+def load_rank_table(path: Path) -> RankTable:
+    """The table in ``path``, read once within the input limits (FIFOs, ``/dev/zero``, nesting).
+
+    FileNotFoundError, json.JSONDecodeError and :class:`RankTableNotReady` pass: the platform may
+    not have finished the file yet.
+    """
+    data = read_json(path, "rank table", RankTableError)
+    try:
+        return parse_rank_table(data)
+    except RankTableError as error:  # the same kind (not ready, or not usable), naming the file
+        raise type(error)(f"rank table {path}: {error}") from None
+
+
 def read_rank_table(path: Path, timeout: float, poll: float = 1.0) -> RankTable:
     """Read a table file, waiting up to ``timeout`` seconds for the platform to complete it."""
     deadline = time.monotonic() + timeout
     while True:
         try:
-            return parse_rank_table(json.loads(read_text(path, "rank table", RankTableError)))
-        except RecursionError:
-            raise RankTableError(f"rank table {path} is nested too deeply to be one") from None
+            return load_rank_table(path)
         except FileNotFoundError:
             problem = f"rank table {path} does not exist"
         except json.JSONDecodeError as error:
             # The platform may be half-way through writing the file.
             problem = f"rank table {path} is not valid JSON yet ({error})"
         except RankTableNotReady as error:
-            problem = f"rank table {path}: {error}"
+            problem = str(error)
         if time.monotonic() >= deadline:
             raise RankTableError(f"{problem} after waiting {timeout:g}s")
         time.sleep(poll)
@@ -235,7 +278,7 @@ def parse_hccn_conf(text: str) -> dict[str, str]:
     return addresses
 
 
-def _list(data: Mapping[str, Any], key: str) -> Iterable[Mapping[str, Any]]:
+def _list(data: Mapping[str, Any], key: str) -> Sequence[Mapping[str, Any]]:
     value = data.get(key)
     if not isinstance(value, list) or not all(isinstance(item, Mapping) for item in value):
         raise RankTableError(f"rank table field {key!r} must be a list of objects")
@@ -248,11 +291,22 @@ def _string(data: Mapping[str, Any], key: str) -> str:
     return str(data[key])
 
 
-def _rank_id(device: Mapping[str, Any]) -> str:
-    rank_id = _string(device, "rank_id")
-    if not rank_id.isdigit():
-        raise RankTableError(f"rank_id must be a whole number, got {rank_id!r}")
-    return rank_id
+def _whole_number(data: Mapping[str, Any], key: str) -> str:
+    value = _string(data, key)
+    if not _WHOLE_NUMBER.fullmatch(value):
+        raise RankTableError(f"{key} must be a whole number, got {value!r}")
+    return value
+
+
+def _device_id(device: Mapping[str, Any], server_id: str) -> str:
+    """A device number a server can have: 0 up to :data:`MAX_DEVICES_PER_SERVER` - 1."""
+    device_id = _string(device, "device_id")
+    if not _WHOLE_NUMBER.fullmatch(device_id) or int(device_id) >= MAX_DEVICES_PER_SERVER:
+        raise RankTableError(
+            f"rank table field 'device_id' of server {server_id}: {device_id!r} is not a device "
+            f"number (0..{MAX_DEVICES_PER_SERVER - 1})"
+        )
+    return device_id
 
 
 def _optional_string(data: Mapping[str, Any], key: str) -> str | None:

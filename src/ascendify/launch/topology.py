@@ -18,14 +18,17 @@ from pathlib import Path
 from ascendify.errors import AscendifyError
 from ascendify.launch.devices import LocalDevices, device_ips, discover_devices
 from ascendify.launch.platforms import Detected, detect_platform
-from ascendify.launch.ranktable import RankServer, RankTable, read_rank_table
+from ascendify.launch.ranktable import (
+    MAX_DEVICES_PER_SERVER,
+    RankServer,
+    RankTable,
+    read_rank_table,
+)
 from ascendify.launch.spec import LaunchOptions, LaunchSpec
 from ascendify.userdirs import cache_dir
 
 DEFAULT_MASTER_PORT = 29500  # torchrun's; multi-node jobs need one port every node agrees on
-# Ascend servers carry 8 or 16 cards, GPU servers up to 16: anything far above is a broken input
-# (a rank table listing a million devices once started creating a folder per rank).
-MAX_RANKS_PER_NODE = 64
+MAX_RANKS_PER_NODE = MAX_DEVICES_PER_SERVER
 _V0_FILE = "jobstart_hccl.json"
 
 
@@ -207,6 +210,7 @@ def _devices(
     found = discover_devices(env, root)
     if server is not None:
         _check_rank_count(len(server.devices), found, f"the rank table's server {server.server_id}")
+        _check_table_devices(server, found)
         return _table_devices(server, requested, origins)
     # "0" is how ModelArts says MA_NUM_GPUS on a CPU-only job: count what is there.
     if requested in (None, "auto", "0"):
@@ -236,6 +240,18 @@ def _check_rank_count(count: int, found: LocalDevices, what: str) -> None:
             f"{what} asks for {count} ranks on this node but it has {len(found.ids)} "
             f"{found.kind.upper()} device(s) ({found.reason})"
         )
+
+
+def _check_table_devices(server: RankServer, found: LocalDevices) -> None:
+    """Each device the table gives this node must be one of its cards (a CPU node has none to check)."""
+    if found.kind == "cpu":
+        return
+    for device in server.devices:
+        if device.device_id not in found.ids:
+            raise AscendifyError(
+                f"rank table field 'device_id' of server {server.server_id}: device "
+                f"{device.device_id} is not on this node ({found.reason})"
+            )
 
 
 def _table_devices(
