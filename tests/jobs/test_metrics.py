@@ -14,7 +14,7 @@ from ascendify.jobs.metrics import (
     parse_lines,
     progress,
     read_points,
-    series,
+    read_series,
     user_rules,
 )
 from ascendify.jobs.tail import MetricsTail
@@ -148,7 +148,7 @@ def test_points_round_trip_and_group(tmp_path: Path) -> None:
     ]
     append_points(path, written)
     assert read_points(path) == written
-    grouped = series(read_points(path), name="loss")
+    grouped = read_series(path, name="loss")
     assert [(s.rank, s.steps, s.values) for s in grouped] == [
         (0, [1, 2], [2.0, 1.5]),
         (1, [1], [2.5]),

@@ -41,10 +41,12 @@ def test_list_job_metrics_and_logs(store: JobStore, serve: Serve) -> None:
     job = get_json(base + f"api/jobs/{first.id}")
     assert [event["state"] for event in job["events"]] == ["queued", "running", "succeeded"]
     assert job["spec"]["hyper"] == {"lr": "0.1"}
-    metrics = get_json(base + f"api/jobs/{second.id}/metrics?name=loss")
+    metrics = get_json(base + f"api/jobs/{second.id}/metrics?name=loss&times=1")
     assert metrics["series"] == [
         {"name": "loss", "rank": 0, "steps": [0, 1], "values": [2.1, 1.1], "times": [1.0, 1.0]}
     ]
+    untimed = get_json(base + f"api/jobs/{second.id}/metrics")["series"][0]
+    assert (untimed["values"], "times" in untimed) == ([2.1, 1.1], False)
     tail = get_json(base + f"api/jobs/{first.id}/logs?rank=0")
     assert (tail["text"], tail["offset"]) == ("step 0 loss 2.0\n", 16)
     assert get_json(base + f"api/jobs/{first.id}/logs?rank=0&offset=16")["text"] == ""

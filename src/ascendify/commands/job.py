@@ -247,12 +247,10 @@ def _flavors() -> int:
 
 def _metrics(store: JobStore, args: argparse.Namespace) -> int:
     from ascendify.jobs.layout import JobLayout
-    from ascendify.jobs.metrics import read_points, series
+    from ascendify.jobs.metrics import read_series
 
     job = store.get(args.job_id)
-    found = series(
-        read_points(JobLayout(store.job_dir(job.id), job.id).metrics), args.name, args.rank
-    )
+    found = read_series(JobLayout(store.job_dir(job.id), job.id).metrics, args.name, args.rank)
     if args.json:
         print(json.dumps({"job": job.id, "series": [s.to_json() for s in found]}))
     elif args.csv:

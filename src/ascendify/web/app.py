@@ -22,7 +22,7 @@ from werkzeug.exceptions import HTTPException
 from ascendify.errors import AscendifyError
 from ascendify.jobs import service
 from ascendify.jobs.layout import JobLayout
-from ascendify.jobs.metrics import job_progress, read_points, series
+from ascendify.jobs.metrics import job_progress, read_series
 from ascendify.jobs.store import JobRecord, JobStore
 
 LIST_LIMIT = 500
@@ -68,8 +68,9 @@ def create_app(store: JobStore, *, allow_actions: bool = False) -> Flask:
         job = job_or_404(job_id)
         name = request.args.get("name")
         rank = request.args.get("rank", type=int)
-        points = read_points(JobLayout(store.job_dir(job.id), job.id).metrics)
-        return jsonify({"job": job.id, "series": [s.to_json() for s in series(points, name, rank)]})
+        times = request.args.get("times") == "1"
+        found = read_series(JobLayout(store.job_dir(job.id), job.id).metrics, name, rank)
+        return jsonify({"job": job.id, "series": [one.to_json(times) for one in found]})
 
     @app.get("/api/jobs/<job_id>/logs")
     def api_logs(job_id: str) -> ResponseReturnValue:

@@ -163,10 +163,13 @@ function actions() {
 }
 
 async function tick(count) {
-  const job = await getJSON(API + JOB);
-  showDetails(job);
-  await refreshLogs();
-  if (count % 2 === 0 || !active) await refreshMetrics();
+  // The curves load beside the details and logs, not after them (a long run has many points).
+  const curves = count % 2 === 0 ? refreshMetrics() : Promise.resolve();
+  showDetails(await getJSON(API + JOB));
+  await Promise.all([refreshLogs(), curves]);
+  // The job has just ended: its last points were stored before its final state, so read them
+  // once more. (A job ended before the page opened has them all in the first read.)
+  if (!active && count > 0) await refreshMetrics();
   if (active) setTimeout(() => tick(count + 1).catch(report), 1000);
 }
 
