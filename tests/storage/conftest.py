@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import socket
+import threading
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -81,16 +84,30 @@ class Restricted(NamedTuple):
 
 @pytest.fixture
 def restricted(s3_endpoint: str, s3: Any, s3_env: dict[str, str]) -> Iterator[Restricted]:
-    """Credentials of a user allowed on one bucket only, with authorization enforced.
-
-    moto checks IAM policies once its "no-auth action count" is reset to zero; the fixture turns
-    that on for the test and back off afterwards, so other tests keep the permissive server.
-    """
+    """Credentials of a user allowed on one bucket only, with authorization enforced."""
     allowed, forbidden = (f"{kind}-{uuid.uuid4().hex[:12]}" for kind in ("allowed", "forbidden"))
     for name in (allowed, forbidden):
         s3.create_bucket(Bucket=name)
         # At the bucket root: moto's signature check trips over "/" in a listing prefix.
         s3.put_object(Bucket=name, Key="file.txt", Body=b"for the allowed user only")
+    statement = {
+        "Effect": "Allow",
+        "Action": "s3:*",
+        "Resource": [f"arn:aws:s3:::{allowed}", f"arn:aws:s3:::{allowed}/*"],
+    }
+    with enforced_policy(s3_endpoint, s3_env, [statement]) as env:
+        yield Restricted(env, allowed, forbidden)
+
+
+@contextlib.contextmanager
+def enforced_policy(
+    s3_endpoint: str, s3_env: dict[str, str], statements: list[dict[str, Any]]
+) -> Iterator[dict[str, str]]:
+    """The environment of a new user whose rights are ``statements``, enforced for the block.
+
+    moto checks IAM policies once its "no-auth action count" is reset to zero; this turns that on
+    for the block and back off afterwards, so other tests keep the permissive server.
+    """
     iam = boto3.client(
         "iam",
         endpoint_url=s3_endpoint,
@@ -100,16 +117,7 @@ def restricted(s3_endpoint: str, s3: Any, s3_env: dict[str, str]) -> Iterator[Re
     )
     user = f"user-{uuid.uuid4().hex[:8]}"
     iam.create_user(UserName=user)
-    policy = {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Action": "s3:*",
-                "Resource": [f"arn:aws:s3:::{allowed}", f"arn:aws:s3:::{allowed}/*"],
-            }
-        ],
-    }
+    policy = {"Version": "2012-10-17", "Statement": statements}
     iam.put_user_policy(UserName=user, PolicyName="only", PolicyDocument=json.dumps(policy))
     key = iam.create_access_key(UserName=user)["AccessKey"]
     env = {
@@ -119,7 +127,7 @@ def restricted(s3_endpoint: str, s3: Any, s3_env: dict[str, str]) -> Iterator[Re
     }
     _set_auth(s3_endpoint, "0")
     try:
-        yield Restricted(env, allowed, forbidden)
+        yield env
     finally:
         _set_auth(s3_endpoint, "inf")
 
@@ -133,3 +141,69 @@ def _set_auth(endpoint: str, count: str) -> None:
     )
     with urllib.request.urlopen(request, timeout=10) as response:
         assert response.status == 200
+
+
+class SilentServer:
+    """A TCP server on 127.0.0.1 that accepts every connection and never answers."""
+
+    def __init__(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self._held: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        with contextlib.suppress(OSError):  # the listener was closed
+            while True:
+                self._held.append(self._listener.accept()[0])
+
+    def close(self) -> None:
+        self._listener.close()
+        for connection in self._held:
+            connection.close()
+
+
+@pytest.fixture
+def silent_endpoint() -> Iterator[str]:
+    server = SilentServer()
+    yield f"http://127.0.0.1:{server.port}"
+    server.close()
+
+
+class SlowProxy:
+    """A TCP proxy on 127.0.0.1 to ``target`` that passes the server's bytes on slowly
+    (``rate`` bytes a second): a download through it stays in flight long enough to be stopped."""
+
+    def __init__(self, target: tuple[str, int], rate: int) -> None:
+        self._target = target
+        self._chunk = max(1, rate // 20)
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self._closed = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                client = self._listener.accept()[0]
+                server = socket.create_connection(self._target)
+                for args in ((client, server, False), (server, client, True)):
+                    threading.Thread(target=self._pump, args=args, daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket, slow: bool) -> None:
+        with contextlib.suppress(OSError):
+            while not self._closed.is_set():
+                data = source.recv(self._chunk if slow else 65536)
+                if not data:
+                    break
+                sink.sendall(data)
+                if slow:
+                    self._closed.wait(0.05)
+        for end in (source, sink):
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        self._closed.set()
+        self._listener.close()

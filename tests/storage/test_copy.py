@@ -72,7 +72,9 @@ def test_download_resumes_and_fetches_only_what_changed(
     assert len(copy_tree(url, str(tmp_path), settings=settings).copied) == 12
 
     (tmp_path / "f03").unlink()  # lost locally
-    (tmp_path / "f04.ascendify-partial").write_bytes(b"half")  # an interrupted earlier run
+    partials = _copy.partial_dir(tmp_path)
+    partials.mkdir()
+    (partials / "4").write_bytes(b"half")  # left by an earlier run that was killed outright
     put_objects(s3, bucket, {"data/f07": b"content 7 v2"})  # changed remotely
     os.utime(tmp_path / "f05", (0, 0))  # touched, same content: hashed, kept and stamped again
     (tmp_path / "f06").write_bytes(b"CONTENT 6")  # same size, other content
@@ -83,7 +85,7 @@ def test_download_resumes_and_fetches_only_what_changed(
     assert (tmp_path / "f06").read_bytes() == b"content 6"
     assert (tmp_path / "f05").stat().st_mtime > 0
     assert (tmp_path / "f07").read_bytes() == b"content 7 v2"
-    assert not (tmp_path / "f04.ascendify-partial").exists()
+    assert not partials.exists()
     assert copy_tree(url, str(tmp_path), settings=settings).copied == ()
 
 
@@ -194,7 +196,8 @@ def test_a_failing_file_stops_the_copy_and_leaves_no_partial_files(
     (tmp_path / "f080").mkdir()  # a directory where a file must go: that file cannot land
     with pytest.raises(TransferError, match="IsADirectoryError"):
         copy_tree(f"s3://{bucket}/data", str(tmp_path), settings=S3Settings.from_env(s3_env))
-    assert not list(tmp_path.glob("*.ascendify-partial"))
+    assert not _copy.partial_dir(tmp_path).exists()
+    assert not list(tmp_path.rglob("*.ascendify-partial*"))
 
 
 def test_no_progress_display_when_stderr_is_not_a_terminal(

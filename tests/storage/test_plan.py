@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ascendify.errors import AscendifyError
-from ascendify.storage import Channel, ChannelError, S3Settings, plan_channels
+from ascendify.storage import Channel, ChannelError, S3Settings, for_node, plan_channels
 
 from .conftest import ACCESS_KEY_ID, SECRET_ACCESS_KEY
 
@@ -90,7 +90,7 @@ def test_platform_channels_v2_inputs_and_v1_outputs(tmp_path: Path) -> None:
                 "inputs": [
                     {
                         "name": "data_url",
-                        "local_dir": "/home/ma-user/modelarts/inputs/data_url_0",
+                        "local_dir": f"{tmp_path}/modelarts/inputs/data_url_0",
                         "remote": {"obs": {"obs_url": "s3://bkt/dataset/"}},
                     },
                     {
@@ -105,7 +105,7 @@ def test_platform_channels_v2_inputs_and_v1_outputs(tmp_path: Path) -> None:
             {
                 "outputs": [
                     {
-                        "parameter": {"label": "train_url", "value": "/job/outputs/train_url_0"},
+                        "parameter": {"label": "train_url", "value": "job/outputs/train_url_0"},
                         "data_source": {"obs": {"obs_url": "s3://bkt/results/"}},
                     }
                 ]
@@ -118,14 +118,37 @@ def test_platform_channels_v2_inputs_and_v1_outputs(tmp_path: Path) -> None:
             "data_url",
             "input",
             "s3://bkt/dataset/",
-            "/home/ma-user/modelarts/inputs/data_url_0",
+            f"{tmp_path}/modelarts/inputs/data_url_0",
             remote=True,
         ),
         Channel("vocab", "input", "obs://bkt/vocab/", staging(tmp_path, "inputs", "vocab"), True),
-        Channel("train_url", "output", "s3://bkt/results/", "/job/outputs/train_url_0", True),
+        Channel(
+            "train_url", "output", "s3://bkt/results/", f"{tmp_path}/job/outputs/train_url_0", True
+        ),
     )
     assert plan.env == {"vocab": staging(tmp_path, "inputs", "vocab")}
     assert plan.argv == ("python", "train.py")
+
+
+@pytest.mark.parametrize("local_dir", ["/", "/home/ma-user/data", "../elsewhere"])
+def test_platform_local_dirs_outside_the_job_are_refused(tmp_path: Path, local_dir: str) -> None:
+    entry = {
+        "name": "data_url",
+        "local_dir": local_dir,
+        "remote": {"obs": {"obs_url": "s3://b/d/"}},
+    }
+    env = {"MA_INPUTS": json.dumps({"inputs": [entry]})}
+    with pytest.raises(ChannelError, match=r"MA_INPUTS channel data_url: local_dir .* is outside"):
+        plan_channels(["train.py"], env, tmp_path)
+
+
+def test_other_nodes_upload_below_their_own_prefix(tmp_path: Path) -> None:
+    argv = ["t.py", "--data_url=s3://bkt/in/", "--train_url=s3://bkt/out"]
+    plan = plan_channels(argv, {}, tmp_path)
+    assert for_node(plan, 0) == plan  # node 0: where a one-node job puts its outputs
+    data, train = for_node(plan, 3).channels
+    assert (data.url, train.url) == ("s3://bkt/in/", "s3://bkt/out/node-3/")
+    assert train.local_dir == plan.channels[1].local_dir
 
 
 def test_command_line_wins_over_platform_channels(tmp_path: Path) -> None:
@@ -206,7 +229,8 @@ def test_retries_are_set_the_way_botocore_reads_them(
     settings = S3Settings.from_env(env)
     assert (settings.max_attempts, settings.retry_mode) == retries
     client_retries = settings.filesystem().config_kwargs["retries"]  # what botocore is given
-    assert (client_retries["max_attempts"], client_retries["mode"]) == retries
+    # total_max_attempts, as AWS_MAX_ATTEMPTS: botocore's max_attempts counts only the retries
+    assert (client_retries["total_max_attempts"], client_retries["mode"]) == retries
 
 
 @pytest.mark.parametrize(

@@ -8,12 +8,24 @@ import socket
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import IO
+from pathlib import Path
+from types import FrameType
+from typing import IO, Any
 
 from ascendify.launch.agent import Agent, Peers, RunResult
 from ascendify.launch.plan import LaunchPlan, NodeAssignment, local_assignment, plan_node
 from ascendify.launch.spec import LaunchSpec
-from ascendify.storage import ChannelPlan, plan_channels
+from ascendify.storage import ChannelPlan, for_node, plan_channels
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class _StopWhileStaging(BaseException):  # not an Exception: a request to stop
+    """A stop signal came while the inputs were staged; raised from its handler."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 def run_job(
@@ -23,32 +35,43 @@ def run_job(
 
     Remote input channels are staged once per node before any rank starts, and outputs are
     uploaded while the job runs and at its end, also when it fails (``log`` tells how it went).
+    A stop signal during the staging ends it (no partial file is left) and the job, no rank
+    started; one after the ranks ended does not cut the final upload short.
     """
     spec, channels = with_channels(spec)
     if not (channels.remote_inputs or channels.remote_outputs):
         return _supervise(spec, console)
     from ascendify.storage import JobChannels
 
-    with contextlib.ExitStack() as held:
+    main = threading.current_thread() is threading.main_thread()
+    previous = {sig: signal.getsignal(sig) for sig in _STOP_SIGNALS} if main else {}
+    try:
+        _set_handlers(dict.fromkeys(previous, _stop_staging))
         with JobChannels(channels, upload_interval=spec.upload_interval, log=log):
+            _set_handlers(previous)  # the agent notes stop signals itself from now on
             result = _supervise(spec, console)
             # The ranks have ended: a stop signal now (the platform's, or one that crossed a
             # peer's failure) must not cut the final upload short.
-            held.enter_context(_ignoring(signal.SIGTERM))
+            _set_handlers({sig: signal.SIG_IGN for sig in previous if sig == signal.SIGTERM})
         return result
-
-
-@contextlib.contextmanager
-def _ignoring(sig: signal.Signals) -> Iterator[None]:
-    """``sig`` ignored until the block ends (only the main thread may change a disposition)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(sig, signal.SIG_IGN)
-    try:
-        yield
+    except _StopWhileStaging as stop:
+        name = signal.Signals(stop.signum).name
+        return RunResult(
+            "interrupted", 128 + stop.signum, {}, None, Path(spec.log_dir),
+            f"stopped by {name} while the inputs were staged; no rank was started",
+        )  # fmt: skip
     finally:
-        signal.signal(sig, previous)
+        _set_handlers(previous)
+
+
+def _stop_staging(signum: int, _frame: FrameType | None) -> None:
+    raise _StopWhileStaging(signum)
+
+
+def _set_handlers(handlers: dict[signal.Signals, Any]) -> None:
+    """Install ``handlers`` (empty outside the main thread, where no handler may be set)."""
+    for sig, handler in handlers.items():
+        signal.signal(sig, handler)
 
 
 def with_channels(spec: LaunchSpec) -> tuple[LaunchSpec, ChannelPlan]:
@@ -66,6 +89,8 @@ def with_channels(spec: LaunchSpec) -> tuple[LaunchSpec, ChannelPlan]:
         outputs=spec.outputs,
     )
     rewritten = replace(spec, command=tuple(channels.argv), env={**spec.env, **channels.env})
+    if spec.multi_node:
+        channels = for_node(channels, spec.node_rank)
     return rewritten, channels
 
 

@@ -22,7 +22,7 @@ from ascendify.storage._errors import (
     TransferError,
     UnsafeKeyError,
 )
-from ascendify.storage._plan import Channel, ChannelPlan, check_url, plan_channels
+from ascendify.storage._plan import Channel, ChannelPlan, check_url, for_node, plan_channels
 from ascendify.storage._remote import S3Settings, Secret, is_remote, local_path
 
 if TYPE_CHECKING:
@@ -67,6 +67,7 @@ __all__ = [
     "UploadHistory",
     "check_url",
     "copy_tree",
+    "for_node",
     "is_remote",
     "local_path",
     "plan_channels",

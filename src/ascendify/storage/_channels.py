@@ -31,12 +31,13 @@ class UploadHistory:
     channel: Channel
     rounds: list[CopyResult] = field(default_factory=list)
     hashes: ContentHashes = field(default_factory=ContentHashes)
-    warned: set[str] = field(default_factory=set)  # left-out entries already logged
+    warned: set[str] = field(default_factory=set)  # report lines already logged
 
     def record(self, result: CopyResult) -> list[str]:
-        """Add a round; return the left-out entries not reported by an earlier round."""
+        """Add a round; return its report lines (left out, renamed) no earlier round gave."""
         self.rounds.append(result)
-        new = [entry for entry in result.left_out if entry not in self.warned]
+        lines = [f"not uploaded: {entry}" for entry in result.left_out] + list(result.renamed)
+        new = [line for line in lines if line not in self.warned]
         self.warned.update(new)
         return new
 
@@ -45,6 +46,8 @@ class UploadHistory:
         size = sum(result.bytes_copied for result in self.rounds)
         final = self.rounds[-1] if self.rounds else None
         unchanged = f", {len(final.skipped)} already up to date at the end" if final else ""
+        if final and final.left_out:
+            unchanged += f", {len(final.left_out)} left out (named above)"
         return (
             f"{self.channel.name}: uploaded {count(len(uploaded), 'file')} ({format_bytes(size)}) "
             f"in {count(len(self.rounds), 'round')} to {self.channel.url}{unchanged}"
@@ -147,8 +150,8 @@ class JobChannels:
                 except StorageError as error:
                     failures.append(error)
                 else:
-                    for entry in history.record(result):
-                        self._log(f"ascendify: {channel.name}: not uploaded: {entry}")
+                    for line in history.record(result):
+                        self._log(f"ascendify: {channel.name}: {line}")
         if failures:
             raise type(failures[0])("; ".join(map(str, failures)))
 

@@ -7,7 +7,8 @@ avoided where an exact cheaper proof exists:
 * download: every download stamps the object's LastModified on the local file, so a file with the
   stamp is the downloaded copy and is not hashed; files placed by someone else are hashed once
   and then stamped. Interrupted downloads never leave a half file under the real name: they land
-  under a temporary name and are renamed only when complete.
+  in a folder beside the staging folder (:func:`partial_dir`), where no object key can reach, and
+  are renamed only when complete; the folder goes when the download ends, however it ends.
 * upload: hashes are cached by (path, size, mtime), so a periodic upload hashes a file once, not
   every round.
 
@@ -15,11 +16,17 @@ Nothing at the destination is ever deleted, and nothing is written outside it: a
 object keys would land outside the local root (``a/../../x``, ``data//abs/path``, a path through a
 link out of the root) is refused before anything is written, and an upload never follows a link
 out of its local root nor around a link loop (those are left out and named in the result).
+
+An upload uploads every file it can: a file that fails (a name the store refuses, a file that
+cannot be read) is left out with the reason and the others go on; a name the store cannot hold
+(bytes that are not UTF-8, control characters) is uploaded under an escaped key (``%FF``,
+``%0A``) and named in the result. Only an upload where every file failed raises.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hashlib
 import os
 import posixpath
@@ -34,12 +41,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO
 
-from fsspec.asyn import sync
 from fsspec.callbacks import Callback
 
-from ascendify._fs import is_below
+from ascendify._fs import is_below, shown
 from ascendify.storage._errors import (
     ChannelError,
     NoSpaceError,
@@ -53,6 +59,7 @@ from ascendify.storage._remote import S3Settings, bucket_of, is_remote, local_pa
 PARTIAL_SUFFIX = ".ascendify-partial"
 PART_SIZE = 50 * 2**20  # multipart part size we upload with, so our ETags can be recomputed
 _READ_BLOCK = 2**20
+_CLEANUP_WAIT = 5.0  # seconds for cancelled transfers to remove their partial files
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,7 @@ class CopyResult:
     bytes_copied: int
     seconds: float
     left_out: tuple[str, ...] = ()  # local entries not uploaded, each with the reason
+    renamed: tuple[str, ...] = ()  # local entries uploaded under an escaped key, and why
 
     def describe(self) -> str:
         return (
@@ -223,36 +231,64 @@ def _local_files(root: Path) -> tuple[dict[str, tuple[Path, int]], list[str]]:
         except FileNotFoundError:
             continue
         except OSError as error:
-            left_out.append(f"{prefix or './'}: cannot be read ({error.strerror})")
+            left_out.append(f"{shown(prefix or './')}: cannot be read ({error.strerror})")
             continue
         for entry in entries:
             relative = prefix + entry.name
-            if entry.name.endswith(PARTIAL_SUFFIX):
-                continue
             real = os.path.realpath(entry.path)
             link = entry.is_symlink()
             if link and not is_below(Path(top), Path(real)):
-                left_out.append(f"{relative}: a link to {real}, outside {root}")
+                left_out.append(f"{shown(relative)}: a link to {shown(real)}, outside {root}")
                 continue
             try:
                 info = os.stat(entry.path)
             except FileNotFoundError:
                 if link:
-                    left_out.append(f"{relative}: a link to nothing ({real})")
+                    left_out.append(f"{shown(relative)}: a link to nothing ({shown(real)})")
                 continue
             except OSError as error:
-                left_out.append(f"{relative}: {error.strerror} (a link loop)")
+                left_out.append(f"{shown(relative)}: {error.strerror} (a link loop)")
                 continue
             if stat.S_ISDIR(info.st_mode):
                 if real in walked:
-                    left_out.append(f"{relative}: a link back to {real} (a loop)")
+                    left_out.append(f"{shown(relative)}: a link back to {shown(real)} (a loop)")
                 else:
                     pending.append((entry.path, relative + "/", (*walked, real)))
             elif stat.S_ISREG(info.st_mode):
                 found[relative] = (Path(entry.path), info.st_size)
             else:
-                left_out.append(f"{relative}: not a regular file")
+                left_out.append(f"{shown(relative)}: not a regular file")
     return found, sorted(left_out)
+
+
+def partial_dir(local_root: Path) -> Path:
+    """Where downloads into ``local_root`` land until complete: beside it, never inside it, so
+    no object key (``x.ascendify-partial`` included) names a partial file and no rank sees one."""
+    root = local_root.absolute()
+    return root.parent / f".{root.name}{PARTIAL_SUFFIX}"
+
+
+def object_name(relative: str) -> tuple[str, str | None]:
+    """The key (below the channel's prefix) for a local ``relative`` path, and why it differs.
+
+    Object keys are UTF-8 and a listing cannot carry control characters: bytes of a name that
+    are not UTF-8 (kept by Python as surrogates) and control characters become ``%XX``.
+    """
+    escaped: list[str] = []
+    reasons: set[str] = set()
+    for char in relative:
+        code = ord(char)
+        if 0xDC80 <= code <= 0xDCFF:
+            escaped.append(f"%{code - 0xDC00:02X}")
+            reasons.add("is not UTF-8")
+        elif code < 0x20 or code == 0x7F:
+            escaped.append(f"%{code:02X}")
+            reasons.add("holds a control character")
+        else:
+            escaped.append(char)
+    if not reasons:
+        return relative, None
+    return "".join(escaped), f"its name {' and '.join(sorted(reasons))}"
 
 
 def _staged_path(local_root: Path, relative: str, remote: _RemoteFile) -> Path:
@@ -309,16 +345,16 @@ async def _download(
     fs: Any,
     remote: _RemoteFile,
     target: Path,
+    incomplete: Path,
     *,
     hashes: ContentHashes,
     advance: Callable[[int], None],
 ) -> bool:
-    """Fetch ``remote`` to ``target`` unless it is already there; True if it did."""
+    """Fetch ``remote`` to ``target`` (by way of ``incomplete``) unless it is there; True if it did."""
     if await _downloaded_before(remote, target, hashes):
         advance(remote.size)
         return False
     target.parent.mkdir(parents=True, exist_ok=True)
-    incomplete = target.with_name(target.name + PARTIAL_SUFFIX)
     try:
         await fs._get_file(remote.path, str(incomplete), callback=_Advance(advance))
         os.replace(incomplete, target)
@@ -369,18 +405,20 @@ def check_bucket(fs: Any, url: str, settings: S3Settings) -> None:
 
 
 def _run_parallel(
-    fs: Any, jobs: Sequence[Callable[[], Awaitable[bool]]], workers: int
-) -> list[bool]:
+    fs: Any, jobs: Sequence[Callable[[], Awaitable[bool | None]]], workers: int
+) -> list[bool | None]:
     """Run ``jobs`` on the filesystem's event loop, ``workers`` at a time, and wait for them.
 
     s3fs is asynchronous underneath; running the transfers as coroutines on its loop avoids a
-    thread hop per file. The first failure cancels the rest and lets them clean up.
+    thread hop per file. The first failure cancels the rest and lets them clean up; so does an
+    exception in the waiting thread (a stop signal's handler), which then waits a moment for it.
     """
+    finished = threading.Event()
 
-    async def run_all() -> list[bool]:
+    async def run_all() -> list[bool | None]:
         limit = asyncio.Semaphore(max(1, workers))
 
-        async def one(job: Callable[[], Awaitable[bool]]) -> bool:
+        async def one(job: Callable[[], Awaitable[bool | None]]) -> bool | None:
             async with limit:
                 return await job()
 
@@ -392,8 +430,20 @@ def _run_parallel(
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
+        finally:
+            finished.set()
 
-    return cast(list[bool], sync(fs.loop, run_all))
+    running = asyncio.run_coroutine_threadsafe(run_all(), fs.loop)
+    try:
+        while True:
+            try:
+                return running.result(timeout=1.0)  # short waits: a signal handler gets to run
+            except concurrent.futures.TimeoutError:
+                continue
+    except BaseException:
+        running.cancel()
+        finished.wait(_CLEANUP_WAIT)
+        raise
 
 
 @dataclass(frozen=True)
@@ -405,9 +455,14 @@ class _Transfer:
     run: Callable[..., Awaitable[bool]]
 
 
-def _download_plan(
-    fs: Any, remote_url: str, local_root: Path, hashes: ContentHashes
-) -> tuple[list[_Transfer], list[str]]:
+@dataclass(frozen=True)
+class _Plan:
+    transfers: list[_Transfer]
+    left_out: list[str]
+    renamed: list[str]
+
+
+def _download_plan(fs: Any, remote_url: str, local_root: Path, hashes: ContentHashes) -> _Plan:
     remote = _remote_files(fs, remote_path(remote_url))
     if not remote:
         raise NoSuchKeyError(f"no object or prefix {remote_url} to download")
@@ -416,35 +471,50 @@ def _download_plan(
         relative: _staged_path(local_root, relative, item) for relative, item in remote.items()
     }
     local_root.mkdir(parents=True, exist_ok=True)
-    for stale in local_root.rglob(f"*{PARTIAL_SUFFIX}"):
-        stale.unlink()  # left by an interrupted run; the ranks must not see it
+    partials = partial_dir(local_root)
+    shutil.rmtree(partials, ignore_errors=True)  # left by a run that was killed outright
+    partials.mkdir()
     _check_space(local_root.absolute(), remote)
     transfers = [
         _Transfer(
-            relative, item.size, partial(_download, fs, item, targets[relative], hashes=hashes)
+            relative,
+            item.size,
+            partial(_download, fs, item, targets[relative], partials / str(index), hashes=hashes),
         )
-        for relative, item in remote.items()
+        for index, (relative, item) in enumerate(remote.items())
     ]
-    return transfers, []
+    return _Plan(transfers, [], [])
 
 
-def _upload_plan(
-    fs: Any, remote_url: str, local_root: Path, hashes: ContentHashes
-) -> tuple[list[_Transfer], list[str]]:
+def _upload_plan(fs: Any, remote_url: str, local_root: Path, hashes: ContentHashes) -> _Plan:
     root = remote_path(remote_url)
     remote = _remote_files(fs, root)
     files, left_out = _local_files(local_root)
-    transfers = [
-        _Transfer(
-            relative,
-            size,
-            partial(
-                _upload, fs, path, f"{root}/{relative}", remote=remote.get(relative), hashes=hashes
-            ),
-        )
-        for relative, (path, size) in files.items()
-    ]
-    return transfers, left_out
+    taken = set(files)
+    transfers: list[_Transfer] = []
+    renamed: list[str] = []
+    for relative, (path, size) in sorted(files.items()):
+        key, why = object_name(relative)
+        if why is not None:
+            if key in taken:
+                left_out.append(f"{shown(relative)}: {why}, and its escaped key {key} is taken")
+                continue
+            taken.add(key)
+            renamed.append(f"{shown(relative)}: uploaded as {key} ({why})")
+        upload = partial(_upload, fs, path, f"{root}/{key}", remote=remote.get(key), hashes=hashes)
+        transfers.append(_Transfer(relative, size, upload))
+    return _Plan(transfers, sorted(left_out), renamed)
+
+
+async def _kept_going(
+    transfer: _Transfer, advance: Callable[[int], None], failures: dict[str, Exception]
+) -> bool | None:
+    """One upload whose failure is noted (None) instead of stopping the others."""
+    try:
+        return bool(await transfer.run(advance=advance))
+    except Exception as error:
+        failures[transfer.relative] = error
+        return None
 
 
 def copy_tree(
@@ -465,8 +535,9 @@ def copy_tree(
     ``hashes`` to repeated uploads of the same tree. Raises a :class:`StorageError` naming the
     cause; a download of a URL with no objects raises :class:`NoSuchKeyError`, one with a key that
     would land outside ``dst_url`` raises :class:`UnsafeKeyError` before anything is written. An
-    upload leaves out links out of ``src_url``, link loops and non-regular files
-    (:attr:`CopyResult.left_out` names them).
+    upload leaves out links out of ``src_url``, link loops, non-regular files and files that fail
+    (:attr:`CopyResult.left_out` names them, with why) and escapes names the store cannot hold
+    (:attr:`CopyResult.renamed`); it raises only when no file could be uploaded.
     """
     settings = settings or S3Settings.from_env(os.environ)
     downloading = is_remote(src_url)
@@ -476,31 +547,50 @@ def copy_tree(
             f"not {src_url} -> {dst_url}"
         )
     remote_url, local = (src_url, dst_url) if downloading else (dst_url, src_url)
+    local_root = Path(local_path(local))
     fs = settings.filesystem()
     check_bucket(fs, remote_url, settings)
     started = time.perf_counter()
-    plan = _download_plan if downloading else _upload_plan
+    failures: dict[str, Exception] = {}
+
+    def explain(error: Exception) -> StorageError:
+        if isinstance(error, StorageError):
+            return error
+        return translate(
+            error, remote_url, endpoint=settings.endpoint_url, secrets=settings.secrets()
+        )
+
     try:
-        transfers, left_out = plan(
-            fs, remote_url, Path(local_path(local)), hashes or ContentHashes()
+        plan = (_download_plan if downloading else _upload_plan)(
+            fs, remote_url, local_root, hashes or ContentHashes()
         )
         show = sys.stderr.isatty() if progress is None else progress
-        with _progress(show, label or remote_url, sum(t.size for t in transfers)) as advance:
-            jobs = [partial(t.run, advance=advance) for t in transfers]
+        with _progress(show, label or remote_url, sum(t.size for t in plan.transfers)) as advance:
+            jobs = [
+                partial(t.run, advance=advance)
+                if downloading
+                else partial(_kept_going, t, advance, failures)
+                for t in plan.transfers
+            ]
             moved = _run_parallel(fs, jobs, workers)
-    except StorageError:
-        raise
     except Exception as error:
-        raise translate(
-            error, remote_url, endpoint=settings.endpoint_url, secrets=settings.secrets()
-        ) from error
-    copied = [t for t, did in zip(transfers, moved, strict=True) if did]
+        raise explain(error) from error
+    finally:
+        if downloading:
+            shutil.rmtree(partial_dir(local_root), ignore_errors=True)
+    if failures and len(failures) == len(plan.transfers):
+        first = next(iter(failures.values()))
+        raise explain(first) from first  # nothing could be uploaded: the store is unusable
+    done = list(zip(plan.transfers, moved, strict=True))
+    copied = [t for t, did in done if did]
+    failed = [f"{shown(name)}: {explain(error)}" for name, error in sorted(failures.items())]
     return CopyResult(
         source=src_url,
         destination=dst_url,
         copied=tuple(t.relative for t in copied),
-        skipped=tuple(t.relative for t, did in zip(transfers, moved, strict=True) if not did),
+        skipped=tuple(t.relative for t, did in done if did is False),
         bytes_copied=sum(t.size for t in copied),
         seconds=time.perf_counter() - started,
-        left_out=tuple(left_out),
+        left_out=(*plan.left_out, *failed),
+        renamed=tuple(plan.renamed),
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ascendify.errors import AscendifyError
-from ascendify.storage._remote import bucket_of
+from ascendify.storage._remote import READ_TIMEOUT_VARIABLE, bucket_of
 
 
 class StorageError(AscendifyError):
@@ -76,6 +76,9 @@ _UNREACHABLE_NAMES = frozenset(
     }
 )
 
+# A server that accepted the connection and then said nothing for the read timeout.
+_SILENT_NAMES = frozenset({"ReadTimeoutError", "ServerTimeoutError", "FSTimeoutError"})
+
 
 def redact(text: str, secrets: Iterable[str]) -> str:
     """``text`` with every secret value replaced by ``***``."""
@@ -135,6 +138,12 @@ def translate(
             result = NoSuchKeyError(f"no object or prefix {url} at {where}{said}")
         else:
             result = TransferError(f"object storage refused {url} at {where}{said}")
+    elif any(type(link).__name__ in _SILENT_NAMES for link in _chain(error)):
+        result = EndpointUnreachableError(
+            f"the object-storage endpoint {where} accepted a connection for {url} but did not "
+            f"answer in time ({error}); check the endpoint, or raise {READ_TIMEOUT_VARIABLE} "
+            "(seconds) for a slow store"
+        )
     elif any(type(link).__name__ in _UNREACHABLE_NAMES for link in _chain(error)):
         result = EndpointUnreachableError(
             f"cannot reach the object-storage endpoint {where} for {url} ({error}); "

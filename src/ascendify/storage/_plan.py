@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Literal
 
+from ascendify._fs import is_below
 from ascendify.storage._errors import ChannelError
 from ascendify.storage._remote import (
     REMOTE_SCHEMES,
@@ -209,6 +211,22 @@ def _directions(inputs: Iterable[str], outputs: Iterable[str]) -> dict[str, Dire
     return directions
 
 
+def _platform_local_dir(entry: _PlatformChannel, workdir: str) -> str:
+    """Where a platform channel is staged: its ``local_dir``, which must lie inside the job's
+    folder (a download writes there and an upload walks it: ``/`` would walk the machine)."""
+    if entry.local_dir is None:
+        return _staging_dir(workdir, entry.direction, entry.name)
+    top = os.path.abspath(workdir)
+    local_dir = os.path.abspath(os.path.join(top, entry.local_dir))
+    if not is_below(Path(top), Path(local_dir)):
+        variable = "MA_INPUTS" if entry.direction == INPUT else "MA_OUTPUTS"
+        raise ChannelError(
+            f"{variable} channel {entry.name}: local_dir {entry.local_dir} is outside the job's "
+            f"folder {top}; give a folder inside it, or leave local_dir out"
+        )
+    return local_dir
+
+
 def _add_platform_channels(
     channels: dict[str, Channel], platform: Iterable[_PlatformChannel], workdir: str
 ) -> dict[str, str]:
@@ -223,15 +241,35 @@ def _add_platform_channels(
             channel = Channel(entry.name, entry.direction, path, path, remote=False)
         else:
             local_dir = (
-                given.local_dir
-                if given is not None
-                else entry.local_dir or _staging_dir(workdir, entry.direction, entry.name)
+                given.local_dir if given is not None else _platform_local_dir(entry, workdir)
             )
             channel = Channel(entry.name, entry.direction, entry.url, local_dir, remote=True)
         channels[entry.name] = channel
         if entry.access_method == "env":
             rank_env[entry.name] = channel.local_dir
     return rank_env
+
+
+NODE_PREFIX = "node-{node}/"
+
+
+def for_node(plan: ChannelPlan, node_rank: int) -> ChannelPlan:
+    """Node ``node_rank``'s part of a multi-node job's plan.
+
+    Each node uploads what it wrote itself, so the nodes must not share a prefix: node 0 keeps
+    every remote output URL as given (where a one-node job puts its outputs), node ``i`` uploads
+    below ``node-<i>/`` of it. Inputs are the same for every node.
+    """
+    if node_rank == 0:
+        return plan
+    prefix = NODE_PREFIX.format(node=node_rank)
+    channels = tuple(
+        replace(c, url=c.url.rstrip("/") + "/" + prefix)
+        if c.remote and c.direction == OUTPUT
+        else c
+        for c in plan.channels
+    )
+    return replace(plan, channels=channels)
 
 
 def plan_channels(

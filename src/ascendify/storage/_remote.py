@@ -7,6 +7,7 @@ OBS locations as ``s3://`` in MA_INPUTS, so the endpoint variables apply to both
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,13 +18,13 @@ from ascendify.errors import AscendifyError
 REMOTE_SCHEMES = ("s3", "obs")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 _FALSE = ("0", "false", "no", "off")
-# Enough connections for the copy workers; short connect timeout so a wrong endpoint fails fast.
-_CONNECTIONS = 64
-_CLIENT_CONFIG: dict[str, Any] = {
-    "connect_timeout": 5,
-    "read_timeout": 60,
-    "max_pool_connections": _CONNECTIONS,
-}
+_CONNECTIONS = 64  # enough connections for the copy workers
+# Seconds: a wrong endpoint fails fast, and a server that accepts connections but never answers
+# fails within read timeout x attempts (15 x 3, plus botocore's back-off) instead of hanging.
+CONNECT_TIMEOUT_VARIABLE = "ASCENDIFY_S3_CONNECT_TIMEOUT"
+READ_TIMEOUT_VARIABLE = "ASCENDIFY_S3_READ_TIMEOUT"
+DEFAULT_CONNECT_TIMEOUT = 5.0
+DEFAULT_READ_TIMEOUT = 15.0
 # botocore's own variables and its retry modes: a setting users of AWS tools already know.
 _RETRY_MODES = ("legacy", "standard", "adaptive")
 
@@ -87,6 +88,19 @@ def _max_attempts(raw: str) -> int:
     return int(raw)
 
 
+def _timeout(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name) or ""
+    if not raw:
+        return default
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise AscendifyError(f"{name} must be a number of seconds above 0, not {raw!r}")
+    return seconds
+
+
 def _retry_mode(raw: str) -> str:
     if raw not in _RETRY_MODES:
         raise AscendifyError(
@@ -122,10 +136,13 @@ class S3Settings:
     token: Secret | None = None
     max_attempts: int = 3  # per request, the first one included
     retry_mode: str = "standard"
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT  # seconds, per connection attempt
+    read_timeout: float = DEFAULT_READ_TIMEOUT  # seconds without a byte from the server
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> S3Settings:
-        """Raises :class:`~ascendify.errors.AscendifyError` for a retry setting botocore refuses."""
+        """Raises :class:`~ascendify.errors.AscendifyError` for a retry or timeout setting that
+        cannot be used."""
         return cls(
             endpoint_url=endpoint_from_env(env),
             verify_ssl=env.get("S3_VERIFY_SSL", "1").lower() not in _FALSE,
@@ -135,6 +152,8 @@ class S3Settings:
             token=_secret(env, "AWS_SESSION_TOKEN"),
             max_attempts=_max_attempts(env.get("AWS_MAX_ATTEMPTS") or "3"),
             retry_mode=_retry_mode(env.get("AWS_RETRY_MODE") or "standard"),
+            connect_timeout=_timeout(env, CONNECT_TIMEOUT_VARIABLE, DEFAULT_CONNECT_TIMEOUT),
+            read_timeout=_timeout(env, READ_TIMEOUT_VARIABLE, DEFAULT_READ_TIMEOUT),
         )
 
     def secrets(self) -> tuple[str, ...]:
@@ -148,16 +167,24 @@ class S3Settings:
         client_kwargs: dict[str, Any] = {"verify": self.verify_ssl}
         if self.region:
             client_kwargs["region_name"] = self.region
-        return s3fs.S3FileSystem(
+        fs = s3fs.S3FileSystem(
             endpoint_url=self.endpoint_url,
             key=self.key.reveal() if self.key else None,
             secret=self.secret.reveal() if self.secret else None,
             token=self.token.reveal() if self.token else None,
             client_kwargs=client_kwargs,
             config_kwargs={
-                **_CLIENT_CONFIG,
-                "retries": {"max_attempts": self.max_attempts, "mode": self.retry_mode},
+                "connect_timeout": self.connect_timeout,
+                "read_timeout": self.read_timeout,
+                "max_pool_connections": _CONNECTIONS,
+                # total_max_attempts counts the first request too, as AWS_MAX_ATTEMPTS does;
+                # botocore's max_attempts would count only the retries (one attempt more).
+                "retries": {"total_max_attempts": self.max_attempts, "mode": self.retry_mode},
             },
             use_listings_cache=False,
             max_concurrency=8,
         )
+        # botocore retries each request (max_attempts); s3fs's own retries on top of those
+        # multiplied the wait for a silent server (5 x 3 x 60 s before).
+        fs.retries = 1
+        return fs
