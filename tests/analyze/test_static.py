@@ -170,7 +170,7 @@ def test_migrate_writes_the_reports_analyze_writes(tmp_path: Path) -> None:
     assert run_migration(options, quiet, quiet) == 0
     in_result = tmp_path / "out" / "proj_msft" / analysis.directory
     alone = tmp_path / "alone"
-    write_reports(analyze_path(project, analysis.version), alone)
+    write_reports(analyze_path(project, analysis.version), alone, finding_tables=False)
     names = sorted(path.name for path in alone.iterdir())
     assert names == sorted(path.name for path in in_result.iterdir())
     for name in names:  # workbooks too: they hold no time of writing
@@ -179,6 +179,46 @@ def test_migrate_writes_the_reports_analyze_writes(tmp_path: Path) -> None:
     assert report["findings"]
     assert report["custom_ops"]
     assert {skipped["file"] for skipped in report["skipped"]} == {"broken.py", "linked.py"}
+
+
+LEFT_FOR_A_HUMAN = """\
+import torch
+import apex
+
+x = torch.zeros(3, dtype=torch.float64).cuda()
+model = torch.compile(torch.nn.Linear(3, 3))
+torch.backends.cuda.matmul.allow_tf32 = True
+y = x.double().cuda()
+"""
+
+
+def test_the_migration_lists_each_call_left_once_in_its_final_state(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "train.py").write_text(LEFT_FOR_A_HUMAN)
+    analysis = StaticAnalysis(load_facts(None).version)
+    options = Options(source=project, output=tmp_path / "out", companion=analysis)
+    quiet = Console(file=io.StringIO())
+    assert run_migration(options, quiet, quiet) == 0
+    result = tmp_path / "out" / "proj_msft"
+    sheet = load_workbook(result / "unsupported_op.xlsx").active
+    assert sheet is not None
+    rows = [(row[1], row[3], row[5], str(row[4]).split(":")[0]) for row in sheet.iter_rows(min_row=2, values_only=True)]  # fmt: skip
+    # The rules' own rows and the analysis' rows the rules did not cover, in line order; the two
+    # .cuda() calls (rewritten: see change_list.csv) and the TF32 switch (reported by NPU901 as
+    # AN101 reports it) are listed by no second row.
+    assert rows == [
+        (2, "UNSUPPORTED", "NPU003", "apex does not run on NPU"),
+        (4, "ADVICE", "AN104", "torch.float64"),
+        (5, "ADVICE", "AN102", "torch.compile"),
+        (6, "ADVICE", "NPU901", "torch.backends.cuda.matmul.allow_tf32"),
+        (7, "ADVICE", "AN104", ".double()"),
+    ]
+    with (result / "unsupported_op.csv").open(newline="") as stream:
+        assert len(list(csv.DictReader(stream))) == len(rows)
+    # The analysis of the original, beside it, still names every call it found.
+    report = json.loads((result / analysis.directory / "report.json").read_text())
+    assert [f["op"] for f in report["findings"] if f["code"] == "AN100"] == [".cuda()", ".cuda()"]
 
 
 def test_a_file_that_cannot_be_read_is_reported_and_the_rest_analysed(tmp_path: Path) -> None:

@@ -117,8 +117,11 @@ def test_change_list_uses_original_line_numbers(
         assert list(csv.DictReader(stream)) == left_in_place
     sheet = openpyxl.load_workbook(out / "gpu_project_msft" / "unsupported_op.xlsx").active
     assert sheet is not None
-    cells = [[str(cell) for cell in row] for row in sheet.iter_rows(values_only=True)]
-    assert cells == [list(rows[0]), *([*r.values()] for r in left_in_place)]
+    cells = list(sheet.iter_rows(values_only=True))
+    assert [[str(cell) for cell in row] for row in cells] == [
+        list(rows[0]), *([*r.values()] for r in left_in_place)
+    ]  # fmt: skip
+    assert all(isinstance(row[1], int) and isinstance(row[2], int) for row in cells[1:])
 
 
 def test_the_result_carries_the_analysis_reports_unless_asked_not_to(
@@ -130,9 +133,8 @@ def test_the_result_carries_the_analysis_reports_unless_asked_not_to(
     report = json.loads((analysis / "report.json").read_text())
     assert report["torch_npu_version"] == "2.13.0"
     assert any(finding["file"] == "train_classifier.py" for finding in report["findings"])
-    with (analysis / "unsupported_api.csv").open(newline="") as stream:
-        assert next(csv.reader(stream))[:5] == ["File", "Start Line", "End Line", "OP", "Tips"]
-    assert (analysis / "cuda_op_list.csv").exists()
+    # Its findings that the migration left are rows of the one unsupported_op at the top.
+    assert sorted(path.name for path in analysis.iterdir()) == ["cuda_op_list.csv", "report.json"]
     # The mirrored project holds nothing of the analysis but this directory.
     assert not (out / "gpu_project_msft" / "report.json").exists()
 

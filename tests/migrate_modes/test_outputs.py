@@ -31,8 +31,8 @@ def test_portable_target_lists_its_own_unsupported_apis(tmp_path: Path, run_cli:
     rows = [[cell.value for cell in row] for row in sheet.iter_rows()]
     rule = rows[0].index("Rule")
     assert [(row[0], row[1], row[rule]) for row in rows[1:]] == [
-        ("train.py", "3", "PRT102"),
-        ("train.py", "4", "PRT102"),
+        ("train.py", 3, "PRT102"),
+        ("train.py", 4, "PRT102"),
     ]
     csv_text = (out / "project_msft" / "unsupported_op.csv").read_text()
     assert csv_text.count("PRT102") == 2

@@ -56,6 +56,11 @@ class Finding:
     def severity(self) -> Severity:
         return self.rule.severity
 
+    @property
+    def unsupported(self) -> bool:
+        """It fails or falls back to the CPU on the NPU (an error), rather than behaving differently."""
+        return self.severity is Severity.ERROR
+
     def sort_key(self) -> tuple[str, int, str, str, int, str]:
         """Reports list findings in this order: total, so it never depends on the order of a walk."""
         return (self.file, self.start_line, self.code, self.op, self.end_line, self.tips)

@@ -49,21 +49,25 @@ class AnalysisResult:
         return dict(sorted(Counter(finding.code for finding in self.findings).items()))
 
 
-def write_reports(result: AnalysisResult, out_dir: Path) -> list[Path]:
+def write_reports(result: AnalysisResult, out_dir: Path, finding_tables: bool = True) -> list[Path]:
     """Write every report file of ``result`` into ``out_dir`` (created if needed); return their paths.
 
+    ``finding_tables=False`` leaves out the tables of findings (``unsupported_op.*``,
+    ``unsupported_api.csv``): a migration lists what is left of them in its own ``unsupported_op``.
     A file of the same name is replaced, a link too (never written through).
     """
     make_output_dir(out_dir)
     findings = sorted(result.findings, key=Finding.sort_key)
     rows = [_finding_row(finding) for finding in findings]
-    written = [
-        write_csv(out_dir / "unsupported_op.csv", FINDING_HEADER, rows),
-        write_xlsx(out_dir / "unsupported_op.xlsx", FINDING_HEADER, rows, sheet="unsupported"),
-        _write_json(out_dir / "report.json", _report_document(result, findings)),
-    ]
+    written = [_write_json(out_dir / "report.json", _report_document(result, findings))]
+    if finding_tables:
+        written.append(write_csv(out_dir / "unsupported_op.csv", FINDING_HEADER, rows))
+        written.append(
+            write_xlsx(out_dir / "unsupported_op.xlsx", FINDING_HEADER, rows, sheet="unsupported")
+        )
+        if result.mode == "static":
+            written.append(write_csv(out_dir / "unsupported_api.csv", FINDING_HEADER, rows))
     if result.mode == "static":
-        written.append(write_csv(out_dir / "unsupported_api.csv", FINDING_HEADER, rows))
         ops = list(dict.fromkeys((op.file, op.name) for op in result.custom_ops))
         written.append(write_csv(out_dir / "cuda_op_list.csv", CUDA_OP_HEADER, ops))
     for name, (header, table_rows) in result.tables.items():

@@ -27,7 +27,7 @@ from ascendify.analyze.caveats import (
     caveat_for,
 )
 from ascendify.analyze.cpp import CPP_SUFFIXES, CUDA_SUFFIXES, scan_cpp
-from ascendify.analyze.findings import Finding
+from ascendify.analyze.findings import Finding, blocking
 from ascendify.analyze.report import AnalysisResult, CustomOp, write_reports
 from ascendify.errors import AscendifyError
 from ascendify.source import (
@@ -80,12 +80,17 @@ class StaticAnalysis:
             return None
         return _python_analysis(relative, data, parse, load_facts(self.version))
 
-    def write(self, source: Path, folder: Path, parts: Mapping[str, object], jobs: int) -> str:
-        """Analyse what :meth:`inspect` did not see, write the reports into ``folder``, say what."""
+    def write(
+        self, source: Path, folder: Path, parts: Mapping[str, object], jobs: int
+    ) -> tuple[str, list[Finding]]:
+        """Analyse what :meth:`inspect` did not see and write ``report.json`` and the custom
+        operators into ``folder``; say what, and return the findings a human may have to port
+        (the migration lists those it did not handle itself in its ``unsupported_op``)."""
         prepared = {rel: part for rel, part in parts.items() if isinstance(part, FileAnalysis)}
         result = analyze_path(source, self.version, jobs=jobs, prepared=prepared)
-        write_reports(result, folder)
-        return f"{len(result.findings)} analysis findings written to {self.directory}/"
+        write_reports(result, folder, finding_tables=False)
+        said = f"{len(result.findings)} analysis findings written to {self.directory}/report.json"
+        return said, blocking(result.findings)
 
 
 def analyze_path(

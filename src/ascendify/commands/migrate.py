@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--no-analysis", action="store_true",
-        help="skip the analyze reports (ascendify_analysis/ in the result)",
+        help="skip the analysis of SRC (ascendify_analysis/, and its rows in unsupported_op)",
     )  # fmt: skip
     _add_mode_arguments(parser)
 

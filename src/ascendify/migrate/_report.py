@@ -6,6 +6,7 @@ import io
 import os
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -14,9 +15,10 @@ from rich.table import Table
 
 from ascendify._fs import WriteError, open_log, shown
 from ascendify.migrate._engine import SkipReason
-from ascendify.migrate._rule import Operation, iter_rules
-from ascendify.migrate._tree import FileOutcome, TreeResult
-from ascendify.tabular import write_csv, write_xlsx
+from ascendify.migrate._rule import Change, Operation, iter_rules
+from ascendify.migrate._tree import CompanionFinding, FileOutcome, TreeResult
+from ascendify.tabular import Row, write_csv, write_xlsx
+from ascendify.targets import Safety
 
 CHANGE_LIST = "change_list.csv"
 LOG_FILE = "msFmkTranspltlog.txt"
@@ -34,17 +36,20 @@ _NOT_PARSED = SkipReason.NO_TRIGGER.value
 _LEFT_IN_PLACE = frozenset({Operation.UNSUPPORTED, Operation.ADVICE})
 
 
-def _rows(
-    result: TreeResult, operations: frozenset[Operation] | None = None
-) -> list[tuple[str, ...]]:
+def _rows(result: TreeResult, operations: frozenset[Operation] | None = None) -> list[Row]:
     """Change rows ordered by file and original line (all operations, or only those given)."""
-    rows = [
-        (file, str(change.start_line), str(change.end_line), change.operation.value,
+    rows: list[Row] = [
+        (file, change.start_line, change.end_line, change.operation.value,
          change.message, change.code, change.safety.value)
         for file, change in result.changes
         if operations is None or change.operation in operations
     ]  # fmt: skip
-    return sorted(rows, key=lambda row: (row[0], int(row[1]), int(row[2]), row[5]))
+    return sorted(rows, key=_row_order)
+
+
+def _row_order(row: Row) -> tuple[str, int, int, str]:
+    file, start, end, _, _, code, _ = row
+    return (str(file), int(start), int(end), str(code))
 
 
 def write_change_list(result: TreeResult, path: Path) -> int:
@@ -54,12 +59,42 @@ def write_change_list(result: TreeResult, path: Path) -> int:
     return len(rows)
 
 
-def write_unsupported(result: TreeResult, directory: Path) -> int:
-    """``unsupported_op.csv`` and ``.xlsx``: what was left in place for a human to port."""
+def write_unsupported(
+    result: TreeResult, directory: Path, found: Sequence[CompanionFinding] = ()
+) -> int:
+    """``unsupported_op.csv`` and ``.xlsx``: what was left in place for a human to port, each call
+    once, in its state after the migration: what the rules left in place, and what the companion
+    (the analysis) found that the migration neither changed nor reported itself."""
     rows = _rows(result, _LEFT_IN_PLACE)
+    handled = _changes_by_file(result)
+    rows += [
+        (finding.file, finding.start_line, finding.end_line,
+         (Operation.UNSUPPORTED if finding.unsupported else Operation.ADVICE).value,
+         f"{finding.op}: {finding.tips}", finding.code, Safety.REPORT_ONLY.value)
+        for finding in found
+        if not _same_call(finding, handled.get(finding.file, ()))
+    ]  # fmt: skip
+    rows.sort(key=_row_order)
     write_csv(directory / f"{UNSUPPORTED}.csv", CHANGE_LIST_HEADER, rows)
     write_xlsx(directory / f"{UNSUPPORTED}.xlsx", CHANGE_LIST_HEADER, rows, sheet="unsupported")
     return len(rows)
+
+
+def _changes_by_file(result: TreeResult) -> dict[str, list[Change]]:
+    """Every change that is about a call (insertions are lines added, about none), by file."""
+    by_file: dict[str, list[Change]] = {}
+    for file, change in result.changes:
+        if change.operation is not Operation.INSERT:
+            by_file.setdefault(file, []).append(change)
+    return by_file
+
+
+def _same_call(finding: CompanionFinding, changes: Sequence[Change]) -> bool:
+    """Whether one of the file's changes is about the finding's call: on its line, naming it."""
+    return any(
+        change.start_line <= finding.start_line <= change.end_line and finding.op in change.message
+        for change in changes
+    )
 
 
 class RunLog:

@@ -7,7 +7,7 @@ A run that fails or is interrupted leaves its result directory marked incomplete
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -29,6 +29,7 @@ from ascendify.migrate._report import (
 from ascendify.migrate._tree import (
     INCOMPLETE_MARKER,
     Companion,
+    CompanionFinding,
     FileOutcome,
     Options,
     TreePlan,
@@ -89,12 +90,12 @@ def _migrate_and_report(options: Options, result_dir: Path | None, status: Conso
         if result_dir is not None:
             rows = write_change_list(result, result_dir / CHANGE_LIST)
             log.info(f"{rows} changes written to {CHANGE_LIST}")
-            left = write_unsupported(result, result_dir)
-            log.info(f"{left} findings left in place written to {UNSUPPORTED}.csv/.xlsx")
             for name in write_extras(options.settings.modes, result):
                 log.info(f"wrote {name}")
-            if options.companion is not None:
-                _write_companion(options.companion, options, result, log)
+            companion = options.companion
+            found = () if companion is None else _write_companion(companion, options, result, log)
+            left = write_unsupported(result, result_dir, found)
+            log.info(f"{left} findings left in place written to {UNSUPPORTED}.csv/.xlsx")
         log.info(f"done in {time.perf_counter() - started:.2f}s")
     finally:
         log.close()
@@ -116,15 +117,18 @@ def _incomplete(result_dir: Path) -> str:
 
 def _write_companion(
     companion: Companion, options: Options, result: TreeResult, log: RunLog
-) -> None:
-    """The companion's reports (the analysis of the original project), kept beside the migration."""
+) -> Sequence[CompanionFinding]:
+    """The companion's reports (the analysis of the original project), kept beside the migration;
+    what it found that may be left for a human."""
     assert result.result_dir is not None
     folder = result.result_dir / companion.directory
     make_dir(folder, result.result_dir)  # a real folder of the result, never a link
     parts = {
         outcome.path: outcome.inspected for outcome in result.files if outcome.inspected is not None
     }
-    log.info(companion.write(options.source, folder, parts, options.jobs))
+    said, found = companion.write(options.source, folder, parts, options.jobs)
+    log.info(said)
+    return found
 
 
 def _migrate_with_progress(

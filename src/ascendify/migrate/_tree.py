@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import os
 import stat
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +59,32 @@ _INCOMPLETE_TEXT = (
 Status = Literal["changed", "unchanged", "skipped", "failed", "not copied"]
 
 
+class CompanionFinding(Protocol):
+    """Something a companion found in the original source that may be left for a human: the
+    migration lists it in ``unsupported_op`` unless it changed or reported that call itself."""
+
+    @property
+    def file(self) -> str: ...  # relative to SRC, with forward slashes
+
+    @property
+    def start_line(self) -> int: ...
+
+    @property
+    def end_line(self) -> int: ...
+
+    @property
+    def op(self) -> str: ...  # the call, name or variable it is about, as messages spell it
+
+    @property
+    def tips(self) -> str: ...
+
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def unsupported(self) -> bool: ...  # fails (or runs on the CPU) on the NPU; else it differs
+
+
 class Companion(Protocol):
     """Work that rides on the migration's pass over the project (the command adds the static analysis
     this way, so a file is read, decoded and parsed once for both). Picklable: it goes to workers."""
@@ -72,9 +98,11 @@ class Companion(Protocol):
         """What it makes of one Python file, in the worker that migrates it (picklable; None: nothing)."""
         ...
 
-    def write(self, source: Path, folder: Path, parts: Mapping[str, object], jobs: int) -> str:
+    def write(
+        self, source: Path, folder: Path, parts: Mapping[str, object], jobs: int
+    ) -> tuple[str, Sequence[CompanionFinding]]:
         """Write its reports into ``folder`` from the parts :meth:`inspect` made (by relative path);
-        returns one line for the log."""
+        returns one line for the log and what may be left for a human to port."""
         ...
 
 
