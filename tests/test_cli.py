@@ -5,6 +5,7 @@ import argparse
 import pytest
 
 from ascendify import __version__
+from ascendify._parallel import default_jobs
 from ascendify.cli import build_parser, main
 from tests.conftest import RunCli
 
@@ -51,3 +52,16 @@ def test_job_help_names_every_sub_command(capsys: pytest.CaptureFixture[str]) ->
     names = _sub_commands(job)
     assert len(names) >= 8
     assert f": {', '.join(names)}." in shown
+
+
+@pytest.mark.parametrize("command", ["migrate", "analyze"])
+@pytest.mark.parametrize("jobs", ["0", "-3", "100000", "many"])
+def test_worker_counts_are_bounded(
+    capsys: pytest.CaptureFixture[str], command: str, jobs: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args([command, "-i", "src", "-o", "out", "-j", jobs])
+    assert exit_info.value.code == 2
+    most = max(64, 4 * default_jobs())
+    assert f"takes a number of workers from 1 to {most}, not '{jobs}'" in capsys.readouterr().err
+    assert build_parser().parse_args([command, "-i", "s", "-o", "o", "-j", str(most)]).jobs == most

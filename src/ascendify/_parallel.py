@@ -32,6 +32,27 @@ def default_jobs() -> int:
     return os.cpu_count() or 1
 
 
+def max_jobs() -> int:
+    """The largest ``-j``: workers past four per core only cost memory (each holds an interpreter)."""
+    return max(64, 4 * default_jobs())
+
+
+def jobs_option(text: str) -> int:
+    """``-j N`` as the command line takes it: a whole number from 1 to :func:`max_jobs`."""
+    import argparse  # only when -j is given
+
+    most = max_jobs()
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= most:
+        raise argparse.ArgumentTypeError(
+            f"takes a number of workers from 1 to {most}, not {text!r}"
+        )
+    return value
+
+
 def parallel_map(
     function: Callable[[Item], Result], items: Sequence[Item], workers: int
 ) -> Generator[Result, None, None]:

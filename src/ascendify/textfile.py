@@ -70,7 +70,13 @@ def parse_bounded(
 
 
 def _depth_within(data: Any, limit: int) -> bool:
-    """Whether lists and tables in ``data`` nest at most ``limit`` deep (a walk without recursion)."""
+    """Whether lists and tables in ``data`` nest at most ``limit`` deep (a walk without recursion).
+
+    YAML aliases share one object among many places (a "billion laughs" spec shares it
+    exponentially often): an object is walked again only when reached deeper than before, so
+    each is walked at most ``limit`` times.
+    """
+    deepest: dict[int, int] = {}
     pending = [(data, 1)]
     while pending:
         value, depth = pending.pop()
@@ -82,5 +88,8 @@ def _depth_within(data: Any, limit: int) -> bool:
             continue
         if depth > limit:
             return False
+        if deepest.get(id(value), 0) >= depth:
+            continue
+        deepest[id(value)] = depth
         pending.extend((child, depth + 1) for child in children)
     return True

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import time
 from pathlib import Path
 
 import pytest
 
+from ascendify.errors import AscendifyError
 from ascendify.jobs.spec import REDACTED, JobSpec, SpecError, load_spec_file, resolve
 from tests.jobs.conftest import JobCli
 
@@ -55,7 +58,7 @@ def test_credentials_in_env_are_not_kept(project: Path) -> None:
         ({}, "boot_file", "required"),
         ({"boot_file": "missing.py"}, "boot_file", "not found in code_dir"),
         ({"boot_file": "rank.py", "bootfile": "x"}, "bootfile", "did you mean 'boot_file'"),
-        ({"boot_file": "rank.py", "nodes": 0}, "nodes", "at least 1, got 0"),
+        ({"boot_file": "rank.py", "nodes": 0}, "nodes", "from 1 to 1024, got 0"),
         ({"boot_file": "rank.py", "cards": "two"}, "cards", "whole number"),
         ({"boot_file": "rank.py", "flavor": "big machine"}, "flavor", "KIND: DETAILS"),
         ({"boot_file": "rank.py", "flavor": "Ascend: 8", "cards": 4}, "cards", "disagrees"),
@@ -65,6 +68,39 @@ def test_credentials_in_env_are_not_kept(project: Path) -> None:
         ({"boot_file": "rank.py", "hyper": ["lr"]}, "hyper", "table"),
         ({"boot_file": "rank.py", "name": "a b"}, "name", "letters"),
         ({"boot_file": "rank.py", "module": True, "auto": True}, "module", "exclude"),
+        *(
+            (
+                {"boot_file": "rank.py", "grace_period": value},
+                "grace_period",
+                f"to 3600, got {shown}",
+            )
+            for value, shown in (
+                (float("inf"), "inf"),
+                (float("nan"), "nan"),
+                (-1, "-1"),
+                (1e9, "1000000000.0"),
+            )
+        ),
+        ({"boot_file": "rank.py", "cards": 1_000_000}, "cards", "from 1 to 64, got 1000000"),
+        ({"boot_file": "rank.py", "cards": "1000000"}, "cards", "from 1 to 64, got 1000000"),
+        ({"boot_file": "rank.py", "flavor": "Ascend: 1000000"}, "flavor", "at most 64"),
+        ({"boot_file": "rank.py", "nodes": 300}, "nodes", "engine local runs at most 254 nodes"),
+        ({"boot_file": "rank.py", "nodes": 5000, "engine": "ray"}, "nodes", "1 to 1024, got 5000"),
+        ({"boot_file": "rank.py", "nodes": 8, "cards": 64}, "cards", "at most 256 ranks"),
+        ({"boot_file": "../rank.py"}, "boot_file", r"leaves code_dir .* \('\.\.'\)"),
+        ({"boot_file": "sub/../../rank.py"}, "boot_file", "leaves code_dir"),
+        ({"boot_file": "rank.py", "env": {"BIG": "x" * 20_000_000}}, "env", "BIG: 20000004 bytes"),
+        (
+            {"boot_file": "rank.py", "env": {f"V{i}": "x" * 100_000 for i in range(6)}},
+            "env",
+            "at most 524288 fit",
+        ),
+        (
+            {"boot_file": "rank.py", "data_url": "/data", "hyper": {"data_url": "/other"}},
+            "hyper",
+            "data_url is given twice",
+        ),
+        ({"boot_file": "rank.py", "name": ["a"] * 10_000}, "name", r"expected text, got \['a', "),
     ],
 )
 def test_bad_fields_are_named(
@@ -75,13 +111,67 @@ def test_bad_fields_are_named(
     assert raised.value.field == field
 
 
+def _nested(suffix: str, depth: int) -> str:
+    if suffix == ".toml":
+        return "boot_file = 'rank.py'\n[hyper]\nx = " + "[" * depth + "]" * depth + "\n"
+    return '{"boot_file": "rank.py", "hyper": {"x": ' + "[" * depth + "]" * depth + "}}"
+
+
+@pytest.mark.parametrize("suffix", [".toml", ".yaml", ".json"])
+@pytest.mark.parametrize("depth", [40, 3_000])  # within Python's recursion, and past it
+def test_deeply_nested_specs_are_refused(project: Path, suffix: str, depth: int) -> None:
+    path = project / f"job{suffix}"
+    path.write_text(_nested(suffix, depth))
+    # libyaml stops at 1,000 levels itself
+    deep = "(is nested too deeply|cannot be read: .*exceeded maximum nesting depth)"
+    with pytest.raises(AscendifyError, match=f"spec file {path} {deep}"):
+        load_spec_file(path)
+
+
+def test_a_yaml_alias_bomb_is_refused_quickly(project: Path) -> None:
+    lines = ["boot_file: rank.py", "env:", "  a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"  a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
+    (project / "bomb.yaml").write_text("\n".join([*lines, "nodes: *a9", ""]))
+    started = time.monotonic()
+    with pytest.raises(SpecError, match=r"nodes: must be a whole number from 1 to 1024, got \[\["):
+        resolve(load_spec_file(project / "bomb.yaml"))
+    assert time.monotonic() - started < 1  # 9**10 items, never walked nor printed
+
+
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        ("latin-1", r"is not UTF-8 text \(byte 0xe9 at offset 11\)"),
+        ("fifo", "is not a regular file"),
+        ("huge", "is larger than 16 MiB"),
+    ],
+)
+def test_unreadable_spec_files_are_named(project: Path, kind: str, message: str) -> None:
+    path = project / "job.toml"
+    if kind == "latin-1":
+        path.write_bytes("name = 'caf\xe9'\n".encode("latin-1"))
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        with path.open("wb") as handle:
+            handle.truncate(17 * 2**20)
+    with pytest.raises(AscendifyError, match=f"spec file {path} {message}"):
+        load_spec_file(path)
+
+
 @pytest.mark.slow  # runs the CLI
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("nodes = 0\n", "nodes: must be a whole number of at least 1, got 0"),
+        ("nodes = 0\n", "nodes: must be a whole number from 1 to 1024, got 0"),
         ("colour = 'red'\n", "colour: unknown field"),
         ("flavor = 'Ascend: lots'\n", "flavor: 'Ascend: lots': expected a card count"),
+        (
+            "grace_period = inf\n",
+            "grace_period: must be a number of seconds from 0 to 3600, got inf",
+        ),
+        ("nodes = 300\n", "nodes: 300: engine local runs at most 254 nodes on this machine"),
+        ("hyper = {x = " + "[" * 5000 + "]" * 5000 + "}\n", "spec file"),
     ],
 )
 def test_validate_cli_names_the_field(job: JobCli, project: Path, spec: str, message: str) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from ascendify.errors import AscendifyError
 from ascendify.launch import LaunchOptions, resolve_spec
-from ascendify.launch.topology import MAX_RANKS_PER_NODE
+from ascendify.limits import MAX_DEVICES_PER_SERVER
 from tests.conftest import RunCli
 
 PATH = {"PATH": os.environ["PATH"]}
@@ -31,10 +31,26 @@ def options(**given: object) -> LaunchOptions:
         ({"nnodes": 0}, {}, "--nnodes must be at least 1, got 0$"),
         ({"nnodes": -3}, {}, "--nnodes must be at least 1, got -3$"),
         (
-            {"nproc_per_node": str(MAX_RANKS_PER_NODE + 1)},
+            {"nproc_per_node": str(MAX_DEVICES_PER_SERVER + 1)},
             {},
-            f"asks for {MAX_RANKS_PER_NODE + 1} ranks on this node; at most {MAX_RANKS_PER_NODE}",
+            f"asks for {MAX_DEVICES_PER_SERVER + 1} ranks on this node; at most {MAX_DEVICES_PER_SERVER}",
         ),
+        *(
+            (
+                {"grace_period": value},
+                {},
+                f"--grace-period must be a number of seconds from 0 to 3600, got {shown}$",
+            )
+            for value, shown in ((float("inf"), "inf"), (float("nan"), "nan"), (-1.0, "-1.0"))
+        ),
+        (
+            {"join_timeout": -1.0},
+            {},
+            "--join-timeout must be a number of seconds from above 0 to 86400, got -1.0$",
+        ),
+        ({"join_timeout": 0.0}, {}, "--join-timeout .* from above 0 to 86400, got 0.0$"),
+        ({"upload_interval": float("nan")}, {}, "--upload-interval .* from 0 to 86400, got nan$"),
+        ({"upload_interval": -5.0}, {}, "--upload-interval .* from 0 to 86400, got -5.0$"),
     ],
 )
 def test_limits_are_named(given: dict[str, object], env: dict[str, str], message: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ascendify._parallel import PARALLEL_FROM, default_jobs
+from ascendify._parallel import PARALLEL_FROM, default_jobs, jobs_option
 from ascendify.targets.facts import version_help
 
 NAME = "analyze"
@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"torch_npu release to check against: {version_help()}",
     )
     parser.add_argument(
-        "-j", "--jobs", type=int, default=default_jobs(),
+        "-j", "--jobs", type=jobs_option, default=default_jobs(),
         help=f"worker processes for -i (default: the cores this process may use, %(default)s here); "
         f"fewer than {PARALLEL_FROM} files, or -j 1, run in-process",
     )  # fmt: skip

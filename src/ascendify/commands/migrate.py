@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ascendify._parallel import PARALLEL_FROM, default_jobs
+from ascendify._parallel import PARALLEL_FROM, default_jobs, jobs_option
 from ascendify.targets.facts import version_help
 
 NAME = "migrate"
@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--check", action="store_true", help="exit 1 if anything would change; write nothing"
     )
     parser.add_argument(
-        "-j", "--jobs", type=int, default=default_jobs(),
+        "-j", "--jobs", type=jobs_option, default=default_jobs(),
         help=f"worker processes (default: the cores this process may use, %(default)s here); "
         f"fewer than {PARALLEL_FROM} files, or -j 1, run in-process",
     )  # fmt: skip
@@ -92,13 +92,10 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from ascendify.analyze.static import StaticAnalysis
-    from ascendify.errors import AscendifyError
     from ascendify.migrate import Options, Settings, opt_in_codes, run_migration
     from ascendify.migrate.extras import build_modes
     from ascendify.targets import resolve_version
 
-    if args.jobs < 1:
-        raise AscendifyError(f"-j must be at least 1, not {args.jobs}")
     modes = build_modes(
         args.input,
         target=args.target,

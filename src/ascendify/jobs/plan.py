@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.spec import JobSpec
+from ascendify.limits import MAX_LOCAL_NODES
 
 PRE_START_SCRIPT = "ma-pre-start.sh"
 REQUIREMENTS = "requirements.txt"
@@ -129,6 +130,8 @@ def agent_argv(
 
 def loopback_addresses(nodes: int) -> tuple[str, ...]:
     """One loopback address per node (127.0.0.1, 127.0.0.2, ...): a multi-node job on one host."""
-    if nodes > 254:
-        raise ValueError("a local job has at most 254 nodes (one loopback address each)")
+    if nodes > MAX_LOCAL_NODES:  # the spec's validation refuses more
+        raise ValueError(
+            f"a local job has at most {MAX_LOCAL_NODES} nodes (one loopback address each)"
+        )
     return tuple(f"127.0.0.{node + 1}" for node in range(nodes))

@@ -9,16 +9,28 @@ from __future__ import annotations
 
 import difflib
 import re
+import reprlib
 import shlex
 import sys
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ascendify.errors import AscendifyError
 from ascendify.jobs.flavor import FlavorError, parse_flavor
+from ascendify.limits import (
+    MAX_DEVICES_PER_SERVER,
+    MAX_GRACE_PERIOD,
+    MAX_LOCAL_NODES,
+    MAX_LOCAL_RANKS,
+    MAX_NODES,
+    check_strings_size,
+    seconds,
+)
 from ascendify.storage import ChannelError, check_url
+from ascendify.textfile import parse_bounded, read_text
 
 ENGINES = ("local", "ray", "volcano", "pytorchjob")
 MANIFEST_ENGINES = ("volcano", "pytorchjob")
@@ -100,14 +112,20 @@ FIELDS = tuple(JobSpec.__dataclass_fields__)
 
 
 def load_spec_file(path: Path) -> dict[str, Any]:
-    """The raw fields of a spec file; ``code_dir`` defaults to the file's directory."""
-    if not path.is_file():
-        raise AscendifyError(f"spec file {path} does not exist")
+    """The raw fields of a spec file; ``code_dir`` defaults to the file's directory.
+
+    Read within the input limits: a regular UTF-8 file of bounded size, nested a few levels.
+    """
     if path.suffix not in SPEC_SUFFIXES:
         raise AscendifyError(f"spec file {path}: use .toml, .yaml or .json")
-    text = path.read_text(encoding="utf-8")
     try:
-        data = _parse(path.suffix, text)
+        text = read_text(path, "spec file")
+    except FileNotFoundError:
+        raise AscendifyError(f"spec file {path} does not exist") from None
+    try:
+        data = parse_bounded(
+            partial(_parse, path.suffix), text, f"spec file {path}", AscendifyError
+        )
     except ValueError as error:
         raise AscendifyError(f"spec file {path} cannot be read: {error}") from None
     if not isinstance(data, dict):
@@ -129,10 +147,12 @@ def _parse(suffix: str, text: str) -> Any:
         return tomllib.loads(text)
     import yaml
 
+    # libyaml, where the wheel has it: 100 times quicker on nested text, and bounds nesting itself.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise ValueError(str(error)) from None
+        return yaml.load(text, Loader=loader)
+    except yaml.YAMLError as error:  # in one line: the message spans several
+        raise ValueError(" ".join(str(error).split())) from None
 
 
 def resolve(raw: Mapping[str, Any]) -> JobSpec:
@@ -163,25 +183,57 @@ def resolve(raw: Mapping[str, Any]) -> JobSpec:
         data_url=_url(raw, "data_url"),
         train_url=_url(raw, "train_url"),
         log_url=_url(raw, "log_url"),
-        nodes=_count(raw, "nodes"),
+        nodes=_count(raw, "nodes", MAX_NODES),
         cards=cards,
         flavor=flavor,
         env=_table(raw, "env"),
         address=_text(raw, "address"),
         install_requirements=_flag(raw, "install_requirements"),
         image=_text(raw, "image"),
-        grace_period=_seconds(raw, "grace_period", 5.0),
+        grace_period=_seconds(raw, "grace_period", 5.0, MAX_GRACE_PERIOD),
         metrics=_metrics(raw),
     )
     if spec.engine in MANIFEST_ENGINES and not spec.image:
         raise SpecError("image", f"engine {spec.engine} needs the container image to run")
+    _check_fits(spec)
     return spec
+
+
+def _check_fits(spec: JobSpec) -> None:
+    """What passes here must also start: a local job's nodes and ranks on this machine, the env
+    and hyperparameters in a process, each channel given once."""
+    if spec.engine == "local" and spec.nodes > MAX_LOCAL_NODES:
+        raise SpecError(
+            "nodes",
+            f"{spec.nodes}: engine local runs at most {MAX_LOCAL_NODES} nodes on this machine "
+            "(one loopback address each)",
+        )
+    if spec.engine == "local" and spec.nodes * spec.cards > MAX_LOCAL_RANKS:
+        raise SpecError(
+            "cards",
+            f"{spec.nodes} node(s) x {spec.cards} card(s): engine local runs at most "
+            f"{MAX_LOCAL_RANKS} ranks on this machine",
+        )
+    for key, table, what in (("env", spec.env, "variable"), ("hyper", spec.hyper, "argument")):
+        try:
+            check_strings_size(dict(table), what)
+        except ValueError as error:
+            raise SpecError(key, str(error)) from None
+    for channel, url in spec._channels():
+        if url is not None and channel in spec.hyper:
+            raise SpecError(
+                "hyper",
+                f"{channel} is given twice: as the {channel} field and as a hyperparameter "
+                "(keep the field: its data is staged)",
+            )
 
 
 def _code_dir(value: Any) -> Path:
     if value is None:
         return Path.cwd()
-    path = Path(str(value)).expanduser().absolute()
+    if not isinstance(value, str):
+        raise SpecError("code_dir", f"expected a folder, got {_shown(value)}")
+    path = Path(value).expanduser().absolute()
     if not path.is_dir():
         raise SpecError("code_dir", f"{value} is not a directory")
     return path
@@ -198,6 +250,8 @@ def _boot_file(value: Any, code_dir: Path, *, module: bool, no_python: bool) -> 
             path = path.relative_to(code_dir)
         except ValueError:
             raise SpecError("boot_file", f"{value} is outside code_dir {code_dir}") from None
+    if ".." in path.parts:  # the job runs a snapshot of code_dir: nothing outside it is there
+        raise SpecError("boot_file", f"{value} leaves code_dir {code_dir} ('..')")
     if not (code_dir / path).is_file():
         raise SpecError("boot_file", f"{path} not found in code_dir {code_dir}")
     return path.as_posix()
@@ -205,19 +259,26 @@ def _boot_file(value: Any, code_dir: Path, *, module: bool, no_python: bool) -> 
 
 def _cards(raw: Mapping[str, Any]) -> tuple[int, str | None]:
     flavor = _text(raw, "flavor")
-    cards = _count(raw, "cards") if raw.get("cards") is not None else None
+    cards = _count(raw, "cards", MAX_DEVICES_PER_SERVER) if raw.get("cards") is not None else None
     if flavor is None:
         return cards or 1, None
     try:
         from_flavor = parse_flavor(flavor).cards
     except FlavorError as error:
         raise SpecError("flavor", str(error)) from None
+    if from_flavor > MAX_DEVICES_PER_SERVER:
+        raise SpecError(
+            "flavor",
+            f"{from_flavor} cards per node; a server holds at most {MAX_DEVICES_PER_SERVER}",
+        )
     if cards is not None and cards != from_flavor:
         raise SpecError("cards", f"{cards} disagrees with flavor {flavor!r} ({from_flavor} cards)")
     return from_flavor, flavor
 
 
 def _name(value: Any, boot_file: str) -> str:
+    if value is not None and not isinstance(value, str | int):
+        raise SpecError("name", f"expected text, got {_shown(value)}")
     name = str(value) if value is not None else re.sub(r"\W+", "-", Path(boot_file).stem).strip("-")
     if not re.fullmatch(r"[A-Za-z0-9][-A-Za-z0-9_.]{0,63}", name or ""):
         raise SpecError("name", f"{name!r}: use 1-64 letters, digits, '-', '_' or '.'")
@@ -229,43 +290,48 @@ def _text(raw: Mapping[str, Any], key: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise SpecError(key, f"expected text, got {value!r}")
+        raise SpecError(key, f"expected text, got {_shown(value)}")
     return value
 
 
 def _flag(raw: Mapping[str, Any], key: str) -> bool:
     value = raw.get(key, False)
     if not isinstance(value, bool):
-        raise SpecError(key, f"expected true or false, got {value!r}")
+        raise SpecError(key, f"expected true or false, got {_shown(value)}")
     return value
 
 
-def _count(raw: Mapping[str, Any], key: str) -> int:
+def _count(raw: Mapping[str, Any], key: str, most: int) -> int:
     value = raw.get(key, 1)
-    if isinstance(value, str) and value.isdigit():
+    if isinstance(value, str) and value.isdecimal() and len(value) < 20:
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise SpecError(key, f"must be a whole number of at least 1, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+        raise SpecError(key, f"must be a whole number from 1 to {most}, got {_shown(value)}")
     return value
 
 
-def _seconds(raw: Mapping[str, Any], key: str, default: float) -> float:
-    value = raw.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise SpecError(key, f"must be a number of seconds, got {value!r}")
-    return float(value)
+def _seconds(raw: Mapping[str, Any], key: str, default: float, most: float) -> float:
+    try:
+        return seconds(raw.get(key, default), most=most, zero=True)
+    except ValueError as error:
+        raise SpecError(key, str(error)) from None
+
+
+def _shown(value: object) -> str:
+    """``value`` for a message, shortened (a YAML alias can make a value of millions of items)."""
+    return reprlib.repr(value)
 
 
 def _table(raw: Mapping[str, Any], key: str) -> dict[str, str]:
     value = raw.get(key) or {}
     if not isinstance(value, Mapping):
-        raise SpecError(key, f"expected a table of NAME = value, got {value!r}")
+        raise SpecError(key, f"expected a table of NAME = value, got {_shown(value)}")
     table: dict[str, str] = {}
     for name, item in value.items():
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", str(name)):
-            raise SpecError(key, f"{name!r} is not a usable name")
+            raise SpecError(key, f"{_shown(name)} is not a usable name")
         if isinstance(item, Mapping | list):
-            raise SpecError(key, f"{name}: expected a single value, got {item!r}")
+            raise SpecError(key, f"{name}: expected a single value, got {_shown(item)}")
         table[str(name)] = str(item).lower() if isinstance(item, bool) else str(item)
     return table
 
@@ -275,7 +341,7 @@ def _metrics(raw: Mapping[str, Any]) -> dict[str, str]:
 
     value = raw.get("metrics") or {}
     if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
-        raise SpecError("metrics", f"expected a table of NAME = 'REGEX', got {value!r}")
+        raise SpecError("metrics", f"expected a table of NAME = 'REGEX', got {_shown(value)}")
     try:
         return dict(user_rules({str(k): v for k, v in value.items()}))
     except MetricPatternError as error:
@@ -299,6 +365,6 @@ def pairs(values: list[str], what: str) -> dict[str, str]:
     for value in values:
         key, equals, item = value.partition("=")
         if not equals or not key:
-            raise SpecError(what, f"expected KEY=VALUE, got {value!r}")
+            raise SpecError(what, f"expected KEY=VALUE, got {_shown(value)}")
         table[key] = item
     return table

@@ -17,15 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from ascendify.errors import AscendifyError
+from ascendify.limits import MAX_DEVICES_PER_SERVER
 from ascendify.textfile import read_json
 
 # Fields we understand; any other field of a server or device is carried through unchanged
 # (v1.2 adds super_device_id, backup_device_ip, ports, host_ip ...).
 _DEVICE_KEYS = ("device_id", "device_ip", "rank_id")
 _SERVER_KEYS = ("server_id", "device")
-# Ascend servers carry 8 or 16 cards, GPU servers up to 16: anything far above is a broken input
-# (a rank table listing a million devices once started creating a folder per rank).
-MAX_DEVICES_PER_SERVER = 64
 _WHOLE_NUMBER = re.compile(r"[0-9]+")  # str.isdigit() also takes "²", which int() refuses
 
 

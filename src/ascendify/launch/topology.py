@@ -18,17 +18,12 @@ from pathlib import Path
 from ascendify.errors import AscendifyError
 from ascendify.launch.devices import LocalDevices, device_ips, discover_devices
 from ascendify.launch.platforms import Detected, detect_platform
-from ascendify.launch.ranktable import (
-    MAX_DEVICES_PER_SERVER,
-    RankServer,
-    RankTable,
-    read_rank_table,
-)
+from ascendify.launch.ranktable import RankServer, RankTable, read_rank_table
 from ascendify.launch.spec import LaunchOptions, LaunchSpec
+from ascendify.limits import MAX_DEVICES_PER_SERVER, MAX_GRACE_PERIOD, MAX_WAIT, seconds
 from ascendify.userdirs import cache_dir
 
 DEFAULT_MASTER_PORT = 29500  # torchrun's; multi-node jobs need one port every node agrees on
-MAX_RANKS_PER_NODE = MAX_DEVICES_PER_SERVER
 _V0_FILE = "jobstart_hccl.json"
 
 
@@ -69,6 +64,7 @@ def resolve_spec(
 ) -> LaunchSpec:
     """The spec for this node; ``env`` defaults to the current environment."""
     env = dict(os.environ if env is None else env)
+    _check_seconds(options)
     facts = _Facts(detect_platform(env))
     command = _command(options, env)
     place = _place(options, env, facts)
@@ -112,6 +108,18 @@ def resolve_spec(
         # ModelArts keeps its inputs/ and outputs/ under the mount path.
         staging_dir=Path(env["MA_MOUNT_PATH"]) if env.get("MA_MOUNT_PATH") else cwd,
     )
+
+
+def _check_seconds(options: LaunchOptions) -> None:
+    for flag, value, most, zero in (
+        ("--grace-period", options.grace_period, MAX_GRACE_PERIOD, True),
+        ("--join-timeout", options.join_timeout, MAX_WAIT, False),
+        ("--upload-interval", options.upload_interval, MAX_WAIT, True),  # 0: only at the end
+    ):
+        try:
+            seconds(value, most=most, zero=zero)
+        except ValueError as error:
+            raise AscendifyError(f"{flag} {error}") from None
 
 
 def _place(options: LaunchOptions, env: Mapping[str, str], facts: _Facts) -> _Place:
@@ -231,9 +239,9 @@ def _devices(
 
 def _check_rank_count(count: int, found: LocalDevices, what: str) -> None:
     """No more ranks than cards on an accelerator node, and never more than the stated maximum."""
-    if count > MAX_RANKS_PER_NODE:
+    if count > MAX_DEVICES_PER_SERVER:
         raise AscendifyError(
-            f"{what} asks for {count} ranks on this node; at most {MAX_RANKS_PER_NODE} are supported"
+            f"{what} asks for {count} ranks on this node; at most {MAX_DEVICES_PER_SERVER} are supported"
         )
     if found.kind != "cpu" and count > len(found.ids):
         raise AscendifyError(
