@@ -1,8 +1,10 @@
-"""``ASCENDIFY_AUTO=1``: enable the runtime redirect in every Python process of a job.
+"""Start-up hooks: act in every Python process of a job right after the program's own ``import torch``.
 
-A ``.pth`` file in site-packages holding ``HOOK_LINE`` calls :func:`install` when Python starts. The hook
-imports nothing heavy: it waits for the program's own ``import torch`` and enables the redirect right
-after torch has loaded, so processes that never use torch pay one environment lookup and nothing else.
+``ASCENDIFY_AUTO=1``: a ``.pth`` file in site-packages holding ``HOOK_LINE`` calls :func:`install` when
+Python starts, which enables the runtime redirect. ``ascendify compare dump`` arms its recorder the same
+way (:func:`after_torch_import`), from a ``sitecustomize`` it puts first on the child's ``PYTHONPATH``.
+The hook imports nothing heavy: it waits for the program's own ``import torch`` and acts right after
+torch has loaded, so processes that never use torch pay one environment lookup and nothing else.
 This module must stay importable without torch (it runs during interpreter start-up).
 """
 
@@ -13,9 +15,11 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
+
+import ascendify
 
 AUTO_VARIABLE = "ASCENDIFY_AUTO"
 PTH_NAME = "ascendify-auto.pth"
@@ -33,14 +37,27 @@ def install() -> None:
         print(f"ascendify: {AUTO_VARIABLE}={value!r} ignored; only '0' or '1' is supported",
               file=sys.stderr)  # fmt: skip
         return
+    after_torch_import(_enable)
+
+
+def after_torch_import(action: Callable[[], None]) -> None:
+    """Call ``action`` right after torch has been imported (now, if it has been already)."""
     if "torch" in sys.modules:
-        _enable()
-    elif not any(isinstance(finder, _EnableAfterTorch) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _EnableAfterTorch())
+        action()
+        return
+    waiting = next((f for f in sys.meta_path if isinstance(f, _AfterTorch)), None)
+    if waiting is None:
+        waiting = _AfterTorch()
+        sys.meta_path.insert(0, waiting)
+    if action not in waiting.actions:
+        waiting.actions.append(action)
 
 
-class _EnableAfterTorch(importlib.abc.MetaPathFinder):
-    """Finds torch with the normal finders, and enables the redirect once torch has executed."""
+class _AfterTorch(importlib.abc.MetaPathFinder):
+    """Finds torch with the normal finders, and runs its actions once torch has executed."""
+
+    def __init__(self) -> None:
+        self.actions: list[Callable[[], None]] = []
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
@@ -56,7 +73,8 @@ class _EnableAfterTorch(importlib.abc.MetaPathFinder):
 
         def exec_module(module: ModuleType) -> None:
             run_torch(module)
-            _enable()
+            for action in self.actions:
+                action()
 
         loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
@@ -78,3 +96,16 @@ def write_hook(site_dir: Path) -> Path:
     path = site_dir / PTH_NAME
     path.write_text(HOOK_LINE, encoding="utf-8")
     return path
+
+
+def child_environment(first_on_path: Sequence[Path] = ()) -> dict[str, str]:
+    """Our environment, with this ascendify importable by a child's interpreter (whichever Python the
+    user's command starts) and ``first_on_path`` ahead of everything on ``PYTHONPATH``."""
+    env = dict(os.environ)
+    package_parent = str(Path(ascendify.__file__).resolve().parents[1])
+    paths = env.get("PYTHONPATH", "").split(os.pathsep) if env.get("PYTHONPATH") else []
+    wanted = [str(path) for path in first_on_path]
+    if package_parent not in paths:
+        wanted.append(package_parent)
+    env["PYTHONPATH"] = os.pathsep.join([*wanted, *(p for p in paths if p not in wanted)])
+    return env

@@ -8,14 +8,13 @@ torch_npu version.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import ascendify
+from ascendify._autostart import child_environment
 from ascendify.analyze.coverage import OpStatus, coverage_table, summarize, trace_findings
 from ascendify.analyze.report import AnalysisResult
 from ascendify.errors import AscendifyError
@@ -66,16 +65,6 @@ def _split_interpreter_options(command: list[str]) -> tuple[str, list[str], list
         else:
             raise AscendifyError(f"interpreter option {option!r} is not supported by --trace")
     return interpreter, options, rest
-
-
-def child_environment() -> dict[str, str]:
-    """Our environment, with this ascendify importable by the user's interpreter."""
-    env = dict(os.environ)
-    package_parent = str(Path(ascendify.__file__).resolve().parents[1])
-    paths = env.get("PYTHONPATH", "").split(os.pathsep) if env.get("PYTHONPATH") else []
-    if package_parent not in paths:
-        env["PYTHONPATH"] = os.pathsep.join([package_parent, *paths])
-    return env
 
 
 def run_trace(request: TraceRequest) -> AnalysisResult:

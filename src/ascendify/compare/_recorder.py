@@ -1,0 +1,444 @@
+"""The recorder that ``compare dump`` arms in every process of the program that imports torch.
+
+Armed by :mod:`ascendify.compare._startup` right after the program's ``import torch``; the program
+is not edited. Global module hooks see every ``torch.nn.Module`` call; ``torch.autograd.backward``
+is wrapped to see the loss (the tensor ``backward()`` is called on, unscaled when a ``GradScaler``
+scaled it); global optimizer hooks see the gradient norm and end a step.
+
+Cheap on purpose: a tensor's statistics are one small vector computed on its own device by a few
+kernels, kept there until the step ends; then the step's vectors are moved to the host at once
+(one synchronisation per step) and written as JSON lines. After the last recorded step every
+hook is removed and every wrapped function restored.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import json
+import math
+import os
+import re
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import torch
+from torch import nn
+from torch.utils.hooks import RemovableHandle
+
+from ascendify.compare.records import (
+    FORWARD,
+    Record,
+    TensorStats,
+    rank_file,
+    record_line,
+    tensors_file,
+)
+from ascendify.compare.settings import DumpSettings
+
+# Wrappers whose own path would prefix every path of the model they wrap (DDP's "module.").
+WRAPPED_BY = {"DistributedDataParallel": "module", "DataParallel": "module", "OptimizedModule": "_orig_mod"}  # fmt: skip
+_EMPTY = (math.nan, math.nan, math.nan, 0.0, 0.0, 0.0)
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _tensors(value: Any, found: list[torch.Tensor]) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        found.append(value)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _tensors(item, found)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _tensors(item, found)
+    return found
+
+
+def _measurable(tensor: torch.Tensor) -> bool:
+    return (
+        tensor.layout == torch.strided and tensor.device.type != "meta" and not tensor.is_complex()
+    )
+
+
+@dataclass
+class _Tensor:
+    """A tensor's statistics as they are before the step's single move to the host."""
+
+    dtype: str
+    shape: tuple[int, ...]
+    vector: torch.Tensor | None  # min, max, mean, norm, nan, inf on the tensor's device
+    sample: torch.Tensor | None = None
+
+
+@dataclass
+class _Pending:
+    step: int
+    kind: str
+    path: str
+    call: int
+    slot: int
+    start: int
+    order: int
+    inputs: list[_Tensor]
+    outputs: list[_Tensor]
+
+
+@dataclass
+class _Call:
+    module: nn.Module
+    path: str
+    start: int
+    inputs: list[_Tensor] | None  # None: the path is not recorded
+
+
+@dataclass
+class _Names:
+    """Module and parameter paths, from each top-level module's named_modules()."""
+
+    paths: dict[int, str] = field(default_factory=dict)
+    parameters: dict[int, str] = field(default_factory=dict)
+    labels: Counter[str] = field(default_factory=Counter)
+    roots: dict[int, str] = field(default_factory=dict)  # id of a root -> prefix of its paths
+
+    def index(self, root: nn.Module) -> None:
+        inner = root
+        while type(inner).__name__ in WRAPPED_BY and isinstance(
+            getattr(inner, WRAPPED_BY[type(inner).__name__], None), nn.Module
+        ):
+            self.paths.setdefault(id(inner), type(inner).__name__)
+            inner = getattr(inner, WRAPPED_BY[type(inner).__name__])
+        prefix = self.roots.get(id(root))
+        label = type(inner).__name__
+        if prefix is None:
+            self.labels[label] += 1
+            if self.labels[label] > 1:
+                label = f"{label}#{self.labels[label]}"
+            # The first model with children gives bare paths (blocks.1.norm); others their class's.
+            has_children = next(inner.children(), None) is not None
+            main = has_children and not any(p == "" for p in self.roots.values())
+            prefix = self.roots[id(root)] = "" if main else f"{label}."
+        for name, module in inner.named_modules():
+            self.paths.setdefault(id(module), f"{prefix}{name}" if name else label)
+        for name, parameter in inner.named_parameters():
+            self.parameters.setdefault(id(parameter), f"{prefix}{name}")
+
+
+class Recorder:
+    def __init__(self, settings: DumpSettings, directory: Path, rank: int) -> None:
+        self.settings = settings
+        self.directory = directory
+        self.rank = rank
+        self.owner = os.getpid()  # forked workers inherit the hooks; only the owner writes
+        self.step = 0
+        self.tick = 0  # events (call starts and ends) in this step: the execution order
+        self.calls: Counter[tuple[str, str]] = Counter()
+        self.stack: list[_Call] = []
+        self.pending: list[_Pending] = []
+        self.names = _Names()
+        self.reindexed: set[int] = set()  # roots indexed again this step for a module not found
+        self.wanted: dict[str, bool] = {}
+        self.pattern = re.compile(settings.modules) if settings.modules else None
+        self.optimizer_created = False
+        self.scaled: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+        self.header: dict[str, Any] = {}
+        self.records_file: TextIO | None = None
+        self.tensors_offset = 0
+        self.handles: list[RemovableHandle] = []
+        self.restore: list[Callable[[], None]] = []
+        self.armed = False
+
+    # -- arming ---------------------------------------------------------------------------------
+
+    def arm(self) -> None:
+        from torch.nn.modules import module as module_hooks
+        from torch.optim import optimizer as optimizer_hooks
+
+        self.handles = [
+            module_hooks.register_module_forward_pre_hook(self._before_call),
+            module_hooks.register_module_forward_hook(self._after_call, with_kwargs=True),
+            optimizer_hooks.register_optimizer_step_pre_hook(self._before_optimizer_step),
+            optimizer_hooks.register_optimizer_step_post_hook(self._after_optimizer_step),
+        ]
+        self._wrap(torch.autograd, "backward", self._wrapped_backward)
+        self._wrap(torch.amp.GradScaler, "scale", self._wrapped_scale)
+        self._wrap(torch.optim.Optimizer, "__init__", self._wrapped_optimizer_init)
+        self.armed = True
+        atexit.register(self.close)
+
+    def _wrap(self, owner: Any, name: str, make: Callable[[Any], Any]) -> None:
+        original = getattr(owner, name)
+        setattr(owner, name, functools.wraps(original)(make(original)))
+        self.restore.append(lambda: setattr(owner, name, original))
+
+    def disarm(self) -> None:
+        if not self.armed:
+            return
+        self.armed = False
+        for handle in self.handles:
+            handle.remove()
+        for restore in self.restore:
+            restore()
+        self.stack.clear()
+
+    def close(self) -> None:
+        """At the end of the recorded steps, or of the program: write what is left, and stop."""
+        self.disarm()
+        if os.getpid() != self.owner:
+            return
+        if self.pending:
+            self._flush()
+        if self.records_file is not None:
+            self.records_file.close()
+            self.records_file = None
+
+    # -- module calls ---------------------------------------------------------------------------
+
+    def _before_call(self, module: nn.Module, args: tuple[Any, ...]) -> None:
+        if not self.stack:
+            self._top_level_call(module, args)
+        path = self._path(module)
+        self.tick += 1
+        inputs = [self._tensor(t) for t in _tensors(args, [])] if self._wanted(path) else None
+        self.stack.append(_Call(module, path, self.tick, inputs))
+
+    def _after_call(
+        self, module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], output: Any
+    ) -> None:
+        del args
+        while self.stack:  # a call that raised left its frame behind: drop it
+            call = self.stack.pop()
+            if call.module is module:
+                break
+        else:
+            return
+        self.tick += 1
+        if call.inputs is not None:
+            inputs = call.inputs + [self._tensor(t) for t in _tensors(kwargs, [])]
+            results = _tensors(output, [])
+            index = self._next_call(FORWARD, call.path)
+            outputs = [self._tensor(t) for t in results]
+            self.pending.append(
+                _Pending(self.step, FORWARD, call.path, index, 0, call.start, self.tick, inputs, outputs)
+            )  # fmt: skip
+            if self.settings.backward and torch.is_grad_enabled():
+                for slot, result in enumerate(results):
+                    if result.requires_grad:
+                        result.register_hook(  # type: ignore[no-untyped-call]
+                            functools.partial(self._on_grad, call.path, index, slot)
+                        )
+        if not self.stack and self._steps_on_forward():
+            self._end_step()
+
+    def _top_level_call(self, module: nn.Module, args: tuple[Any, ...]) -> None:
+        if id(module) not in self.names.roots:
+            self.names.index(module)
+        if not self.header:
+            first = next(iter(_tensors(args, [])), None)
+            device = first.device if first is not None else torch.device("cpu")
+            autocast = None
+            if torch.is_autocast_enabled(device.type):
+                autocast = _dtype_name(torch.get_autocast_dtype(device.type))
+            self.header = {"device": str(device), "autocast": autocast}
+
+    def _path(self, module: nn.Module) -> str:
+        path = self.names.paths.get(id(module))
+        if path is not None:
+            return path
+        root = self.stack[0].module if self.stack else module
+        if id(root) not in self.reindexed:  # a module added since: index the model again, once
+            self.reindexed.add(id(root))
+            self.names.index(root)
+            path = self.names.paths.get(id(module))
+        if path is None:  # made during the call: named after its caller
+            parent = self.stack[-1].path if self.stack else ""
+            path = f"{parent}.<{type(module).__name__}>"
+        return path
+
+    def _wanted(self, path: str) -> bool:
+        wanted = self.wanted.get(path)
+        if wanted is None:
+            wanted = self.wanted[path] = self.pattern is None or bool(self.pattern.search(path))
+        return wanted
+
+    def _next_call(self, kind: str, path: str) -> int:
+        index = self.calls[(kind, path)]
+        self.calls[(kind, path)] = index + 1
+        return index
+
+    def _tensor(self, tensor: torch.Tensor) -> _Tensor:
+        shape = tuple(tensor.shape)
+        if not _measurable(tensor) or tensor.numel() == 0:
+            return _Tensor(_dtype_name(tensor.dtype), shape, None)
+        x = tensor.detach()
+        if x.dtype != torch.float32:
+            x = x.float()
+        low, high = torch.aminmax(x)
+        vector = torch.stack((
+            low, high, x.mean(), torch.linalg.vector_norm(x),
+            torch.isnan(x).sum(dtype=torch.float32), torch.isinf(x).sum(dtype=torch.float32),
+        ))  # fmt: skip
+        sample = None
+        if self.settings.level == "tensors":
+            stride = -(-x.numel() // self.settings.max_elements)
+            sample = x.reshape(-1)[::stride].clone()
+        return _Tensor(_dtype_name(tensor.dtype), shape, vector, sample)
+
+    def _single(self, kind: str, path: str, tensor: torch.Tensor, slot: int = 0) -> None:
+        self.tick += 1
+        index = self._next_call(kind, path)
+        self.pending.append(
+            _Pending(self.step, kind, path, index, slot, self.tick, self.tick, [], [self._tensor(tensor)])
+        )  # fmt: skip
+
+    # -- backward, loss, optimizer steps ----------------------------------------------------------
+
+    def _on_grad(self, path: str, call: int, slot: int, grad: torch.Tensor) -> None:
+        if self.armed:
+            self.tick += 1
+            self.pending.append(
+                _Pending(self.step, "grad", path, call, slot, self.tick, self.tick, [], [self._tensor(grad)])
+            )  # fmt: skip
+
+    def _wrapped_backward(self, backward: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapped(tensors: Any, *args: Any, **kwargs: Any) -> Any:
+            first = tensors if isinstance(tensors, torch.Tensor) else next(iter(tensors), None)
+            if self.armed and isinstance(first, torch.Tensor):
+                self._single("loss", "loss", self.scaled.get(id(first), (first, first))[1])
+            return backward(tensors, *args, **kwargs)
+
+        return wrapped
+
+    def _wrapped_scale(self, scale: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapped(scaler: Any, outputs: Any) -> Any:
+            scaled = scale(scaler, outputs)
+            if isinstance(outputs, torch.Tensor) and isinstance(scaled, torch.Tensor):
+                self.scaled[id(scaled)] = (scaled, outputs)  # both kept alive: ids stay unique
+            return scaled
+
+        return wrapped
+
+    def _wrapped_optimizer_init(self, init: Callable[..., None]) -> Callable[..., None]:
+        def wrapped(optimizer: Any, *args: Any, **kwargs: Any) -> None:
+            self.optimizer_created = True
+            init(optimizer, *args, **kwargs)
+
+        return wrapped
+
+    def _before_optimizer_step(self, optimizer: torch.optim.Optimizer, *_: Any) -> None:
+        parameters = [
+            p for group in optimizer.param_groups for p in group["params"]
+            if p.grad is not None and not p.grad.is_sparse
+        ]  # fmt: skip
+        if not parameters:
+            return
+        self._single(
+            "grad_norm", "grad_norm", nn.utils.get_total_norm([p.grad for p in parameters])
+        )
+        if self.settings.backward:
+            for number, parameter in enumerate(parameters):
+                name = self.names.parameters.get(id(parameter), f"parameter{number}")
+                assert parameter.grad is not None
+                self._single("param_grad", name, parameter.grad)
+
+    def _after_optimizer_step(self, *_: Any) -> None:
+        if not self._steps_on_forward():
+            self._end_step()
+
+    def _steps_on_forward(self) -> bool:
+        step_on = self.settings.step_on
+        return step_on == "forward" or (step_on == "auto" and not self.optimizer_created)
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def _end_step(self) -> None:
+        if os.getpid() == self.owner:
+            self._flush()
+        self.step += 1
+        self.tick = 0
+        self.calls.clear()
+        self.scaled.clear()
+        self.reindexed.clear()
+        if self.settings.steps and self.step >= self.settings.steps:
+            self.close()
+
+    def _flush(self) -> None:
+        vectors = [
+            t.vector for p in self.pending for t in (*p.inputs, *p.outputs) if t.vector is not None
+        ]
+        by_device: dict[torch.device, list[torch.Tensor]] = defaultdict(list)
+        for vector in vectors:
+            by_device[vector.device].append(vector)
+        values: dict[int, list[float]] = {}
+        for group in by_device.values():  # one move to the host per device and step
+            for vector, row in zip(group, torch.stack(group).cpu().tolist(), strict=True):
+                values[id(vector)] = row
+        out = self._records_file()
+        samples = self._open_tensors() if self.settings.level == "tensors" else None
+        try:
+            for pending in self.pending:
+                out.write(record_line(self._record(pending, values, samples)))
+        finally:
+            if samples is not None:
+                samples.close()
+        out.flush()
+        self.pending.clear()
+
+    def _record(self, pending: _Pending, values: dict[int, list[float]], samples: Any) -> Record:
+        def stats(tensor: _Tensor) -> TensorStats:
+            row = values[id(tensor.vector)] if tensor.vector is not None else _EMPTY
+            where = None
+            if samples is not None and tensor.sample is not None:
+                data = tensor.sample.cpu().numpy().astype("<f4").tobytes()
+                samples.write(data)
+                where = (self.tensors_offset, tensor.sample.numel())
+                self.tensors_offset += len(data)
+            low, high, mean, norm, nan, inf = row
+            return TensorStats(
+                tensor.dtype, tensor.shape, low, high, mean, norm, int(nan), int(inf), where
+            )
+
+        return Record(
+            self.rank, pending.step, pending.kind, pending.path, pending.call, pending.slot,
+            pending.start, pending.order,
+            tuple(stats(t) for t in pending.inputs), tuple(stats(t) for t in pending.outputs),
+        )  # fmt: skip
+
+    def _open_tensors(self) -> Any:
+        return (self.directory / tensors_file(self.rank)).open("ab")
+
+    def _records_file(self) -> TextIO:
+        if self.records_file is None:
+            path = self.directory / rank_file(self.rank)
+            if path.exists():  # a second process of this rank (spawned): a file of its own
+                path = path.with_suffix(f".{os.getpid()}.jsonl")
+            self.records_file = path.open("w", encoding="utf-8")
+            self.records_file.write(json.dumps({"header": self._header()}) + "\n")
+        return self.records_file
+
+    def _header(self) -> dict[str, Any]:
+        npu = sys.modules.get("torch_npu")
+        return {
+            "rank": self.rank,
+            "world_size": int(os.environ.get("WORLD_SIZE", "1")),
+            "pid": os.getpid(),
+            "argv": sys.argv,
+            "torch": torch.__version__,
+            "torch_npu": getattr(npu, "__version__", None) if npu else None,
+            "default_dtype": _dtype_name(torch.get_default_dtype()),
+            "step_on": "forward" if self._steps_on_forward() else "optimizer",
+            **self.header,
+        }
+
+
+def arm(directory: Path) -> Recorder:
+    settings = DumpSettings.read(directory)
+    recorder = Recorder(settings, directory, int(os.environ.get("RANK", "0")))
+    recorder.arm()
+    return recorder

@@ -1,0 +1,170 @@
+"""A dump on disk, as records: what ``compare dump`` writes and ``compare`` reads (no torch needed).
+
+A dump is a folder::
+
+    manifest.json          the command, the settings, its exit code, and each rank's header
+    settings.json          what the recorder in the program's processes is asked to record
+    rank0.jsonl            rank 0's records, one JSON object a line, after one header line
+    rank0.tensors          with --level tensors: the sampled tensors, float32 little-endian
+
+A record is one module call (``fwd``), the gradient of one of its outputs (``grad``), one
+parameter's gradient (``param_grad``), a loss (``loss``: the tensor ``backward()`` was called on) or
+the gradient norm at an optimizer step (``grad_norm``). Each tensor of a record is a row
+``[dtype, shape, min, max, mean, norm, nan, inf]``, followed by ``[offset, count]`` of its sample
+in the tensors file when one was written.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ascendify.errors import AscendifyError
+
+MANIFEST = "manifest.json"
+SETTINGS = "settings.json"
+FORWARD = "fwd"
+KINDS = (FORWARD, "grad", "param_grad", "loss", "grad_norm")
+# A record's identity in both dumps; call counts may differ, so the call index is part of it.
+Key = tuple[int, int, str, str, int, int]  # rank, step, kind, path, call, slot
+
+
+def rank_file(rank: int) -> str:
+    return f"rank{rank}.jsonl"
+
+
+def tensors_file(rank: int) -> str:
+    return f"rank{rank}.tensors"
+
+
+@dataclass(frozen=True)
+class TensorStats:
+    dtype: str
+    shape: tuple[int, ...]
+    min: float
+    max: float
+    mean: float
+    norm: float
+    nan: int
+    inf: int
+    sample: tuple[int, int] | None = None  # offset and element count in the rank's tensors file
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def rms(self) -> float:
+        return self.norm / math.sqrt(self.numel) if self.numel else 0.0
+
+
+@dataclass(frozen=True)
+class Record:
+    rank: int
+    step: int
+    kind: str
+    path: str
+    call: int
+    slot: int  # which output a gradient belongs to; 0 otherwise
+    start: int  # the step's event counter when the call began
+    order: int  # ... and when it ended: records nested in this one began after it and ended before
+    inputs: tuple[TensorStats, ...]
+    outputs: tuple[TensorStats, ...]
+
+    @property
+    def key(self) -> Key:
+        return (self.rank, self.step, self.kind, self.path, self.call, self.slot)
+
+    def encloses(self, other: Record) -> bool:
+        return self.start < other.start and other.order < self.order
+
+
+@dataclass(frozen=True)
+class Dump:
+    directory: Path
+    manifest: dict[str, Any]
+    records: tuple[Record, ...]
+
+    @property
+    def ranks(self) -> list[int]:
+        return sorted(int(rank) for rank in self.manifest.get("ranks", {}))
+
+    def tensors_path(self, rank: int) -> Path:
+        return self.directory / tensors_file(rank)
+
+
+def tensor_row(stats: TensorStats) -> list[Any]:
+    row: list[Any] = [stats.dtype, list(stats.shape), stats.min, stats.max, stats.mean]
+    row += [stats.norm, stats.nan, stats.inf]
+    return row if stats.sample is None else [*row, *stats.sample]
+
+
+def record_line(record: Record) -> str:
+    document = {
+        "s": record.step, "k": record.kind, "p": record.path, "c": record.call, "x": record.slot,
+        "b": record.start, "o": record.order,
+        "in": [tensor_row(t) for t in record.inputs],
+        "out": [tensor_row(t) for t in record.outputs],
+    }  # fmt: skip
+    return json.dumps(document, separators=(",", ":")) + "\n"
+
+
+def _tensor(row: list[Any]) -> TensorStats:
+    dtype, shape, low, high, mean, norm, nan, inf, *sample = row
+    return TensorStats(
+        str(dtype), tuple(int(n) for n in shape), float(low), float(high), float(mean),
+        float(norm), int(nan), int(inf), (int(sample[0]), int(sample[1])) if sample else None,
+    )  # fmt: skip
+
+
+def _record(rank: int, document: dict[str, Any]) -> Record:
+    return Record(
+        rank, int(document["s"]), str(document["k"]), str(document["p"]), int(document["c"]),
+        int(document.get("x", 0)), int(document["b"]), int(document["o"]),
+        tuple(_tensor(row) for row in document["in"]),
+        tuple(_tensor(row) for row in document["out"]),
+    )  # fmt: skip
+
+
+def read_rank(path: Path, rank: int) -> Iterator[Record]:
+    """The records of one rank file (its first line is the header)."""
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if number == 1 or not line.strip():
+                continue
+            try:
+                yield _record(rank, json.loads(line))
+            except (ValueError, KeyError, TypeError) as error:
+                raise AscendifyError(f"{path}:{number}: not a dump record ({error})") from None
+
+
+def load_dump(directory: Path) -> Dump:
+    """A dump folder, checked: its manifest and every rank file it names must be there."""
+    manifest_path = directory / MANIFEST
+    if not directory.is_dir():
+        raise AscendifyError(f"{directory}: no such dump folder")
+    if not manifest_path.is_file():
+        raise AscendifyError(f"{manifest_path}: missing; is {directory} a compare dump?")
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except ValueError as error:
+        raise AscendifyError(f"{manifest_path}: not JSON ({error})") from None
+    if not isinstance(manifest, dict) or not manifest.get("ranks"):
+        raise AscendifyError(f"{manifest_path}: records no rank; did the command run any module?")
+    records: list[Record] = []
+    for name in manifest["ranks"]:
+        path = directory / rank_file(int(name))
+        if not path.is_file():
+            raise AscendifyError(f"{path}: missing (the manifest lists rank {name})")
+        records.extend(read_rank(path, int(name)))
+    return Dump(directory, manifest, tuple(records))
+
+
+def read_header(path: Path) -> dict[str, Any]:
+    with path.open(encoding="utf-8") as lines:
+        header: dict[str, Any] = json.loads(lines.readline())["header"]
+    return header

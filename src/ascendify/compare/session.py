@@ -1,0 +1,135 @@
+"""The effects of ``ascendify compare``: run a program under the recorder, load two dumps and judge them."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ascendify._autostart import child_environment
+from ascendify.compare._startup import write_sitecustomize
+from ascendify.compare.judge import Comparison, judge, measure_stats
+from ascendify.compare.metrics import TOLERANCES, PairMetrics, sample_metrics, stat_metrics
+from ascendify.compare.records import MANIFEST, Dump, Record, TensorStats, load_dump, read_header
+from ascendify.compare.settings import DUMP_VARIABLE, DumpSettings
+from ascendify.errors import AscendifyError
+
+if TYPE_CHECKING:
+    import numpy
+
+_RANK_FILE = re.compile(r"rank(\d+)\.jsonl")
+
+
+@dataclass(frozen=True)
+class DumpOutcome:
+    directory: Path
+    exit_code: int
+    records: dict[int, int]  # records per rank
+
+
+def dump_program(command: Sequence[str], out: Path, settings: DumpSettings) -> DumpOutcome:
+    """Run ``command`` unchanged with the recorder armed in each of its Python processes."""
+    if not command:
+        raise AscendifyError("nothing to run: give the command after '--', e.g. -- python train.py")
+    settings.check()
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise AscendifyError(
+            f"{out}: exists and is not an empty folder; give a new one for the dump"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    settings.write(out)
+    with tempfile.TemporaryDirectory(prefix="ascendify-compare-") as startup:
+        write_sitecustomize(Path(startup))
+        env = child_environment([Path(startup)])
+        env[DUMP_VARIABLE] = str(out.resolve())
+        completed = subprocess.run(list(command), env=env, check=False)
+    headers: dict[str, Any] = {}
+    records: dict[int, int] = {}
+    for path in sorted(out.iterdir()):
+        match = _RANK_FILE.fullmatch(path.name)
+        if match:
+            rank = int(match.group(1))
+            headers[str(rank)] = read_header(path)
+            with path.open(encoding="utf-8") as lines:
+                records[rank] = sum(1 for _ in lines) - 1
+    manifest = {
+        "command": list(command),
+        "settings": asdict(settings),
+        "exit_code": completed.returncode,
+        "ranks": headers,
+    }
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    return DumpOutcome(out, completed.returncode, records)
+
+
+class _Samples:
+    """The sampled tensors of two dumps (``--level tensors``), read once per rank file."""
+
+    def __init__(self, a: Dump, b: Dump) -> None:
+        self.dumps = (a, b)
+        self.arrays: dict[tuple[int, int], numpy.ndarray] = {}
+
+    def _array(self, side: int, rank: int, where: tuple[int, int]) -> numpy.ndarray:
+        import numpy
+
+        array = self.arrays.get((side, rank))
+        if array is None:
+            path = self.dumps[side].tensors_path(rank)
+            if not path.is_file():
+                raise AscendifyError(f"{path}: missing (its records name samples in it)")
+            array = self.arrays[(side, rank)] = numpy.fromfile(path, dtype="<f4")
+        offset, count = where
+        return array[offset // 4 : offset // 4 + count]
+
+    def measure(self, a: Record, x: TensorStats, b: Record, y: TensorStats) -> PairMetrics:
+        base = stat_metrics(x, y)
+        if x.sample is None or y.sample is None or base.shape_differs:
+            return base
+        return sample_metrics(
+            base, self._array(0, a.rank, x.sample), self._array(1, b.rank, y.sample)
+        )
+
+
+def _has_samples(dump: Dump) -> bool:
+    return any(dump.tensors_path(rank).is_file() for rank in dump.ranks)
+
+
+def compare_dumps(a: Path, b: Path, tolerance: str) -> Comparison:
+    if tolerance not in TOLERANCES:
+        raise AscendifyError(f"--tolerance {tolerance!r}: one of {', '.join(TOLERANCES)}")
+    dump_a, dump_b = load_dump(a), load_dump(b)
+    measure = measure_stats
+    if _has_samples(dump_a) and _has_samples(dump_b):
+        try:
+            import numpy  # noqa: F401
+        except ImportError:
+            raise AscendifyError(
+                "comparing sampled tensors needs numpy: pip install numpy"
+            ) from None
+        measure = _Samples(dump_a, dump_b).measure
+    comparison = judge(dump_a.records, dump_b.records, tolerance, measure)
+    return replace(comparison, notes=autocast_notes(dump_a, dump_b, tolerance))
+
+
+_FORMAT_OF = {"bfloat16": "bf16", "float16": "fp16"}
+
+
+def autocast_notes(a: Dump, b: Dump, tolerance: str) -> tuple[str, ...]:
+    """A run under autocast carries its format's error into fp32 tensors too (a residual sum, a
+    LayerNorm), which a per-dtype budget does not allow for: say which tolerance fits."""
+    if tolerance not in ("auto", "strict"):
+        return ()
+    notes = []
+    for side, dump in (("A", a), ("B", b)):
+        dtypes = {header.get("autocast") for header in dump.manifest["ranks"].values()}
+        notes += [
+            f"note: {side} ran under {dtype} autocast; its fp32 tensors carry {dtype} error "
+            f"too: judge with --tolerance {_FORMAT_OF[dtype]}"
+            for dtype in sorted(d for d in dtypes if d in _FORMAT_OF)
+        ]
+    return tuple(notes)

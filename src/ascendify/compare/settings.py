@@ -1,0 +1,50 @@
+"""What ``compare dump`` asks the recorder in the program's processes to record (no torch needed)."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ascendify.compare.records import SETTINGS
+from ascendify.errors import AscendifyError
+
+LEVELS = ("stats", "tensors")
+STEP_ON = ("auto", "optimizer", "forward")
+DUMP_VARIABLE = "ASCENDIFY_COMPARE_DUMP"  # the dump folder, for every process of the program
+
+
+@dataclass(frozen=True)
+class DumpSettings:
+    steps: int = 3  # 0: every step
+    level: str = "stats"
+    modules: str | None = None  # a regular expression a module path must contain (re.search)
+    backward: bool = False
+    # A step ends at optimizer.step(), or at the end of a top-level module call; "auto": the
+    # latter until an optimizer exists (an inference script never creates one).
+    step_on: str = "auto"
+    max_elements: int = 4096  # --level tensors: a tensor's sample, evenly strided
+
+    def check(self) -> DumpSettings:
+        if self.steps < 0:
+            raise AscendifyError(f"--steps {self.steps}: give a number of steps, or 0 for all")
+        if self.max_elements < 1:
+            raise AscendifyError(f"--max-elements {self.max_elements}: give at least 1")
+        if self.level not in LEVELS or self.step_on not in STEP_ON:
+            raise AscendifyError(f"level {self.level!r} / step-on {self.step_on!r} unknown")
+        if self.modules is not None:
+            try:
+                re.compile(self.modules)
+            except re.error as error:
+                raise AscendifyError(f"--modules {self.modules!r}: {error}") from None
+        return self
+
+    def write(self, directory: Path) -> None:
+        (directory / SETTINGS).write_text(json.dumps(asdict(self)), encoding="utf-8")
+
+    @classmethod
+    def read(cls, directory: Path) -> DumpSettings:
+        document: dict[str, Any] = json.loads((directory / SETTINGS).read_text(encoding="utf-8"))
+        return cls(**document)

@@ -1,0 +1,188 @@
+"""``compare dump`` on real programs, unchanged: a seeded 3-block transformer, perturbed, under bf16
+autocast, as inference, with 2 ranks under ``ascendify run``, and migrated for the NPU (slow)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ascendify_env
+from tests.npu_standin import standin_env
+
+SCRIPTS = Path(__file__).resolve().parent / "scripts"
+TINY = SCRIPTS / "tiny_transformer.py"
+pytestmark = pytest.mark.slow
+
+
+def _ascendify(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    base = ascendify_env({"OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"})
+    return subprocess.run(
+        [sys.executable, "-m", "ascendify", *args], env={**base, **(env or {})}, cwd=cwd,
+        capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+
+
+def _dump(
+    out: Path, *command: str, options: tuple[str, ...] = (), env: dict[str, str] | None = None
+) -> Path:
+    done = _ascendify("compare", "dump", "-o", str(out), *options, "--", *command, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out
+
+
+def _compare(a: Path, b: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    return _ascendify("compare", str(a), str(b), *options)
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("clean") / "dump"
+    return _dump(out, sys.executable, str(TINY), options=("--level", "tensors", "--backward"))
+
+
+def test_two_seeded_runs_compare_clean_with_sampled_tensors_and_gradients(
+    clean: Path, tmp_path: Path
+) -> None:
+    again = _dump(
+        tmp_path / "again", sys.executable, str(TINY), options=("--level", "tensors", "--backward")
+    )
+    done = _compare(clean, again, "--tolerance", "strict")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "no divergence" in done.stdout
+    records = [json.loads(line) for line in (clean / "rank0.jsonl").read_text().splitlines()[1:]]
+    assert {r["s"] for r in records} == {0, 1, 2}  # 3 optimizer steps
+    assert {r["k"] for r in records} == {"fwd", "grad", "param_grad", "loss", "grad_norm"}
+    assert {r["p"] for r in records} >= {"blocks.1.norm", "blocks.2.mlp.0", "TinyTransformer"}
+    assert (clean / "rank0.tensors").stat().st_size > 0
+    manifest = json.loads((clean / "manifest.json").read_text())
+    assert manifest["ranks"]["0"]["torch"].startswith("2.13")
+    assert manifest["command"][-1] == str(TINY)
+
+
+@pytest.mark.parametrize(
+    ("perturb", "module", "options"),
+    [
+        ("norm", "blocks.1.norm", ()),
+        ("linear", "blocks.2.mlp.0", ("--level", "tensors", "--backward")),  # cosine 1, error 10%
+    ],
+)
+def test_a_perturbed_module_is_the_first_divergence_and_later_modules_inherit(
+    clean: Path, tmp_path: Path, perturb: str, module: str, options: tuple[str, ...]
+) -> None:
+    perturbed = _dump(
+        tmp_path / perturb, sys.executable, str(TINY), "--perturb", perturb, options=options
+    )
+    done = _compare(clean, perturbed, "-o", str(tmp_path / "report"))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"first divergence: {module} (step 0, call 0): " in done.stdout
+    with (tmp_path / "report" / "compare.csv").open(encoding="utf-8") as stream:
+        rows = list(csv.DictReader(stream))
+    statuses = [row["status"] for row in rows]
+    first = statuses.index("diverged")
+    assert rows[first]["module"] == module
+    assert set(statuses[:first]) == {"ok"}  # no earlier module is named
+    assert statuses.count("diverged") == 1
+    after = {
+        row["status"] for row in rows if row["module"] in ("head", "loss") and row["kind"] != "grad"
+    }
+    assert after == {"inherited"}
+
+
+def test_a_bf16_autocast_run_passes_the_bf16_tolerance_and_fails_strict(
+    clean: Path, tmp_path: Path
+) -> None:
+    bf16 = _dump(tmp_path / "bf16", sys.executable, str(TINY), "--bf16")
+    assert _compare(clean, bf16, "--tolerance", "bf16").returncode == 0
+    strict = _compare(clean, bf16, "--tolerance", "strict")
+    assert strict.returncode == 1
+    assert "first divergence: " in strict.stdout
+    assert "B ran under bfloat16 autocast" in strict.stdout
+
+
+def test_an_inference_script_is_dumped_by_forward_call(tmp_path: Path) -> None:
+    dump = _dump(
+        tmp_path / "infer",
+        sys.executable,
+        str(TINY),
+        "--infer",
+        "--steps",
+        "5",
+        options=("--steps", "4"),
+    )
+    lines = (dump / "rank0.jsonl").read_text().splitlines()
+    assert json.loads(lines[0])["header"]["step_on"] == "forward"
+    top = [json.loads(line) for line in lines[1:] if '"p":"TinyTransformer"' in line]
+    assert [(r["s"], r["c"]) for r in top] == [(0, 0), (1, 0), (2, 0), (3, 0)]  # 4 of 5 forwards
+
+
+def test_two_ranks_under_the_launcher_dump_a_file_each_and_compare_clean(tmp_path: Path) -> None:
+    command = (
+        sys.executable,
+        "-m",
+        "ascendify",
+        "run",
+        "--nproc-per-node",
+        "2",
+        "--log-dir",
+        str(tmp_path / "logs"),
+        sys.executable,
+        str(TINY),
+    )
+    a, b = (_dump(tmp_path / side, *command) for side in ("a", "b"))
+    manifest = json.loads((a / "manifest.json").read_text())
+    assert sorted(manifest["ranks"]) == ["0", "1"]
+    assert manifest["ranks"]["1"]["world_size"] == 2
+    assert '"p":"blocks.1.norm"' in (a / "rank1.jsonl").read_text()  # DDP's "module." is not a path
+    done = _compare(a, b, "--tolerance", "strict")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("target", ["npu", "portable"])
+def test_the_original_and_its_migration_compare_clean(
+    clean: Path, tmp_path: Path, target: str
+) -> None:
+    migrated = _ascendify(
+        "migrate", "-i", str(SCRIPTS), "-o", str(tmp_path / "m"), "-j", "1", "--target", target
+    )
+    assert migrated.returncode == 0, migrated.stderr
+    script = tmp_path / "m" / f"{SCRIPTS.name}_msft" / TINY.name
+    assert "npu" in script.read_text() if target == "npu" else script.exists()
+    env = standin_env(ascendify_env()) if target == "npu" else None
+    port = _dump(tmp_path / "port", sys.executable, str(script), env=env)
+    done = _compare(clean, port, "--tolerance", "strict")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_compare_run_dumps_both_commands_and_compares_them(tmp_path: Path) -> None:
+    done = _ascendify(
+        "compare", "run", "--a", f"{sys.executable} {TINY} --steps 1", "--b",
+        f"{sys.executable} {TINY} --steps 1 --perturb act", "-o", str(tmp_path / "out"), "--steps", "1",
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "first divergence: blocks.1.mlp.1 (step 0, call 0)" in done.stdout  # GELU -> ReLU
+    assert (tmp_path / "out" / "a" / "rank0.jsonl").exists()
+    assert (tmp_path / "out" / "compare.html").exists()
+
+
+def test_the_compare_command_imports_no_torch(clean: Path) -> None:
+    probe = (
+        "import sys; from ascendify.cli import main; "
+        f"code = main(['compare', {str(clean)!r}, {str(clean)!r}]); "
+        "assert 'torch' not in sys.modules; sys.exit(code)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=ascendify_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
