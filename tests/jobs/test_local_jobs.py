@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -183,3 +184,39 @@ def test_pre_start_rerun_and_rm(job: JobCli, project: Path, jobs_dir: Path) -> N
     )  # fmt: skip
     assert failing.returncode == 1
     assert "failed: node 0: ma-pre-start.sh exited with 5" in failing.stderr
+
+
+_SECRETS = {
+    "GITHUB_PAT": "ghp-value-from-the-shell-1f3a",  # --env NAME: from the submitting environment
+    "OPENAI_API_KEY": "sk-value-on-the-command-line-77b2",  # --env NAME=VALUE
+}
+_SHOW_SECRETS = """import json, os, sys
+out = sys.argv[-1].split("=", 1)[1]
+names = ("GITHUB_PAT", "OPENAI_API_KEY")
+os.makedirs(out, exist_ok=True)
+with open(os.path.join(out, "seen.json"), "w") as handle:
+    json.dump({name: os.environ.get(name) for name in names}, handle)
+"""
+
+
+def test_secrets_reach_the_ranks_and_nothing_else(
+    job: JobCli, project: Path, tmp_path: Path, jobs_dir: Path
+) -> None:
+    (project / "secrets.py").write_text(_SHOW_SECRETS)
+    out = tmp_path / "out"
+    result = job(
+        "submit", "--code-dir", str(project), "--boot-file", "secrets.py", "--wait",
+        "--env", "GITHUB_PAT", "--env", f"OPENAI_API_KEY={_SECRETS['OPENAI_API_KEY']}",
+        "--hyper", "password=not-a-real-one", "--train-url", str(out),
+        env={"GITHUB_PAT": _SECRETS["GITHUB_PAT"]},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "hyperparameter 'password' looks like a secret" in result.stderr
+    assert "--env PASSWORD" in result.stderr
+    assert json.loads((out / "seen.json").read_text()) == _SECRETS
+    job_id = result.stdout.splitlines()[0]
+    stored = [path for path in jobs_dir.rglob("*") if path.is_file()]
+    assert any(path.name == "jobs.db" for path in stored)
+    for value in _SECRETS.values():
+        assert [path for path in stored if value.encode() in path.read_bytes()] == []
+        assert value not in job("describe", job_id).stdout

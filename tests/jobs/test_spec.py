@@ -10,7 +10,16 @@ from pathlib import Path
 import pytest
 
 from ascendify.errors import AscendifyError
-from ascendify.jobs.spec import REDACTED, JobSpec, SpecError, load_spec_file, resolve
+from ascendify.jobs.spec import (
+    REDACTED,
+    JobSpec,
+    SpecError,
+    is_secret_name,
+    load_spec_file,
+    pairs,
+    resolve,
+    secret_hyperparameters,
+)
 from tests.jobs.conftest import JobCli
 
 
@@ -50,6 +59,43 @@ def test_credentials_in_env_are_not_kept(project: Path) -> None:
     stored = spec.to_json()
     assert stored["env"] == {"AWS_SECRET_ACCESS_KEY": REDACTED, "HF_TOKEN": REDACTED, "LEVEL": "3"}
     assert JobSpec.from_json(stored).env == {"LEVEL": "3"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "GITHUB_PAT", "OPENAI_API_KEY", "WANDB_API_KEY", "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID", "DB_PASSWORD", "MY_SECRET", "SSH_PRIVATE_KEY",
+        "HF_TOKEN", "AZURE_CREDENTIALS", "STRIPE_KEY", "pat", "password", "api_key",
+    ],
+)  # fmt: skip
+def test_secret_shaped_names_are_never_stored(project: Path, name: str) -> None:
+    spec = resolve({"code_dir": str(project), "boot_file": "rank.py", "env": {name: "v4lue"}})
+    assert spec.env == {name: "v4lue"}  # the ranks get it
+    assert spec.to_json()["env"] == {name: REDACTED}
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize("name", ["LEVEL", "KEYBOARD", "PATH", "HF_HOME", "KEY_FILE", "PATTERN"])
+def test_ordinary_names_are_kept(name: str) -> None:
+    assert not is_secret_name(name)
+
+
+def test_env_names_alone_take_their_value_from_the_environment() -> None:
+    environment = {"HF_TOKEN": "from-the-shell"}
+    given = pairs(["HF_TOKEN", "LEVEL=3"], "env", environment)
+    assert given == {"HF_TOKEN": "from-the-shell", "LEVEL": "3"}
+    with pytest.raises(SpecError, match="env: MISSING is not set in this environment"):
+        pairs(["MISSING"], "env", environment)
+    with pytest.raises(SpecError, match="hyper: expected KEY=VALUE, got 'lr'"):
+        pairs(["lr"], "hyper")
+
+
+def test_secret_shaped_hyperparameters_are_named() -> None:
+    assert secret_hyperparameters({"lr": "0.1", "password": "x", "wandb_api_key": "y"}) == [
+        "password",
+        "wandb_api_key",
+    ]
 
 
 @pytest.mark.parametrize(

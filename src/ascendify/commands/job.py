@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping
 
     from ascendify.jobs.spec import JobSpec
     from ascendify.jobs.store import JobStore
@@ -116,7 +117,13 @@ def _spec_arguments(parser: argparse.ArgumentParser) -> None:
     for flag, options in _SPEC_FLAGS:
         parser.add_argument(flag, **options)
     parser.add_argument("--hyper", action="append", default=[], metavar="K=V", help="repeatable")
-    parser.add_argument("--env", action="append", default=[], metavar="K=V", help="repeatable")
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="K=V|NAME",
+        help="repeatable; NAME alone takes the value from this environment (keeps it off argv)",
+    )
     parser.add_argument(
         "--metric",
         action="append",
@@ -167,10 +174,23 @@ def _spec(args: argparse.Namespace) -> JobSpec:
         if value is not None:
             raw[key] = value
     for key, flag in (("hyper", "hyper"), ("env", "env"), ("metrics", "metric")):
-        given = pairs(getattr(args, flag), key)
+        given = pairs(getattr(args, flag), key, os.environ if key == "env" else None)
         if given:
             raw[key] = {**(raw.get(key) or {}), **given}
-    return resolve(raw)
+    spec = resolve(raw)
+    _warn_secret_hyperparameters(spec.hyper)
+    return spec
+
+
+def _warn_secret_hyperparameters(hyper: Mapping[str, str]) -> None:
+    from ascendify.jobs.spec import secret_hyperparameters
+
+    for name in secret_hyperparameters(hyper):
+        _say(
+            f"warning: hyperparameter {name!r} looks like a secret: hyperparameters are on every "
+            f"rank's command line, which the process list shows; pass it as --env {name.upper()} "
+            "(its value is never stored or shown)"
+        )
 
 
 def _dry_run(spec: JobSpec) -> int:
@@ -324,7 +344,9 @@ def _rerun(store: JobStore, args: argparse.Namespace) -> int:
     from ascendify.jobs import service
     from ascendify.jobs.spec import pairs
 
-    print(service.rerun(store, args.job_id, hyper=pairs(args.hyper, "hyper")).id)
+    hyper = pairs(args.hyper, "hyper")
+    _warn_secret_hyperparameters(hyper)
+    print(service.rerun(store, args.job_id, hyper=hyper).id)
     return 0
 
 

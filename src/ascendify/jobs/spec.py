@@ -8,6 +8,7 @@ prints it.
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import re
 import reprlib
 import shlex
@@ -35,9 +36,21 @@ from ascendify.textfile import parse_bounded, read_text
 ENGINES = ("local", "ray", "volcano", "pytorchjob")
 MANIFEST_ENGINES = ("volcano", "pytorchjob")
 SPEC_SUFFIXES = (".toml", ".yaml", ".yml", ".json")
-# Environment names whose values are credentials: they are kept out of the store and describe.
-_SECRET_NAME = re.compile(r"SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|ACCESS_KEY|PRIVATE_KEY", re.I)
+# Environment names whose values are credentials, as shell patterns matched regardless of case
+# (GITHUB_PAT, OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, DB_PASSWORD ...). Their
+# values are never stored (the job store, spec.json) nor shown (describe, the job pages): the ranks
+# get them through their environment only. docs/jobs.md lists these.
+SECRET_NAMES = (
+    "*SECRET*", "*TOKEN*", "*PASSWORD*", "*PASSWD*", "*CREDENTIAL*", "*ACCESS_KEY*",
+    "*PRIVATE_KEY*", "*API_KEY*", "*APIKEY*", "*_KEY", "*_PAT", "PAT",
+)  # fmt: skip
 REDACTED = "***"
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether ``name`` (an environment variable, a hyperparameter) looks like it holds a secret."""
+    upper = name.upper()
+    return any(fnmatch.fnmatchcase(upper, pattern) for pattern in SECRET_NAMES)
 
 
 class SpecError(AscendifyError):
@@ -98,7 +111,7 @@ class JobSpec:
         data["code_dir"] = str(self.code_dir)
         data["hyper"] = dict(self.hyper)
         data["metrics"] = dict(self.metrics)
-        data["env"] = {k: REDACTED if _SECRET_NAME.search(k) else v for k, v in self.env.items()}
+        data["env"] = {k: REDACTED if is_secret_name(k) else v for k, v in self.env.items()}
         return data
 
     @classmethod
@@ -359,12 +372,28 @@ def _url(raw: Mapping[str, Any], key: str) -> str | None:
     return url
 
 
-def pairs(values: list[str], what: str) -> dict[str, str]:
-    """``K=V`` flag values (``--hyper lr=0.1``, ``--env NAME=value``) as a table."""
+def pairs(
+    values: list[str], what: str, environment: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """``K=V`` flag values (``--hyper lr=0.1``, ``--env NAME=value``) as a table.
+
+    With ``environment``, a bare ``NAME`` takes its value from there (``--env HF_TOKEN``): a secret
+    given so is on no command line, not even the submitting one.
+    """
     table: dict[str, str] = {}
     for value in values:
         key, equals, item = value.partition("=")
-        if not equals or not key:
-            raise SpecError(what, f"expected KEY=VALUE, got {_shown(value)}")
+        if not equals and environment is not None and key:
+            if key not in environment:
+                raise SpecError(what, f"{key} is not set in this environment")
+            item = environment[key]
+        elif not equals or not key:
+            form = "KEY=VALUE or NAME" if environment is not None else "KEY=VALUE"
+            raise SpecError(what, f"expected {form}, got {_shown(value)}")
         table[key] = item
     return table
+
+
+def secret_hyperparameters(hyper: Mapping[str, str]) -> list[str]:
+    """Hyperparameters named like secrets: their values reach the process list (argv)."""
+    return [name for name in hyper if is_secret_name(name)]
