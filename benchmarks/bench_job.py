@@ -136,6 +136,7 @@ def bench_ray(work: Path, repeat: int) -> None:
 
 def bench_list(work: Path) -> None:
     sys.path.insert(0, str(SRC))
+    from ascendify.jobs.metrics import jobs_progress
     from ascendify.jobs.report import list_table
     from ascendify.jobs.store import JobStore
 
@@ -148,11 +149,13 @@ def bench_list(work: Path) -> None:
     timings = []
     for _ in range(5):
         started = time.perf_counter()
-        table = list_table(store.jobs())
+        jobs = store.jobs()
+        table = list_table(jobs, jobs_progress(store, jobs))
         timings.append(time.perf_counter() - started)
     assert table.count("\n") == LIST_JOBS
     print(
-        f"list   library: store.jobs() + table of {LIST_JOBS}: {statistics.median(timings):.3f} s"
+        f"list   library: store.jobs() + progress + table of {LIST_JOBS}: "
+        f"{statistics.median(timings):.3f} s"
     )
     cli = []
     for _ in range(5):

@@ -240,16 +240,12 @@ def _write(lines: Iterator[bytes]) -> None:
 
 
 def _list(store: JobStore, args: argparse.Namespace) -> int:
-    from ascendify.jobs.layout import JobLayout
-    from ascendify.jobs.metrics import job_progress
+    from ascendify.jobs.metrics import jobs_progress
     from ascendify.jobs.report import list_table
 
     jobs = store.jobs()
     jobs = jobs[: args.limit] if args.limit is not None else jobs
-    progress = {
-        job.id: job_progress(JobLayout(store.job_dir(job.id), job.id).metrics) for job in jobs
-    }
-    print(list_table(jobs, progress))
+    print(list_table(jobs, jobs_progress(store, jobs)))
     return 0
 
 
