@@ -65,3 +65,12 @@ def test_worker_counts_are_bounded(
     most = max(64, 4 * default_jobs())
     assert f"takes a number of workers from 1 to {most}, not '{jobs}'" in capsys.readouterr().err
     assert build_parser().parse_args([command, "-i", "s", "-o", "o", "-j", str(most)]).jobs == most
+
+
+@pytest.mark.parametrize("limit", ["-1", "x", "1.5"])
+def test_job_list_limit_is_a_count(capsys: pytest.CaptureFixture[str], limit: str) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args(["job", "list", "--limit", limit])
+    assert exit_info.value.code == 2
+    assert f"takes a number of jobs, 0 or more, not '{limit}'" in capsys.readouterr().err
+    assert build_parser().parse_args(["job", "list", "--limit", "0"]).limit == 0

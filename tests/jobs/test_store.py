@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -50,6 +53,42 @@ def test_lookup_by_prefix_and_removal(tmp_path: Path) -> None:
     with pytest.raises(AscendifyError, match="no job"):
         store.get(first.id)
     assert store.events(first.id) == []
+
+
+@pytest.mark.parametrize("pattern", ["%", "_", "____%", "{prefix}_", "{prefix}%"])
+def test_wildcards_in_an_id_match_nothing_else(tmp_path: Path, pattern: str) -> None:
+    store = JobStore(tmp_path)
+    job = store.create(SPEC)
+    given = pattern.format(prefix=job.id[:4])
+    with pytest.raises(AscendifyError, match=f"no job '{given}'"):
+        store.get(given)
+
+
+def test_a_store_locked_past_the_wait_is_named(tmp_path: Path) -> None:
+    JobStore(tmp_path)
+    other = sqlite3.connect(tmp_path / "jobs.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process's write that does not end
+    store = JobStore(tmp_path, busy_timeout=0.2)
+    started = time.monotonic()
+    with pytest.raises(
+        AscendifyError, match=r"store in .* is locked by another process \(waited 0.2s\)"
+    ):
+        store.create(SPEC)
+    assert time.monotonic() - started < 2
+    other.execute("ROLLBACK")
+    assert store.create(SPEC).state == "queued"  # usable again once the other is done
+
+
+def test_a_setup_lock_held_past_the_wait_is_named(tmp_path: Path) -> None:
+    JobStore(tmp_path)
+    held = os.open(tmp_path / "store.setup.lock", os.O_RDWR)
+    fcntl.flock(held, fcntl.LOCK_EX)  # a process stuck while it opened the store
+    try:
+        with pytest.raises(AscendifyError, match="is locked by another process"):
+            JobStore(tmp_path, busy_timeout=0.2)
+    finally:
+        os.close(held)
+    JobStore(tmp_path, busy_timeout=0.2)
 
 
 def test_default_dir(tmp_path: Path) -> None:

@@ -72,7 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             )
             sub.add_argument("--dry-run", action="store_true", help="print what would run")
     listing = commands.add_parser("list", help="jobs, newest first, with their progress")
-    listing.add_argument("--limit", type=int, metavar="N", help="at most N jobs")
+    listing.add_argument("--limit", type=_limit, metavar="N", help="at most N jobs")
     commands.add_parser("flavors", help="the known ModelArts flavors (--flavor takes their ids)")
     ui = commands.add_parser("ui", help="serve the job pages (needs the ui extra)")
     ui.add_argument("--host", default="127.0.0.1", help="address to serve on (127.0.0.1)")
@@ -110,6 +110,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         sub.add_argument("--jobs-dir", type=Path, metavar="DIR", help="the job store")
     # Named from what is registered above, so the list stays true as sub-commands come.
     parser.description = f"{HELP.removesuffix('.')}: {', '.join(commands.choices)}."
+
+
+def _limit(text: str) -> int:
+    """``--limit N``: 0 or more (a negative count once dropped the oldest job instead)."""
+    if not (text.isdecimal() and len(text) < 20):
+        raise argparse.ArgumentTypeError(f"takes a number of jobs, 0 or more, not {text!r}")
+    return int(text)
 
 
 def _spec_arguments(parser: argparse.ArgumentParser) -> None:

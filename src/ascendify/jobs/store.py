@@ -31,7 +31,7 @@ ENV_VARIABLE = "ASCENDIFY_JOBS_DIR"
 ACTIVE = ("queued", "running", "stopping")
 FINAL = ("succeeded", "failed", "stopped")
 RUNNER_LOST = "runner lost"
-_BUSY_TIMEOUT_MS = 30_000
+BUSY_TIMEOUT = 30.0  # seconds a command waits for another process's write to end
 _SETUP_LOCK = "store.setup.lock"  # held while a process checks or creates the schema
 
 _SCHEMA = """
@@ -132,29 +132,59 @@ def default_dir(env: Mapping[str, str] | None = None) -> Path:
     return base / "ascendify" / "jobs"
 
 
+class StoreBusy(sqlite3.OperationalError):
+    """Another process held the store longer than the busy timeout."""
+
+
 @contextmanager
-def _one_process_at_a_time(lock: Path) -> Iterator[None]:
+def _one_process_at_a_time(lock: Path, timeout: float) -> Iterator[None]:
     """Hold an exclusive lock on ``lock`` (created if needed) across processes. SQLite does not wait
     for a busy database while switching it to WAL: twenty commands opening a new store at once
-    failed with "database is locked" without this."""
+    failed with "database is locked" without this. Waits at most ``timeout`` seconds for it."""
     descriptor = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)  # released when the descriptor closes
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)  # freed when closed
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise StoreBusy(f"{lock} is held by another process") from None
+                time.sleep(0.05)
         yield
     finally:
         os.close(descriptor)
 
 
+@contextmanager
+def _busy_is_named(root: Path, timeout: float) -> Iterator[None]:
+    """A store another process keeps locked past the wait is an error naming it, not a traceback."""
+    try:
+        yield
+    except sqlite3.OperationalError as error:
+        if not isinstance(error, StoreBusy) and "locked" not in str(error):
+            raise
+        raise AscendifyError(
+            f"the job store in {root} is locked by another process (waited {timeout:g}s): "
+            "try again when it is done"
+        ) from None
+
+
 class JobStore:
     """The database and the job directories below ``root``."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, busy_timeout: float = BUSY_TIMEOUT) -> None:
         self.root = root.absolute()
+        self.busy_timeout = busy_timeout
         self._lock = threading.RLock()
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             self._db = self._open()
-            with _one_process_at_a_time(self.root / _SETUP_LOCK):
+            with (
+                _busy_is_named(self.root, busy_timeout),
+                _one_process_at_a_time(self.root / _SETUP_LOCK, busy_timeout),
+            ):
                 self._migrate()
         except (OSError, sqlite3.Error) as error:
             raise AscendifyError(f"cannot open the job store in {self.root}: {error}") from None
@@ -165,7 +195,7 @@ class JobStore:
     @contextmanager
     def _connect(self, write: bool = False) -> Iterator[sqlite3.Connection]:
         """The store's one connection (threads take turns); a write is one IMMEDIATE transaction."""
-        with self._lock:
+        with self._lock, _busy_is_named(self.root, self.busy_timeout):
             if not write:
                 yield self._db
                 return
@@ -182,7 +212,7 @@ class JobStore:
         # closing the last one checkpoints the WAL, an fsync per command.
         db = sqlite3.connect(
             self.root / DB_NAME,
-            timeout=_BUSY_TIMEOUT_MS / 1000,
+            timeout=self.busy_timeout,
             isolation_level=None,
             check_same_thread=False,
         )
@@ -279,9 +309,10 @@ class JobStore:
     # -- reads ---------------------------------------------------------------------------------
 
     def get(self, job_id: str) -> JobRecord:
-        with self._connect() as db:
+        with self._connect() as db:  # a prefix compared as text: '%' and '_' are no wildcards
             rows = db.execute(
-                "SELECT * FROM jobs WHERE id = ? OR id LIKE ? LIMIT 2", (job_id, f"{job_id}%")
+                "SELECT * FROM jobs WHERE id = ? OR substr(id, 1, ?) = ? LIMIT 2",
+                (job_id, len(job_id), job_id),
             ).fetchall()
         exact = [row for row in rows if row[0] == job_id]
         if exact or len(rows) == 1:
