@@ -20,6 +20,7 @@ import math
 import os
 import re
 import sys
+import weakref
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -42,7 +43,7 @@ from ascendify.compare.settings import DumpSettings
 
 # Wrappers whose own path would prefix every path of the model they wrap (DDP's "module.").
 WRAPPED_BY = {"DistributedDataParallel": "module", "DataParallel": "module", "OptimizedModule": "_orig_mod"}  # fmt: skip
-_EMPTY = (math.nan, math.nan, math.nan, 0.0, 0.0, 0.0)
+_EMPTY = [math.nan, math.nan, math.nan, 0.0, 0.0, 0.0]
 
 
 def _dtype_name(dtype: torch.dtype) -> str:
@@ -61,6 +62,14 @@ def _tensors(value: Any, found: list[torch.Tensor]) -> list[torch.Tensor]:
     return found
 
 
+def _nonfinite_on_device(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.isnan(x).sum(dtype=torch.float32), torch.isinf(x).sum(dtype=torch.float32)
+
+
+def _nonfinite(x: torch.Tensor) -> list[float]:
+    return [float(count) for count in _nonfinite_on_device(x)]
+
+
 def _measurable(tensor: torch.Tensor) -> bool:
     return (
         tensor.layout == torch.strided and tensor.device.type != "meta" and not tensor.is_complex()
@@ -73,8 +82,10 @@ class _Tensor:
 
     dtype: str
     shape: tuple[int, ...]
-    vector: torch.Tensor | None  # min, max, mean, norm, nan, inf on the tensor's device
+    # min, max, mean, norm, nan, inf: on the host, or on the tensor's device until the step ends
+    vector: list[float] | torch.Tensor | None
     sample: torch.Tensor | None = None
+    where: tuple[int, int] | None = None  # the sample's place in the tensors file, once written
 
 
 @dataclass
@@ -141,6 +152,7 @@ class Recorder:
         self.calls: Counter[tuple[str, str]] = Counter()
         self.stack: list[_Call] = []
         self.pending: list[_Pending] = []
+        self.measured: dict[int, tuple[weakref.ref[torch.Tensor], int, _Tensor]] = {}
         self.names = _Names()
         self.reindexed: set[int] = set()  # roots indexed again this step for a module not found
         self.wanted: dict[str, bool] = {}
@@ -185,6 +197,8 @@ class Recorder:
             handle.remove()
         for restore in self.restore:
             restore()
+        self.handles.clear()
+        self.restore.clear()
         self.stack.clear()
 
     def close(self) -> None:
@@ -273,6 +287,16 @@ class Recorder:
         return index
 
     def _tensor(self, tensor: torch.Tensor) -> _Tensor:
+        """The tensor's statistics, measured once per step: a module's output is often its
+        caller's output and the next module's input too (unless changed in place since)."""
+        seen = self.measured.get(id(tensor))
+        if seen is not None and seen[0]() is tensor and seen[1] == tensor._version:
+            return seen[2]
+        measured = self._measure(tensor)
+        self.measured[id(tensor)] = (weakref.ref(tensor), tensor._version, measured)
+        return measured
+
+    def _measure(self, tensor: torch.Tensor) -> _Tensor:
         shape = tuple(tensor.shape)
         if not _measurable(tensor) or tensor.numel() == 0:
             return _Tensor(_dtype_name(tensor.dtype), shape, None)
@@ -280,10 +304,15 @@ class Recorder:
         if x.dtype != torch.float32:
             x = x.float()
         low, high = torch.aminmax(x)
-        vector = torch.stack((
-            low, high, x.mean(), torch.linalg.vector_norm(x),
-            torch.isnan(x).sum(dtype=torch.float32), torch.isinf(x).sum(dtype=torch.float32),
-        ))  # fmt: skip
+        stats = torch.stack((low, high, x.mean(), torch.linalg.vector_norm(x)))
+        vector: torch.Tensor | list[float]
+        if x.device.type == "cpu":
+            # The host has the figures already; NaN and inf show in them (NaN in the mean, inf in
+            # min or max), so they are counted only when one is there: two passes saved.
+            vector = stats.tolist()
+            vector += _nonfinite(x) if not all(map(math.isfinite, vector)) else [0.0, 0.0]
+        else:  # no synchronisation per tensor: counted on the device, moved at the step's end
+            vector = torch.cat((stats, torch.stack(_nonfinite_on_device(x))))
         sample = None
         if self.settings.level == "tensors":
             stride = -(-x.numel() // self.settings.max_elements)
@@ -363,18 +392,18 @@ class Recorder:
         self.step += 1
         self.tick = 0
         self.calls.clear()
+        self.measured.clear()
         self.scaled.clear()
         self.reindexed.clear()
         if self.settings.steps and self.step >= self.settings.steps:
             self.close()
 
     def _flush(self) -> None:
-        vectors = [
-            t.vector for p in self.pending for t in (*p.inputs, *p.outputs) if t.vector is not None
-        ]
         by_device: dict[torch.device, list[torch.Tensor]] = defaultdict(list)
-        for vector in vectors:
-            by_device[vector.device].append(vector)
+        for pending in self.pending:
+            for tensor in (*pending.inputs, *pending.outputs):
+                if isinstance(tensor.vector, torch.Tensor):
+                    by_device[tensor.vector.device].append(tensor.vector)
         values: dict[int, list[float]] = {}
         for group in by_device.values():  # one move to the host per device and step
             for vector, row in zip(group, torch.stack(group).cpu().tolist(), strict=True):
@@ -392,16 +421,16 @@ class Recorder:
 
     def _record(self, pending: _Pending, values: dict[int, list[float]], samples: Any) -> Record:
         def stats(tensor: _Tensor) -> TensorStats:
-            row = values[id(tensor.vector)] if tensor.vector is not None else _EMPTY
-            where = None
-            if samples is not None and tensor.sample is not None:
+            vector = tensor.vector
+            row = values[id(vector)] if isinstance(vector, torch.Tensor) else vector or _EMPTY
+            if samples is not None and tensor.sample is not None and tensor.where is None:
                 data = tensor.sample.cpu().numpy().astype("<f4").tobytes()
                 samples.write(data)
-                where = (self.tensors_offset, tensor.sample.numel())
+                tensor.where = (self.tensors_offset, tensor.sample.numel())
                 self.tensors_offset += len(data)
             low, high, mean, norm, nan, inf = row
             return TensorStats(
-                tensor.dtype, tensor.shape, low, high, mean, norm, int(nan), int(inf), where
+                tensor.dtype, tensor.shape, low, high, mean, norm, int(nan), int(inf), tensor.where
             )
 
         return Record(
