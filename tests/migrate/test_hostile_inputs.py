@@ -391,3 +391,56 @@ def test_a_main_file_named_like_a_shell_command_is_run_as_a_file(
     assert done.returncode == 0, done.stderr
     assert (result / "ran").read_text() == "0"
     assert [path.name for path in tmp_path.rglob("[XY]")] == []
+
+
+def _project_with(tmp_path: Path, name: str, kind: str) -> tuple[Path, Path]:
+    source = tmp_path / "proj"
+    (source / "pkg").mkdir(parents=True)
+    (source / "train.py").write_text(
+        "import torch\nx = torch.lgamma(torch.ones(2)).cuda()\ntorch.cuda.synchronize()\n"
+    )
+    (source / "pkg" / "__init__.py").write_text("")
+    (source / "pkg" / "use.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    taken = source / "pkg" / name
+    if kind == "own":
+        taken.write_text('"""The project\'s own helpers."""\ndef device():\n    return "npu"\n')
+    elif kind == "dangling link":
+        taken.symlink_to(tmp_path / "nowhere")
+    return source, taken
+
+
+@pytest.mark.parametrize(
+    ("flags", "name", "kind"),
+    [
+        (["--target", "portable"], "portable_device.py", "own"),
+        (["--target", "portable"], "portable_device.py", "dangling link"),
+        (["-r"], "ascend_function", "dangling link"),
+        (["-r"], "ascend_function.py", "dangling link"),
+    ],
+)
+def test_a_file_of_the_project_the_run_would_replace_is_refused_before_writing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], name: str, kind: str
+) -> None:
+    source, taken = _project_with(tmp_path, name, kind)
+    out = tmp_path / "out"
+    code, stderr = run(capsys, "migrate", "-i", str(source), "-o", str(out), "-j", "1", *flags)
+    assert code == 2
+    flag = flags[0] if flags[0] == "-r" else "--target portable"
+    assert one_line_error(stderr).endswith(
+        f"but {taken} is the project's own: rename it, or migrate without {flag}"
+    )
+    assert not out.exists()  # refused before anything was written
+
+
+def test_a_helper_an_earlier_portable_run_wrote_is_not_the_projects_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, _ = _project_with(tmp_path, "portable_device.py", "none")
+    first = tmp_path / "first"
+    args = ["-j", "1", "--target", "portable"]
+    code, stderr = run(capsys, "migrate", "-i", str(source), "-o", str(first), *args)
+    assert code == 0, stderr
+    [result] = first.iterdir()
+    assert (result / "pkg" / "portable_device.py").is_file()
+    code, stderr = run(capsys, "migrate", "-i", str(result), "-o", str(tmp_path / "again"), *args)
+    assert code == 0, stderr

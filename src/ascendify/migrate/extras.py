@@ -5,8 +5,9 @@
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from importlib import resources
 from pathlib import Path
 
@@ -111,4 +112,26 @@ def importing_folders(directory: Path, result: TreeResult, module: str) -> list[
 
 def copy_template(name: str, destination: Path, root: Path) -> None:
     """Write a file of :mod:`ascendify.migrate.templates` (``name`` without its ``.txt``) into the result."""
-    write_bytes(destination, resources.files(_TEMPLATES).joinpath(f"{name}.txt").read_bytes(), root)
+    write_bytes(destination, template_bytes(name), root)
+
+
+def template_bytes(name: str) -> bytes:
+    """A file of :mod:`ascendify.migrate.templates` (``name`` without its ``.txt``)."""
+    return resources.files(_TEMPLATES).joinpath(f"{name}.txt").read_bytes()
+
+
+def refuse_projects_own(
+    source: Path, names: Iterable[str], flag: str, written: str, generated: Callable[[Path], bool]
+) -> None:
+    """The run writes ``written`` beside migrated files: an entry of SRC with one of ``names``
+    (anywhere, a link too, even a dangling one) must be one an earlier run generated, or it would
+    be replaced unseen (or, a link, fail the run half-way)."""
+    wanted = set(names)
+    for directory, dirnames, filenames in os.walk(source):
+        for name in sorted(wanted.intersection(dirnames + filenames)):
+            taken = Path(directory) / name
+            if taken.is_symlink() or not generated(taken):
+                raise AscendifyError(
+                    f"{flag} writes {written} into the result, but {taken} is the project's own: "
+                    f"rename it, or migrate without {flag}"
+                )

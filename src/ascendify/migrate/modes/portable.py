@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ascendify.errors import AscendifyError
 from ascendify.migrate._imports import Import, Insertion, local_name_of
 from ascendify.migrate._modes import EVERY_TARGET, Modes, Target
 from ascendify.migrate._rule import (
@@ -27,7 +28,12 @@ from ascendify.migrate._rule import (
     finishes,
 )
 from ascendify.migrate._tree import TreeResult
-from ascendify.migrate.extras import copy_template, importing_folders
+from ascendify.migrate.extras import (
+    copy_template,
+    importing_folders,
+    refuse_projects_own,
+    template_bytes,
+)
 from ascendify.migrate.modes.specify_device import SPECIFY_DEVICE
 from ascendify.migrate.rules import devices as _npu_devices  # noqa: F401  (registers the slot kinds)
 from ascendify.migrate.rules import distributed as _npu_distributed  # noqa: F401
@@ -53,6 +59,7 @@ from ascendify.targets.portable import (
     LEGACY_TENSOR_DTYPES,
     portable_target,
 )
+from ascendify.textfile import read_text
 
 
 def _write_helper(modes: Modes, result: TreeResult, directory: Path) -> list[str]:
@@ -65,11 +72,31 @@ def _write_helper(modes: Modes, result: TreeResult, directory: Path) -> list[str
     return written
 
 
+def _check_no_own_helper(source: Path) -> None:
+    """The helper is written beside migrated files: a module of the project's own of that name
+    must not be replaced (one an earlier portable run generated is)."""
+    name = f"{HELPER_MODULE}.py"
+    refuse_projects_own(source, (name,), "--target portable", name, _generated_helper)
+
+
+def _generated_helper(taken: Path) -> bool:
+    try:
+        text = read_text(taken, HELPER_MODULE)
+    except (OSError, AscendifyError):  # not a small regular UTF-8 file: not ours
+        return False
+    first_line = template_bytes(f"{HELPER_MODULE}.py").decode().partition("\n")[0]
+    return text.startswith(first_line)
+
+
 PORTABLE = Mode(
     "portable",
     rank=1,
     when=lambda modes: modes.target is Target.PORTABLE,
-    extras=Extras(reserves=frozenset({f"{HELPER_MODULE}.py"}), write=_write_helper),
+    extras=Extras(
+        reserves=frozenset({f"{HELPER_MODULE}.py"}),
+        write=_write_helper,
+        check=_check_no_own_helper,
+    ),
 )
 _CUDA_TRIGGERS = (b"cuda", b"CUDA")
 _AUTOCAST_POSITIONS = ("enabled", "dtype", "cache_enabled")  # torch.cuda.amp.autocast's order

@@ -28,10 +28,11 @@ from ascendify.migrate._rule import (
     finishes,
 )
 from ascendify.migrate._tree import TreeResult
-from ascendify.migrate.extras import importing_folders
+from ascendify.migrate.extras import importing_folders, refuse_projects_own
 from ascendify.replace import BY_API, generated_functions, library_source
 from ascendify.replace.catalogue import PACKAGE, Kind, Replacement, replacement_for
 from ascendify.targets import Safety
+from ascendify.textfile import read_text
 
 _REFERENCE = re.compile(rf"\b{PACKAGE}\.(\w+)")
 
@@ -41,16 +42,15 @@ def _check_no_foreign_package(source: Path) -> None:
 
     One that an earlier ``migrate -r`` generated is fine (its functions are kept).
     """
-    for taken in [*source.rglob(PACKAGE), *source.rglob(f"{PACKAGE}.py")]:
-        init = taken / "__init__.py" if taken.is_dir() else taken
-        if taken.exists() and (
-            not init.is_file()
-            or generated_functions(init.read_text(encoding="utf-8", errors="replace")) is None
-        ):
-            raise AscendifyError(
-                f"-r writes {PACKAGE}/ into the result, but {taken} is the project's own: "
-                "rename it, or migrate without -r"
-            )
+    refuse_projects_own(source, (PACKAGE, f"{PACKAGE}.py"), "-r", f"{PACKAGE}/", _generated)
+
+
+def _generated(taken: Path) -> bool:
+    init = taken / "__init__.py" if taken.is_dir() else taken
+    try:
+        return generated_functions(read_text(init, PACKAGE)) is not None
+    except (OSError, AscendifyError):  # absent, or not a small regular UTF-8 file
+        return False
 
 
 def _write_replacements(modes: Modes, result: TreeResult, directory: Path) -> list[str]:
