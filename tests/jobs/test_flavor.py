@@ -37,3 +37,12 @@ def test_flavors(text: str, expected: Flavor) -> None:
 def test_garbage_is_named(text: str, message: str) -> None:
     with pytest.raises(FlavorError, match=message):
         parse_flavor(text)
+
+
+def test_known_flavors_parse_and_their_ids_stand_for_them() -> None:
+    from ascendify.jobs.flavor import KNOWN_FLAVORS
+
+    for flavor_id, text in KNOWN_FLAVORS:
+        assert parse_flavor(flavor_id) == parse_flavor(text)
+    assert parse_flavor("modelarts.kat1.8xlarge").cards == 8
+    assert parse_flavor("modelarts.vm.cpu.8u").accelerator is None

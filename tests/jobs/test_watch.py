@@ -121,3 +121,16 @@ def test_ctrl_c_on_wait(steps_code: Path, tmp_path: Path, jobs_dir: Path, stop: 
         assert store.get(job_id).state == "running"
         gate.touch()
         wait_for(lambda: store.get(job_id).state == "succeeded", 60, "the job to go on and succeed")
+
+
+def test_tensorboard_scalars_are_read(job: JobCli, tmp_path: Path) -> None:
+    pytest.importorskip("tensorboard", reason="the tensorboard extra reads event files")
+    code = tmp_path / "tb"
+    code.mkdir()
+    shutil.copy(FIXTURES / "tb.py", code / "tb.py")
+    submitted = job("submit", "--code-dir", str(code), "--boot-file", "tb.py", "--wait")
+    assert submitted.returncode == 0, submitted.stderr
+    result = job("metrics", submitted.stdout.splitlines()[0], "--json", "--name", "train/loss")
+    (series,) = json.loads(result.stdout)["series"]
+    assert (series["rank"], series["steps"]) == (-1, [0, 1, 2, 3, 4])
+    assert series["values"] == pytest.approx([1.0, 0.5, 1 / 3, 0.25, 0.2])

@@ -23,7 +23,8 @@ def recorded_job(
     """A job in ``store`` as a finished run leaves it: record, rank 0's log, metrics file."""
     spec = {
         "name": name, "engine": "local", "nodes": 1, "cards": 1, "code_dir": "/code",
-        "boot_file": "train.py", "hyper": {"lr": "0.1"}, "env": {"MY_TOKEN_URL": SECRET},
+        "boot_file": "train.py", "hyper": {"lr": "0.1", "hf_token": SECRET},
+        "env": {"GITHUB_PAT": SECRET, "HCCL_CONNECT_TIMEOUT": "1800"},
     }  # fmt: skip
     job = store.create(spec)
     store.transition(job.id, "running", "engine local")

@@ -40,7 +40,7 @@ def test_list_job_metrics_and_logs(store: JobStore, serve: Serve) -> None:
     assert done["duration"] >= 0
     job = get_json(base + f"api/jobs/{first.id}")
     assert [event["state"] for event in job["events"]] == ["queued", "running", "succeeded"]
-    assert job["spec"]["hyper"] == {"lr": "0.1"}
+    assert job["spec"]["hyper"] == {"lr": "0.1", "hf_token": "***"}
     metrics = get_json(base + f"api/jobs/{second.id}/metrics?name=loss&times=1")
     assert metrics["series"] == [
         {"name": "loss", "rank": 0, "steps": [0, 1], "values": [2.1, 1.1], "times": [1.0, 1.0]}
@@ -70,7 +70,8 @@ def test_no_secret_on_any_page(store: JobStore, serve: Serve) -> None:
         status, body = fetch(base + path)
         assert status == 200
         assert SECRET not in body
-    assert get_json(base + f"api/jobs/{job.id}")["spec"]["env"] == {"MY_TOKEN_URL": "(hidden)"}
+    shown = get_json(base + f"api/jobs/{job.id}")["spec"]["env"]
+    assert shown == {"GITHUB_PAT": "***", "HCCL_CONNECT_TIMEOUT": "1800"}
 
 
 def test_unknown_job_and_rank_are_404(store: JobStore, serve: Serve) -> None:

@@ -5,7 +5,7 @@ metric curves drawn by the vendored uPlot, another job overlaid with ``?compare=
 fetch everything they show from the API (``/api/jobs``, ``/api/jobs/<id>``,
 ``/api/jobs/<id>/metrics``, ``/api/jobs/<id>/logs``). Read-only unless the app is made with
 ``allow_actions``: then ``POST /api/jobs/<id>/stop`` and ``/rerun`` work, for requests from the
-page's own origin only (see :func:`_same_origin`). Environment values are never shown.
+page's own origin only (see :func:`_same_origin`). Secret-shaped values are never shown.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from ascendify.errors import AscendifyError
 from ascendify.jobs import service
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.metrics import job_progress, read_series
+from ascendify.jobs.spec import REDACTED, is_secret_name
 from ascendify.jobs.store import JobRecord, JobStore
 
 LIST_LIMIT = 500
 LOG_TAIL_BYTES = 16 << 10  # what a log view starts with
 LOG_CHUNK_BYTES = 256 << 10  # at most this much new log per request
 ACTION_HEADER = "X-Ascendify-Action"  # a custom header: a cross-site form or fetch cannot send it
-HIDDEN = "(hidden)"
 
 
 def create_app(store: JobStore, *, allow_actions: bool = False) -> Flask:
@@ -168,8 +168,16 @@ def details(store: JobStore, job: JobRecord) -> dict[str, Any]:
 
 
 def public_spec(spec: dict[str, Any]) -> dict[str, Any]:
-    """The spec without the environment's values: any of them may hold a credential."""
-    return {**spec, "env": dict.fromkeys(spec.get("env") or {}, HIDDEN)}
+    """The spec with every secret-shaped value of ``env`` and ``hyper`` replaced, by today's
+    patterns (a job stored before a pattern was added may hold the value)."""
+    return {
+        **spec,
+        **{
+            table: {k: REDACTED if is_secret_name(k) else v for k, v in spec[table].items()}
+            for table in ("env", "hyper")
+            if spec.get(table)
+        },
+    }
 
 
 def log_tail(path: Any, offset: int | None) -> dict[str, Any]:
