@@ -29,13 +29,17 @@ def jobs_dir(tmp_path: Path) -> Path:
     return tmp_path / "store"
 
 
+def code_with(folder: Path, script: str) -> Path:
+    """``folder``, made, holding a copy of the test script ``script`` from the fixtures."""
+    folder.mkdir()
+    shutil.copy(FIXTURES / script, folder / script)
+    return folder
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A code dir with the test rank script."""
-    code = tmp_path / "code"
-    code.mkdir()
-    shutil.copy(FIXTURES / "rank.py", code / "rank.py")
-    return code
+    return code_with(tmp_path / "code", "rank.py")
 
 
 @pytest.fixture

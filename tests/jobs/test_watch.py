@@ -4,7 +4,6 @@ changed hyperparameters, Ctrl-C on --wait; and the pages served by ``job ui``. R
 from __future__ import annotations
 
 import json
-import shutil
 import signal
 import subprocess
 import sys
@@ -15,17 +14,14 @@ import pytest
 
 from ascendify.jobs.store import JobStore
 from tests.conftest import ascendify_env
-from tests.jobs.conftest import FIXTURES, JobCli, wait_for
+from tests.jobs.conftest import JobCli, code_with, wait_for
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
 def steps_code(tmp_path: Path) -> Path:
-    code = tmp_path / "steps"
-    code.mkdir()
-    shutil.copy(FIXTURES / "steps.py", code / "steps.py")
-    return code
+    return code_with(tmp_path / "steps", "steps.py")
 
 
 def test_metrics_progress_rerun_and_pages(job: JobCli, steps_code: Path, jobs_dir: Path) -> None:
@@ -125,9 +121,7 @@ def test_ctrl_c_on_wait(steps_code: Path, tmp_path: Path, jobs_dir: Path, stop: 
 
 def test_tensorboard_scalars_are_read(job: JobCli, tmp_path: Path) -> None:
     pytest.importorskip("tensorboard", reason="the tensorboard extra reads event files")
-    code = tmp_path / "tb"
-    code.mkdir()
-    shutil.copy(FIXTURES / "tb.py", code / "tb.py")
+    code = code_with(tmp_path / "tb", "tb.py")
     submitted = job("submit", "--code-dir", str(code), "--boot-file", "tb.py", "--wait")
     assert submitted.returncode == 0, submitted.stderr
     result = job("metrics", submitted.stdout.splitlines()[0], "--json", "--name", "train/loss")

@@ -16,11 +16,11 @@ import pytest
 
 from ascendify.jobs.store import JobStore
 from tests.conftest import ascendify_env
+from tests.jobs.conftest import code_with
 from tests.web.conftest import Serve, recorded_job
 
 pytestmark = pytest.mark.slow
 
-FIXTURES = Path(__file__).parents[1] / "jobs" / "fixtures"
 ARTIFACTS_VARIABLE = "ASCENDIFY_TEST_ARTIFACTS"  # where screenshots go (else the test's tmp dir)
 BIG = 100_000
 
@@ -100,9 +100,7 @@ def log_text(driver: object, rank: int) -> str:
 def test_running_job_page_updates_and_draws_the_curve(
     browser: object, store: JobStore, serve: Serve, tmp_path: Path, artifacts: Path
 ) -> None:
-    code = tmp_path / "code"
-    code.mkdir()
-    shutil.copy(FIXTURES / "steps.py", code / "steps.py")
+    code = code_with(tmp_path / "code", "steps.py")
     gate = tmp_path / "gate"
     submitted = subprocess.run(
         [sys.executable, "-m", "ascendify", "job", "submit", "--code-dir", str(code),
