@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ascendify.analyze.coverage import OpStatus, op_status
+from ascendify.analyze.coverage import CPU_HOST_VARIANTS, OpStatus, op_status
 from ascendify.analyze.trace import TraceRequest, child_command
 from ascendify.errors import AscendifyError
 from ascendify.targets.facts import load_facts
@@ -79,6 +79,42 @@ def test_trace_reports_eigh_in_float64_but_not_training_ops(
     assert (first["Op"], first["Status"]) == ("aten::_linalg_eigh", "cpu-fallback")
 
 
+ATTENTION_AND_LSTM = """\
+    import torch
+    from torch import nn
+    from torch.nn import functional as F
+
+    q = torch.randn(2, 2, 4, 8, requires_grad=True)
+    F.scaled_dot_product_attention(q, q, q).sum().backward()
+    lstm = nn.LSTM(8, 8, batch_first=True)
+    lstm(torch.randn(2, 3, 8))[0].sum().backward()
+"""
+
+
+@pytest.mark.slow
+def test_trace_leaves_what_ran_only_because_the_host_is_a_cpu_out_of_the_verdict(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    script = _write(tmp_path, "train.py", ATTENTION_AND_LSTM)
+    out = tmp_path / "out"
+    result = run_cli(["analyze", "--trace", "-o", str(out), "--", "python", str(script)])
+    assert result.returncode == 0, result.stdout + result.stderr  # nothing the NPU lacks
+    assert _findings(out) == []
+    host_only = {
+        "aten::_scaled_dot_product_flash_attention_for_cpu": "scaled_dot_product_attention",
+        "aten::_scaled_dot_product_flash_attention_for_cpu_backward": "scaled_dot_product_attention",
+        "aten::mkldnn_rnn_layer": "lstm.input",
+        "aten::mkldnn_rnn_layer_backward": "lstm.input",
+    }
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["trace"]["cpu_host_only_ops"] == host_only
+    assert report["trace"]["cpu_fallback_ops"] == []
+    assert {report["ops"][name]["status"] for name in host_only} == {"cpu-host-only"}
+    said = " ".join(result.stdout.split())
+    assert "ran only because this host is a CPU" in said
+    assert "aten::mkldnn_rnn_layer (lstm.input)" in said
+
+
 @pytest.mark.slow
 def test_trace_stops_an_endless_script_at_the_operator_limit(
     tmp_path: Path, run_cli: RunCli
@@ -139,6 +175,26 @@ def test_operator_status_follows_the_chosen_release() -> None:
     assert op_status("aten::_linalg_eigh", wrapper, facts) is OpStatus.CPU_FALLBACK
     unlisted_overload = "aten::addmm.not_an_overload"
     assert op_status(unlisted_overload, wrapper, facts) is OpStatus.VIA_OUT_VARIANT
+
+
+def test_cpu_kernels_of_operators_the_npu_has_are_not_in_the_verdict() -> None:
+    facts = load_facts("2.13.0")
+    for variant in CPU_HOST_VARIANTS:
+        if variant.startswith(("_scaled_dot_product", "mkldnn_rnn_layer")):
+            assert op_status(f"aten::{variant}", [], facts) is OpStatus.CPU_HOST_ONLY, variant
+    # The CPU's int4 matmul stands for one torch_npu lacks: still a fallback.
+    assert op_status("aten::_weight_int4pack_mm_for_cpu", [], facts) is OpStatus.CPU_FALLBACK
+
+
+def test_the_cpu_variants_are_every_cpu_kernel_torch_names() -> None:
+    import torch  # here, not at the top: collecting the fast tests should not load torch
+
+    names = set(torch._C._dispatch_get_all_op_names())
+    for_cpu = {name.removeprefix("aten::") for name in names if name.endswith(("_for_cpu", "_for_cpu_backward"))}  # fmt: skip
+    assert for_cpu == {variant for variant in CPU_HOST_VARIANTS if "_for_cpu" in variant}
+    for variant, operator in CPU_HOST_VARIANTS.items():
+        assert f"aten::{variant}" in names
+        assert f"aten::{operator}" in names
 
 
 def test_composite_registrations_are_read_from_torch() -> None:

@@ -2,7 +2,8 @@
 
 An operator executed on the CPU here would, on the NPU, either hit an NPU kernel, decompose through a composite
 registration torch provides for every device, or fall back to the CPU (torch_npu prints a warning per operator, or
-fails under ``TORCH_NPU_FALLBACK_CPU_DISABLE=1``).
+fails under ``TORCH_NPU_FALLBACK_CPU_DISABLE=1``). Some ran only because this host is a CPU
+(:data:`CPU_HOST_VARIANTS`): on the NPU the operator they stand for runs instead.
 """
 
 from __future__ import annotations
@@ -29,7 +30,22 @@ class OpStatus(str, Enum):
     VIA_OUT_VARIANT = (
         "via-out-variant"  # functional wrapper around an out= overload that has an NPU kernel
     )
+    CPU_HOST_ONLY = "cpu-host-only"  # ran only because this host is a CPU: see CPU_HOST_VARIANTS
     CPU_FALLBACK = "cpu-fallback"
+
+
+# Operators a CPU runs in place of the one the script called, which on the NPU is dispatched itself
+# (CPU variant -> that operator). torch 2.13 names its CPU kernels *_for_cpu (a test keeps this
+# table in step with torch's list); torch.nn.LSTM runs oneDNN's layer on a CPU. A variant whose
+# operator has an NPU kernel in the chosen release is left out of the verdict.
+CPU_HOST_VARIANTS: dict[str, str] = {
+    "_scaled_dot_product_flash_attention_for_cpu": "scaled_dot_product_attention",
+    "_scaled_dot_product_flash_attention_for_cpu_backward": "scaled_dot_product_attention",
+    "_weight_int4pack_mm_for_cpu": "_weight_int4pack_mm",
+    "_convert_weight_to_int4pack_for_cpu": "_convert_weight_to_int4pack",
+    "mkldnn_rnn_layer": "lstm.input",
+    "mkldnn_rnn_layer_backward": "lstm.input",
+}
 
 
 @dataclass
@@ -47,6 +63,8 @@ def op_status(name: str, composite_keys: list[str], facts: TorchNpuFacts) -> OpS
     namespace, _, overload = name.partition("::")
     if namespace == "aten" and facts.has_npu_kernel(overload):
         return OpStatus.NPU_KERNEL
+    if namespace == "aten" and facts.has_npu_kernel(CPU_HOST_VARIANTS.get(overload, "")):
+        return OpStatus.CPU_HOST_ONLY
     if (
         "CompositeImplicitAutograd" in composite_keys
         or "CompositeExplicitAutograd" in composite_keys

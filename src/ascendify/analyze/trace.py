@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from ascendify._autostart import child_environment
-from ascendify.analyze.coverage import OpStatus, coverage_table, summarize, trace_findings
+from ascendify.analyze.coverage import (
+    CPU_HOST_VARIANTS,
+    OpStatus,
+    coverage_table,
+    summarize,
+    trace_findings,
+)
 from ascendify.analyze.report import AnalysisResult
 from ascendify.errors import AscendifyError
 from ascendify.targets.facts import load_facts
@@ -85,6 +91,11 @@ def run_trace(request: TraceRequest) -> AnalysisResult:
     fallbacks = sorted(
         name for name, usage in usages.items() if usage.status is OpStatus.CPU_FALLBACK
     )
+    host_only = {
+        name: CPU_HOST_VARIANTS[name.partition("::")[2]]
+        for name, usage in sorted(usages.items())
+        if usage.status is OpStatus.CPU_HOST_ONLY
+    }
     details = {
         "trace": {
             "command": request.command,
@@ -97,6 +108,7 @@ def run_trace(request: TraceRequest) -> AnalysisResult:
             "runtime_redirect": trace["runtime_redirect"],
             "torch_version": trace["torch_version"],
             "cpu_fallback_ops": fallbacks,
+            "cpu_host_only_ops": host_only,  # -> the operator the NPU runs in its place
         },
         "ops": {
             name: {

@@ -69,7 +69,15 @@ def run(args: argparse.Namespace) -> int:
         script_failed = False
     write_reports(result, args.output)
     print_summary(result, args.output)
+    trace = result.details.get("trace", {})
+    if trace.get("cpu_host_only_ops"):
+        ran_here = ", ".join(
+            f"{op} ({npu_op})" for op, npu_op in trace["cpu_host_only_ops"].items()
+        )
+        print(
+            "ran only because this host is a CPU, not part of the verdict (on the NPU the operator "
+            f"in brackets runs instead, with an NPU kernel): {ran_here}"
+        )
     if script_failed:
-        trace = result.details["trace"]
         print(f"the traced script failed (exit code {trace['exit_code']}): {trace['error'] or ''}")
     return 1 if blocking(result.findings) or script_failed else 0
