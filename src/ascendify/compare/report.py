@@ -106,10 +106,17 @@ class _Summary:
     budget: str = ""
 
 
-def summarize(comparison: Comparison) -> list[_Summary]:
-    """One line per module (or loss, gradient norm), in the order they first ran."""
+def table_step(comparison: Comparison) -> int | None:
+    """The step the console table shows: the first divergence's (later steps only inherit it)."""
+    return comparison.first.record.step if comparison.first else None
+
+
+def summarize(comparison: Comparison, step: int | None = None) -> list[_Summary]:
+    """One line per module (or loss, gradient norm), in the order they first ran; of one step."""
     rows: dict[str, _Summary] = {}
     for verdict in comparison.verdicts:
+        if step is not None and verdict.record.step != step:
+            continue
         name = display_name(verdict)
         row = rows.setdefault(name, _Summary(name))
         row.calls += 1
@@ -126,7 +133,10 @@ def summarize(comparison: Comparison) -> list[_Summary]:
 
 
 def print_table(comparison: Comparison) -> None:
-    rows = summarize(comparison)
+    step = table_step(comparison)
+    rows = summarize(comparison, step)
+    if step is not None:
+        print(f"step {step}, where the first divergence is (every step is in compare.csv):")
     width = min(max((len(row.name) for row in rows), default=6), 48)
     print(f"{'module':{width}}  {'calls':>5}  {'status':10}  {'error':>9}  {'cosine':>9}  budget")
     shown = [row for row in rows if row.status in FAILING][:TABLE_ROWS]
@@ -256,7 +266,7 @@ def render_html(comparison: Comparison) -> str:
         f'<td style="color:{_COLOURS.get(row.status, "#777")}">{row.status}</td>'
         f"<td>{row.error:.3g}</td><td>{'' if row.cosine is None else f'{row.cosine:.6f}'}</td>"
         f"<td>{row.budget}</td></tr>"
-        for row in summarize(comparison)
+        for row in summarize(comparison, table_step(comparison))
     )
     return (
         '<!DOCTYPE html><html><head><meta charset="utf-8"><title>ascendify compare</title>'
