@@ -147,6 +147,8 @@ def test_secret_shaped_hyperparameters_are_named() -> None:
             "data_url is given twice",
         ),
         ({"boot_file": "rank.py", "name": ["a"] * 10_000}, "name", r"expected text, got \['a', "),
+        ({"boot_file": "rank.py", "metrics": {"acc": "([0-9"}}, "metrics", "acc: .* not a regular"),
+        ({"boot_file": "rank.py", "metrics": ["acc"]}, "metrics", "table of NAME = 'REGEX'"),
     ],
 )
 def test_bad_fields_are_named(

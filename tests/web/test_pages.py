@@ -11,13 +11,18 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.store import JobStore
 from tests.conftest import ascendify_env
 from tests.jobs.conftest import code_with
 from tests.web.conftest import Serve, recorded_job
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +41,7 @@ def _browser_paths() -> tuple[str, str]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
+def browser() -> Iterator[WebDriver]:
     pytest.importorskip("selenium", reason="the page tests drive chromium with selenium")
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
@@ -70,8 +75,8 @@ def until(condition: Callable[[], object], timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
-def chart_attribute(driver: object, metric: str, name: str) -> str | None:
-    value = driver.execute_script(  # type: ignore[attr-defined]
+def chart_attribute(driver: WebDriver, metric: str, name: str) -> str | None:
+    value = driver.execute_script(
         "const box = document.querySelector(`.chart[data-metric='${arguments[0]}']`);"
         "return box ? box.dataset[arguments[1]] : null;",
         metric,
@@ -80,10 +85,10 @@ def chart_attribute(driver: object, metric: str, name: str) -> str | None:
     return None if value is None else str(value)
 
 
-def drawn_pixels(driver: object, metric: str) -> int:
+def drawn_pixels(driver: WebDriver, metric: str) -> int:
     """Pixels of the chart's canvas that are not blank: the curve was drawn."""
     return int(
-        driver.execute_script(  # type: ignore[attr-defined]
+        driver.execute_script(
             "const canvas = document.querySelector(`.chart[data-metric='${arguments[0]}'] canvas`);"
             "const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;"
             "let count = 0; for (let i = 3; i < data.length; i += 4) if (data[i] > 0) count++;"
@@ -93,12 +98,12 @@ def drawn_pixels(driver: object, metric: str) -> int:
     )
 
 
-def log_text(driver: object, rank: int) -> str:
-    return str(driver.execute_script(f"return document.getElementById('log-{rank}').textContent;"))  # type: ignore[attr-defined]
+def log_text(driver: WebDriver, rank: int) -> str:
+    return str(driver.execute_script(f"return document.getElementById('log-{rank}').textContent;"))
 
 
 def test_running_job_page_updates_and_draws_the_curve(
-    browser: object, store: JobStore, serve: Serve, tmp_path: Path, artifacts: Path
+    browser: WebDriver, store: JobStore, serve: Serve, tmp_path: Path, artifacts: Path
 ) -> None:
     code = code_with(tmp_path / "code", "steps.py")
     gate = tmp_path / "gate"
@@ -109,49 +114,70 @@ def test_running_job_page_updates_and_draws_the_curve(
         capture_output=True, text=True, timeout=120, check=True,
     )  # fmt: skip
     job_id = submitted.stdout.strip()
-    browser.get(serve() + f"jobs/{job_id}")  # type: ignore[attr-defined]
-    assert "live-steps" in browser.title  # type: ignore[attr-defined]
+    browser.get(serve() + f"jobs/{job_id}")
+    assert "live-steps" in browser.title
     until(lambda: "step 9 loss" in log_text(browser, 0), 60, "the first half in the log tail")
     assert "step 10 loss" not in log_text(browser, 0)
     gate.touch()  # the job goes on: the page must show it without a reload
     until(lambda: "step 19 loss" in log_text(browser, 0), 60, "the second half in the log tail")
     until(lambda: store.get(job_id).state == "succeeded", 60, "the job to succeed")
     until(lambda: chart_attribute(browser, "loss", "points") == "20", 30, "20 points on the chart")
-    until(lambda: "succeeded" in browser.find_element("id", "state").text, 10, "the state shown")  # type: ignore[attr-defined]
+    until(lambda: "succeeded" in browser.find_element("id", "state").text, 10, "the state shown")
     assert drawn_pixels(browser, "loss") > 200
-    browser.save_screenshot(str(artifacts / "job-page.png"))  # type: ignore[attr-defined]
-    browser.get(serve() + "")  # type: ignore[attr-defined]
-    until(lambda: browser.find_elements("css selector", f"tr[data-job='{job_id}']"), 10, "the row")  # type: ignore[attr-defined]
-    row = browser.find_element("css selector", f"tr[data-job='{job_id}']").text  # type: ignore[attr-defined]
+    browser.save_screenshot(str(artifacts / "job-page.png"))
+    browser.get(serve() + "")
+    until(lambda: browser.find_elements("css selector", f"tr[data-job='{job_id}']"), 10, "the row")
+    row = browser.find_element("css selector", f"tr[data-job='{job_id}']").text
     assert "live-steps" in row
     assert "succeeded" in row
     assert " 19 " in row
 
 
-def test_two_jobs_overlay(browser: object, store: JobStore, serve: Serve, artifacts: Path) -> None:
+def test_two_jobs_overlay(
+    browser: WebDriver, store: JobStore, serve: Serve, artifacts: Path
+) -> None:
     baseline = recorded_job(store, "gpu-baseline", [2.0 / (n + 1) for n in range(30)])
     port = recorded_job(store, "npu-port", [2.1 / (n + 1) for n in range(25)])
-    browser.get(serve() + f"jobs/{port.id}?compare={baseline.id}")  # type: ignore[attr-defined]
+    browser.get(serve() + f"jobs/{port.id}?compare={baseline.id}")
     until(lambda: chart_attribute(browser, "loss", "lines") == "2", 30, "two lines on the chart")
     assert chart_attribute(browser, "loss", "points") == "55"
     assert drawn_pixels(browser, "loss") > 200
-    browser.save_screenshot(str(artifacts / "compare.png"))  # type: ignore[attr-defined]
+    browser.save_screenshot(str(artifacts / "compare.png"))
 
 
 def test_page_of_100k_points_loads_quickly(
-    browser: object, store: JobStore, serve: Serve, artifacts: Path
+    browser: WebDriver, store: JobStore, serve: Serve, artifacts: Path
 ) -> None:
     big = recorded_job(store, "long-run", [5.0 / (1 + n / 1000) for n in range(BIG)])
     base = serve()
-    browser.get(base)  # type: ignore[attr-defined]  (the server and the browser are warm)
+    browser.get(base)  # the server and the browser are warm
     started = time.perf_counter()
-    browser.get(base + f"jobs/{big.id}")  # type: ignore[attr-defined]
+    browser.get(base + f"jobs/{big.id}")
     until(lambda: chart_attribute(browser, "loss", "points") == str(BIG), 30, "100,000 points")
     seconds = time.perf_counter() - started
-    draw_ms = browser.execute_script("return document.body.dataset.drawMs;")  # type: ignore[attr-defined]
+    draw_ms = browser.execute_script("return document.body.dataset.drawMs;")
     report = f"page of {BIG} points: loaded and drawn in {seconds:.2f} s (drawing {draw_ms} ms)"
     (artifacts / "page-100k.txt").write_text(report + "\n")
     print(report)
-    browser.save_screenshot(str(artifacts / "page-100k.png"))  # type: ignore[attr-defined]
+    browser.save_screenshot(str(artifacts / "page-100k.png"))
     assert drawn_pixels(browser, "loss") > 200
     assert seconds < 10  # the target is 1 s; a busy shared machine must not fail the suite
+
+
+def test_rerun_button_with_actions_allowed(
+    browser: WebDriver, store: JobStore, serve: Serve
+) -> None:
+    old = recorded_job(store, "to-rerun", [1.0])
+    code = JobLayout(store.job_dir(old.id), old.id).code
+    code.mkdir()
+    (code / "train.py").write_text("print('step 0 loss 0.5')\n")
+    browser.get(serve() + f"jobs/{old.id}")
+    assert browser.find_elements("id", "rerun") == []  # read-only
+    browser.get(serve(allow_actions=True) + f"jobs/{old.id}")
+    browser.find_element("id", "rerun").click()
+    until(lambda: len(store.jobs()) == 2, 30, "the rerun to be recorded")
+    new = next(job for job in store.jobs() if job.id != old.id)
+    assert new.rerun_of == old.id
+    until(lambda: browser.current_url.endswith(f"jobs/{new.id}"), 30, "the page of the rerun")
+    until(lambda: store.get(new.id).state == "succeeded", 60, "the rerun to succeed")
+    until(lambda: chart_attribute(browser, "loss", "points") == "1", 30, "the rerun's curve")
