@@ -19,14 +19,16 @@ TINY = SCRIPTS / "tiny_transformer.py"
 pytestmark = pytest.mark.slow
 
 
-def _ascendify(
-    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
+def _python(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     base = ascendify_env({"OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"})
     return subprocess.run(
-        [sys.executable, "-m", "ascendify", *args], env={**base, **(env or {})}, cwd=cwd,
+        [sys.executable, *args], env={**base, **(env or {})},
         capture_output=True, text=True, timeout=180, check=False,
     )  # fmt: skip
+
+
+def _ascendify(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return _python("-m", "ascendify", *args, env=env)
 
 
 def _dump(
@@ -177,12 +179,5 @@ def test_the_compare_command_imports_no_torch(clean: Path) -> None:
         f"code = main(['compare', {str(clean)!r}, {str(clean)!r}]); "
         "assert 'torch' not in sys.modules; sys.exit(code)"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        env=ascendify_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = _python("-c", probe)
     assert done.returncode == 0, done.stderr
