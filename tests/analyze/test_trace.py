@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -41,6 +42,15 @@ def _write(directory: Path, name: str, source: str) -> Path:
     return path
 
 
+def _trace(
+    tmp_path: Path, run_cli: RunCli, name: str, source: str, *args: str
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """``analyze --trace`` of a script ``name`` holding ``source``: its report folder and the run."""
+    script = _write(tmp_path, name, source)
+    out = tmp_path / "out"
+    return out, run_cli(["analyze", "--trace", "-o", str(out), "--", "python", str(script), *args])
+
+
 def _findings(out: Path) -> list[dict[str, str]]:
     with (out / "unsupported_op.csv").open(encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
@@ -50,9 +60,7 @@ def _findings(out: Path) -> list[dict[str, str]]:
 def test_trace_reports_eigh_in_float64_but_not_training_ops(
     tmp_path: Path, run_cli: RunCli
 ) -> None:
-    script = _write(tmp_path, "train.py", TRAIN)
-    out = tmp_path / "out"
-    result = run_cli(["analyze", "--trace", "-o", str(out), "--", "python", str(script), "2"])
+    out, result = _trace(tmp_path, run_cli, "train.py", TRAIN, "2")
     assert result.returncode == 1, result.stderr
     assert "trained ['2']" in result.stdout  # the script ran with its own arguments
 
@@ -95,9 +103,7 @@ ATTENTION_AND_LSTM = """\
 def test_trace_leaves_what_ran_only_because_the_host_is_a_cpu_out_of_the_verdict(
     tmp_path: Path, run_cli: RunCli
 ) -> None:
-    script = _write(tmp_path, "train.py", ATTENTION_AND_LSTM)
-    out = tmp_path / "out"
-    result = run_cli(["analyze", "--trace", "-o", str(out), "--", "python", str(script)])
+    out, result = _trace(tmp_path, run_cli, "train.py", ATTENTION_AND_LSTM)
     assert result.returncode == 0, result.stdout + result.stderr  # nothing the NPU lacks
     assert _findings(out) == []
     host_only = {
@@ -146,8 +152,9 @@ def test_trace_stops_an_endless_script_at_the_operator_limit(
 
 @pytest.mark.slow
 def test_trace_of_a_failing_script_keeps_what_ran(tmp_path: Path, run_cli: RunCli) -> None:
-    script = _write(
+    out, result = _trace(
         tmp_path,
+        run_cli,
         "crash.py",
         """\
         import torch
@@ -156,8 +163,6 @@ def test_trace_of_a_failing_script_keeps_what_ran(tmp_path: Path, run_cli: RunCl
         raise RuntimeError("data directory missing")
         """,
     )
-    out = tmp_path / "out"
-    result = run_cli(["analyze", "--trace", "-o", str(out), "--", "python", str(script)])
     assert result.returncode == 1
     assert "data directory missing" in result.stderr
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
@@ -282,8 +287,9 @@ def test_a_module_is_traced_with_its_arguments_and_a_bad_version_stops_before_ru
 def test_a_gpu_script_runs_here_through_the_runtime_redirect(
     tmp_path: Path, run_cli: RunCli
 ) -> None:
-    script = _write(
+    out, result = _trace(
         tmp_path,
+        run_cli,
         "gpu_train.py",
         """\
         import torch
@@ -300,8 +306,6 @@ def test_a_gpu_script_runs_here_through_the_runtime_redirect(
         print("gpu script finished")
         """,
     )
-    out = tmp_path / "out"
-    result = run_cli(["analyze", "--trace", "-o", str(out), "--", "python", str(script)])
     assert result.returncode == 0, result.stderr
     assert "gpu script finished" in result.stdout
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
