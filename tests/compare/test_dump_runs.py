@@ -162,6 +162,14 @@ def test_the_original_and_its_migration_compare_clean(
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def test_the_original_under_the_runtime_redirect_compares_clean(
+    clean: Path, tmp_path: Path
+) -> None:
+    redirected = _dump(tmp_path / "auto", sys.executable, "-m", "ascendify.auto", str(TINY))
+    done = _compare(clean, redirected, "--tolerance", "strict")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 def test_compare_run_dumps_both_commands_and_compares_them(tmp_path: Path) -> None:
     done = _ascendify(
         "compare", "run", "--a", f"{sys.executable} {TINY} --steps 1", "--b",

@@ -80,6 +80,6 @@ for _ in range(args.steps):
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
-    print(float(loss))
+    print(loss.item())
 if torch.distributed.is_initialized():
     torch.distributed.destroy_process_group()
