@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -184,7 +186,17 @@ def launch(options: LaunchOptions, dry_run: bool = False) -> int:
     )
     result = run_job(spec, log=_say)
     _say(result.message)
+    _settle_console()
     return result.exit_code
+
+
+def _settle_console() -> None:
+    """Rank output the console's disk refused (stdout is the worker log of a job) is dropped, so
+    that the exit code says how the job ended, not that the last of its output did not fit."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _emit(args: argparse.Namespace, command: tuple[str, ...]) -> int:
@@ -212,8 +224,10 @@ def _emit(args: argparse.Namespace, command: tuple[str, ...]) -> int:
 
 
 def _say(message: str) -> None:
+    """Tell the user; stderr may be a log on a disk that filled, and the exit code still tells."""
     for line in message.splitlines():
-        print(f"ascendify run: {line}", file=sys.stderr, flush=True)
+        with contextlib.suppress(OSError):
+            print(f"ascendify run: {line}", file=sys.stderr, flush=True)
 
 
 def _nnodes(value: str | None) -> int | None:

@@ -53,7 +53,7 @@ def run_node(
     cwd.mkdir(parents=True, exist_ok=True)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **plan.env}
-    with log_path.open("ab") as log:
+    with log_path.open("ab", buffering=0) as log:  # unbuffered: a failed note leaves nothing
         for step in plan.steps:
             if stop.is_set():
                 return NodeResult(plan.node, 128 + signal.SIGTERM, step.what)
@@ -130,8 +130,9 @@ def exit_code(code: int) -> int:
 
 def _note(log: IO[bytes], message: str) -> None:
     stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
-    log.write(f"[ascendify job {stamp} UTC] {message}\n".encode())
-    log.flush()
+    with contextlib.suppress(OSError):  # a full disk loses the note, not the node
+        log.write(f"[ascendify job {stamp} UTC] {message}\n".encode())
+        log.flush()
 
 
 def kept(plan: NodePlan, python: str) -> NodePlan:

@@ -10,6 +10,7 @@ same way, and nothing is left running when :meth:`Agent.run` returns.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -23,10 +24,12 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from ascendify.errors import AscendifyError
 from ascendify.launch.containment import (
     MARKER,
     Strays,
     Watchdog,
+    adopting_orphans,
     die_with_launcher,
     new_marker,
     signal_all,
@@ -34,6 +37,7 @@ from ascendify.launch.containment import (
 )
 from ascendify.launch.hints import hint_for
 from ascendify.launch.plan import LaunchPlan, WorkerPlan
+from ascendify.textfile import parse_bounded, read_text
 
 POLL_INTERVAL = 0.05
 PEER_POLL_INTERVAL = 0.25
@@ -42,6 +46,11 @@ LINE_LIMIT = 64 * 1024  # rank output without a line end is passed on in pieces 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 TAIL_LINES = 20
 SUMMARY_NAME = "run_summary.json"
+# Room taken for the summary when the run starts: it is written even once the logs filled the disk.
+SUMMARY_ROOM = 256 * 1024
+ERROR_FILE_LIMIT = 1 << 20  # a rank's error file is read up to this size...
+ERROR_MESSAGE_LIMIT = 4096  # ...and its message kept up to this many characters
+_NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 @dataclass(frozen=True)
@@ -66,7 +75,7 @@ class RankFailure:
             return f"node {self.node_rank} failed: {self.error}"
         when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(self.time))
         how = (
-            f"killed by signal {signal.Signals(-self.exit_code).name}"
+            f"killed by signal {signal_name(-self.exit_code)}"
             if self.exit_code < 0
             else f"exit code {self.exit_code}"
         )
@@ -127,6 +136,7 @@ class _Rank:
     process: subprocess.Popen[bytes]
     log: IO[bytes]
     pumps: list[threading.Thread] = field(default_factory=list)
+    log_failure: str | None = None  # why the log stopped being written (its disk filled)
     exit_code: int | None = None
     ended: float = 0.0
     stopped: bool = False  # still running when the teardown began
@@ -151,7 +161,8 @@ class Agent:
     def run(self) -> RunResult:
         self._prepare_files()
         watchdog = Watchdog(self._strays.marker, self.plan.grace_period)
-        with self._forwarded_signals():
+        self._strays.ignore(watchdog.pid)
+        with self._forwarded_signals(), adopting_orphans():
             try:
                 not_started = self._start_all()
                 ended = self._failed(not_started) if not_started else self._supervise(watchdog)
@@ -180,6 +191,8 @@ class Agent:
             ascend_logs = worker.env.get("ASCEND_PROCESS_LOG_PATH")
             if ascend_logs:
                 Path(ascend_logs).mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError), (self.plan.log_dir / SUMMARY_NAME).open("wb") as room:
+            os.posix_fallocate(room.fileno(), 0, SUMMARY_ROOM)  # kept for the summary at the end
 
     def _start_all(self) -> RankFailure | None:
         """Start every rank; a rank that cannot start fails the job like one that exits."""
@@ -239,9 +252,14 @@ class Agent:
         prefix = f"[rank {rank.plan.rank}]: ".encode()
         previous = b"\n"
         for piece in output_pieces(stream):
+            # Once the log cannot be written the pipe is still drained: a full pipe blocks a rank.
             with log_lock:
-                rank.log.write(piece)
-                rank.log.flush()
+                if rank.log_failure is None:
+                    try:
+                        rank.log.write(piece)
+                        rank.log.flush()
+                    except OSError as error:
+                        rank.log_failure = _write_failure(rank.plan.log_path, error)
             if shown:
                 try:
                     with self._console_lock:
@@ -270,7 +288,8 @@ class Agent:
             if failure is not None:
                 return self._failed(failure)
             if all(rank.exit_code is not None for rank in self._ranks):
-                return "succeeded", None
+                lost = self._log_failure()
+                return self._failed(lost) if lost is not None else ("succeeded", None)
             now = time.monotonic()
             if now >= next_record:
                 watchdog.watch(self._strays.record(self._rank_pids()))
@@ -281,6 +300,11 @@ class Agent:
                     return "stopped", remote
                 next_peer_check = now + PEER_POLL_INTERVAL
             time.sleep(POLL_INTERVAL)
+
+    def _log_failure(self) -> RankFailure | None:
+        """A job whose ranks all finished fails if a log could not be kept (its disk filled)."""
+        causes = [rank.log_failure for rank in self._ranks if rank.log_failure is not None]
+        return RankFailure.of_node(self.plan.node_rank, causes[0]) if causes else None
 
     def _failed(self, failure: RankFailure) -> tuple[str, RankFailure]:
         """Our failure, unless another node recorded one first (then we were only stopped)."""
@@ -353,7 +377,8 @@ class Agent:
     def _close(self, rank: _Rank) -> None:
         for pump in rank.pumps:
             pump.join(timeout=2.0)
-        rank.log.close()
+        with contextlib.suppress(OSError):  # what is still buffered may not fit on a full disk
+            rank.log.close()
 
     # -- signals -------------------------------------------------------------------------------
 
@@ -390,9 +415,7 @@ class Agent:
         elif state == "interrupted":
             assert self._signal is not None
             code = 128 + self._signal
-            message = (
-                f"stopped by {signal.Signals(self._signal).name}; {stopped} running rank(s) stopped"
-            )
+            message = f"stopped by {signal_name(self._signal)}; {stopped} running rank(s) stopped"
         else:
             assert failure is not None
             code = failure.launcher_exit_code
@@ -428,8 +451,15 @@ class Agent:
             "root_cause": asdict(result.root_cause) if result.root_cause else None,
             "logs": {str(w.rank): str(w.log_path) for w in self.plan.workers},
         }
+        data = (json.dumps(summary, indent=2) + "\n").encode()
         path = self.plan.log_dir / SUMMARY_NAME
-        path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        try:
+            # Into the room reserved at the start, which a full disk cannot take away.
+            with path.open("r+b" if path.exists() else "wb") as handle:
+                handle.write(data)
+                handle.truncate()
+        except OSError as error:
+            sys.stderr.write(f"ascendify: cannot write {path}: {error.strerror}\n")
 
 
 def output_pieces(stream: IO[bytes]) -> Iterator[bytes]:
@@ -479,13 +509,43 @@ def _tail(path: Path, count: int) -> tuple[str, ...]:
 
 
 def _error_message(path: Path) -> str | None:
-    """The message torch's ``@record`` writes to TORCHELASTIC_ERROR_FILE, when the rank had one."""
+    """The message torch's ``@record`` writes to TORCHELASTIC_ERROR_FILE, when the rank had one.
+
+    The rank wrote the file: it is read within the limits of :mod:`ascendify.textfile` (up to
+    :data:`ERROR_FILE_LIMIT` bytes, nested at most so deep; beyond them the report says so), and
+    the message is cut at :data:`ERROR_MESSAGE_LIMIT` characters.
+    """
+    what = "the rank's error file"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = read_text(path, what, limit=ERROR_FILE_LIMIT)
+        data = parse_bounded(json.loads, text, f"{what} {path}", AscendifyError)
         message = data["message"]
-        return str(message["message"] if isinstance(message, dict) else message)
-    except (OSError, ValueError, KeyError, TypeError):
+        text = str(message["message"] if isinstance(message, dict) else message)
+    except FileNotFoundError:
         return None
+    except AscendifyError as unread:
+        return f"({unread})"
+    except (ValueError, KeyError, TypeError):
+        return None
+    return text if len(text) <= ERROR_MESSAGE_LIMIT else text[:ERROR_MESSAGE_LIMIT] + " [...]"
+
+
+def _write_failure(path: Path, error: OSError) -> str:
+    """The cause a job fails with when ``path`` could not be written."""
+    if error.errno in _NO_ROOM:
+        detail = f" ({error.strerror})" if error.errno == errno.EFBIG else ""
+        return f"disk full: {path}{detail}"
+    return f"cannot write {path}: {error.strerror}"
+
+
+def signal_name(number: int) -> str:
+    """``SIGKILL``; real-time signals, which have no name of their own, as ``SIGRTMIN+6``."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        if signal.SIGRTMIN <= number <= signal.SIGRTMAX:
+            return f"SIGRTMIN+{number - signal.SIGRTMIN}"
+        return f"signal {number}"
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -497,7 +557,7 @@ def _rank_record(code: int | None, stopped: bool) -> dict[str, Any]:
     """How one rank ended: its exit code or the signal that ended it, and who stopped it."""
     return {
         "exit_code": code if code is None or code >= 0 else None,
-        "signal": signal.Signals(-code).name if code is not None and code < 0 else None,
+        "signal": signal_name(-code) if code is not None and code < 0 else None,
         "started": code is not None,
         "stopped_by_launcher": stopped,
     }

@@ -1,6 +1,6 @@
 """Keep every process of a job inside the job: ranks die with their launcher, strays are found.
 
-Four layers, because each one alone has a hole:
+Five layers, because each one alone has a hole:
 
 * each rank asks the kernel for SIGKILL when its launcher dies (Linux ``PR_SET_PDEATHSIG``), so a
   SIGKILLed launcher leaves no rank behind;
@@ -9,6 +9,9 @@ Four layers, because each one alone has a hole:
   is still recognisable at teardown, when it is no longer a descendant of anything we know;
 * while the job runs, the descendants of every rank are recorded, which also catches children
   that scrubbed their environment, as long as they lived for one look;
+* the launcher is the "child subreaper" of everything below it (Linux ``PR_SET_CHILD_SUBREAPER``):
+  a process orphaned by a double fork is re-parented to the launcher, not to init, so a daemon that
+  scrubbed its environment and left the tree before any look is still found among its children;
 * a small watchdog process (:class:`Watchdog`, in its own session) learns those records and, if
   the launcher dies without its teardown, stops everything marked or recorded.
 """
@@ -21,13 +24,15 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import uuid
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
 
 import psutil
 
 MARKER = "ASCENDIFY_JOB_MARKER"
 _PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
 
 
 def new_marker() -> str:
@@ -54,20 +59,51 @@ def die_with_launcher() -> Callable[[], None] | None:
     return bind
 
 
+@contextlib.contextmanager
+def adopting_orphans() -> Iterator[None]:
+    """While the block runs, orphans below this process are re-parented to it (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        yield
+        return
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    try:
+        yield
+    finally:
+        prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+
+
 class Strays:
     """The processes a job started besides its ranks, recorded while it runs and swept at the end."""
 
     def __init__(self, marker: str) -> None:
         self.marker = marker
         self._seen: dict[int, psutil.Process] = {}
+        self._ours: set[int] = set()  # children of the launcher that are not the job's
+        self._since = time.time()
+
+    def ignore(self, pid: int) -> None:
+        """``pid`` is a child of the launcher that is not part of the job (its watchdog)."""
+        self._ours.add(pid)
 
     def record(self, ranks: Collection[int]) -> list[psutil.Process]:
-        """Remember every current descendant of ``ranks`` (pids of rank processes); the new ones."""
+        """Remember every current descendant of ``ranks`` (pids of rank processes) and every
+        orphan the launcher adopted (see :func:`adopting_orphans`); return the new ones."""
         children: dict[int, list[int]] = {}
-        for process in psutil.process_iter(["ppid"]):
+        for process in psutil.process_iter(["ppid", "create_time"]):
             children.setdefault(process.info["ppid"], []).append(process.pid)
+        adopted = [
+            pid
+            for pid in children.get(os.getpid(), ())
+            if pid not in ranks and pid not in self._ours and _started_since(pid, self._since)
+        ]
         new = []
-        pending = list(ranks)
+        for pid in adopted:
+            if pid not in self._seen:
+                with contextlib.suppress(psutil.Error):
+                    self._seen[pid] = psutil.Process(pid)
+                    new.append(self._seen[pid])
+        pending = list(ranks) + adopted
         while pending:
             for pid in children.get(pending.pop(), ()):
                 if pid not in self._seen:
@@ -82,6 +118,13 @@ class Strays:
         self.record(ranks)
         found = {**self._seen, **{p.pid: p for p in marked(self.marker)}}
         return [p for pid, p in found.items() if pid not in ranks and _alive(p)]
+
+
+def _started_since(pid: int, moment: float) -> bool:
+    try:
+        return psutil.Process(pid).create_time() >= moment - 1.0  # psutil rounds start times
+    except psutil.Error:
+        return False
 
 
 def marked(marker: str) -> list[psutil.Process]:
@@ -109,6 +152,10 @@ class Watchdog:
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # a Ctrl-C or a killpg aimed at the launcher must miss it
         )
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
 
     def watch(self, processes: Iterable[psutil.Process]) -> None:
         lines = "".join(f"{p.pid} {p.create_time()}\n" for p in processes if _alive(p))
