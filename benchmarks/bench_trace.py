@@ -61,14 +61,16 @@ def _median_seconds(action: Callable[[], object], repeats: int) -> float:
 def per_step(script: Path, steps: int) -> tuple[float, float]:
     import runpy
 
-    from ascendify.analyze.tracer import OperatorRecorder
+    from ascendify.analyze.tracer import OperatorRecorder, TraceWriter
 
     namespace = runpy.run_path(str(script))  # defines step() without running the loop
     step = namespace["step"]
     step()  # warm up
     plain = _median_seconds(step, steps)
-    with OperatorRecorder(script.parent, None):
+    writer = TraceWriter(script.parent / "trace.jsonl")  # written as it grows, as in a real trace
+    with OperatorRecorder(script.parent, None, writer):
         traced = _median_seconds(step, steps)
+    writer.close()
     return plain, traced
 
 

@@ -170,6 +170,35 @@ def test_trace_of_a_failing_script_keeps_what_ran(tmp_path: Path, run_cli: RunCl
     assert report["trace"]["cpu_fallback_ops"] == ["aten::_linalg_eigh"]
 
 
+@pytest.mark.slow
+def test_trace_of_a_script_that_skips_every_exit_hook_keeps_what_ran(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    script = _write(
+        tmp_path,
+        "abrupt.py",
+        """\
+        import os
+
+        import torch
+
+        torch.linalg.eigh(torch.eye(2, dtype=torch.float64))
+        x = torch.ones(3) + 1
+        x = torch.ones(3) + 1
+        os._exit(0)  # skips atexit, finally blocks and every other exit hook
+        """,
+    )
+    out = tmp_path / "out"
+    result = run_cli(["analyze", "--trace", "-o", str(out), "--", "python", str(script)])
+    assert result.returncode == 1, result.stderr  # the float64 finding
+    trace = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert trace["trace"]["cpu_fallback_ops"] == ["aten::_linalg_eigh"]
+    assert trace["trace"]["stopped"] == (
+        "the script left without the tracer's end (os._exit or a signal)"
+    )
+    assert trace["ops"]["aten::add.Tensor"]["calls"] >= 1
+
+
 def test_operator_status_follows_the_chosen_release() -> None:
     facts = load_facts("2.13.0")
     assert op_status("aten::addmm", [], facts) is OpStatus.NPU_KERNEL

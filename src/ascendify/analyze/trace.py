@@ -73,6 +73,45 @@ def _split_interpreter_options(command: list[str]) -> tuple[str, list[str], list
     return interpreter, options, rest
 
 
+def read_trace(path: Path, returncode: int) -> dict[str, Any]:
+    """The trace the tracer wrote as it went (:class:`ascendify.analyze.tracer.TraceWriter`), folded into one
+    document. Without its last line the script left without the tracer (``os._exit``, a signal): what it ran
+    until then is kept, and ``stopped`` says so."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        lines = []
+    entries = [
+        json.loads(line) for line in lines if line.endswith("}")
+    ]  # a line cut short is left out
+    if not entries or "start" not in entries[0]:
+        raise AscendifyError(
+            f"the traced script ended (exit code {returncode}) without a trace; "
+            "was the interpreter killed?"
+        )
+    trace: dict[str, Any] = {**entries[0]["start"], "kernels": {}, "total_ops": 0, "seconds": 0.0}
+    records: list[dict[str, Any]] = []
+    end = {
+        "stopped": "the script left without the tracer's end (os._exit or a signal)",
+        "exit_code": returncode,
+        "error": None,
+    }
+    for entry in entries[1:]:
+        if "op" in entry:
+            trace["kernels"][entry["op"]] = entry["kernels"]
+        elif "record" in entry:
+            op, dtypes, file, line = entry["record"]
+            records.append({"op": op, "dtypes": dtypes, "file": file, "line": line, "calls": 1})
+        elif "calls" in entry:
+            for index, calls in entry["calls"]:
+                records[index]["calls"] = calls
+            trace.update(total_ops=entry["total"], seconds=entry["seconds"])
+        elif "end" in entry:
+            end = entry["end"]
+    trace["total_ops"] = max(trace["total_ops"], sum(record["calls"] for record in records))
+    return {**trace, **end, "records": records}
+
+
 def run_trace(request: TraceRequest) -> AnalysisResult:
     facts = load_facts(request.version)  # a bad -v fails before the script runs
     with tempfile.TemporaryDirectory(prefix="ascendify-trace-") as scratch:
@@ -80,12 +119,7 @@ def run_trace(request: TraceRequest) -> AnalysisResult:
         completed = subprocess.run(
             child_command(request, trace_out), env=child_environment(), check=False
         )
-        if not trace_out.exists():
-            raise AscendifyError(
-                f"the traced script ended (exit code {completed.returncode}) without a trace; "
-                "was the interpreter killed?"
-            )
-        trace: dict[str, Any] = json.loads(trace_out.read_text(encoding="utf-8"))
+        trace = read_trace(trace_out, completed.returncode)
     usages = summarize(trace, facts)
     findings = trace_findings(trace, usages, facts)
     fallbacks = sorted(

@@ -3,8 +3,12 @@
 Started by :mod:`ascendify.analyze.trace` as ``python -m ascendify.analyze.tracer --trace-out FILE [limits] --
 script.py args...`` (or ``-- -m package args...``). It records below autograd, so backward and optimizer operators
 are seen too, and after torch's composite operators have decomposed. For each operator it keeps the tensor dtypes
-and the innermost line of the user's project that led to it. The raw trace is written as JSON when the script
-ends, fails, or reaches a limit; classification against torch_npu happens in the parent.
+and the innermost line of the user's project that led to it; classification against torch_npu happens in the parent.
+
+The raw trace is written as it grows, one JSON object a line (:class:`TraceWriter`): every new operator, dtype and
+line as it is first seen, the call counts at most once a second, and a last line when the script ends, fails or
+reaches a limit. A script that leaves through ``os._exit`` (which skips every exit hook) or is killed still leaves
+every operator it ran.
 """
 
 from __future__ import annotations
@@ -45,13 +49,45 @@ class TraceLimitReached(BaseException):
 Key = tuple[Any, tuple[str, ...], str, int]
 
 
+class TraceWriter:
+    """The trace file, appended to as the trace grows; only the traced process writes (a forked DataLoader worker
+    records on, but writes nothing)."""
+
+    FLUSH_SECONDS = 1.0  # call counts are written at most this often (and at the end)
+
+    def __init__(self, path: Path) -> None:
+        self.owner = os.getpid()
+        self._descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
+        self._flushed = time.monotonic()
+
+    def line(self, entry: dict[str, Any]) -> None:
+        if os.getpid() == self.owner:
+            os.write(self._descriptor, (json.dumps(entry) + "\n").encode())
+
+    def due(self) -> bool:
+        return time.monotonic() - self._flushed >= self.FLUSH_SECONDS
+
+    def counts(self, calls: dict[int, int], total: int, seconds: float) -> None:
+        """The call counts that changed since the last write."""
+        self._flushed = time.monotonic()
+        self.line({"calls": sorted(calls.items()), "total": total, "seconds": round(seconds, 3)})
+
+    def close(self) -> None:
+        os.close(self._descriptor)
+
+
 class OperatorRecorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
-    def __init__(self, project_root: Path, max_ops: int | None) -> None:
+    def __init__(self, project_root: Path, max_ops: int | None, writer: TraceWriter) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.project_root = str(project_root.resolve()) + os.sep
         self.max_ops = max_ops
         self.total = 0
         self.calls: dict[Key, int] = {}
+        self._index: dict[Key, int] = {}  # the order in which the writer wrote each key
+        self._unwritten: dict[int, int] = {}  # index -> calls, changed since the last write
+        self._ops_written: set[str] = set()
+        self._writer = writer
+        self._started = time.perf_counter()
         self._is_user_file: dict[str, bool] = {}
 
     def __torch_dispatch__(
@@ -68,8 +104,29 @@ class OperatorRecorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
         result = func(*args, **kwargs)
         file, line = self._user_location(sys._getframe(1))
         key = (func, _dtypes(args, kwargs, result), file, line)
-        self.calls[key] = self.calls.get(key, 0) + 1
+        calls = self.calls[key] = self.calls.get(key, 0) + 1
+        if calls == 1:
+            self._write_new(key)
+        else:
+            self._unwritten[self._index[key]] = calls
+        if self.total % 256 == 0 and self._writer.due():
+            self.flush()
         return result
+
+    def _write_new(self, key: Key) -> None:
+        """A key seen for the first time: its line at once (with its operator's registrations, when new)."""
+        func, dtypes, file, line = key
+        name = func.name()
+        if name not in self._ops_written:
+            self._ops_written.add(name)
+            self._writer.line({"op": name, "kernels": _kernels(name)})
+        self._index[key] = len(self._index)
+        self._writer.line({"record": [name, list(dtypes), file, line]})
+
+    def flush(self) -> None:
+        """Write the call counts that changed (bounded: at most one line per key, once a second)."""
+        self._writer.counts(self._unwritten, self.total, time.perf_counter() - self._started)
+        self._unwritten = {}
 
     def _user_location(self, frame: FrameType | None) -> tuple[str, int]:
         """The innermost frame in the user's project (not in an installed library, not ours)."""
@@ -91,23 +148,12 @@ class OperatorRecorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
             and not any(marker in path for marker in _LIBRARY_MARKERS)
         )
 
-    def records(self) -> list[dict[str, Any]]:
-        return [
-            {"op": func.name(), "dtypes": list(dtypes), "file": file, "line": line, "calls": calls}
-            for (func, dtypes, file, line), calls in self.calls.items()
-        ]
 
-    def kernels(self) -> dict[str, list[str]]:
-        """For each recorded operator, the composite registrations torch has for it."""
-        names = {func.name() for func, _, _, _ in self.calls}
-        return {
-            name: [
-                key
-                for key in COMPOSITE_KEYS
-                if torch._C._dispatch_has_kernel_for_dispatch_key(name, key)
-            ]
-            for name in sorted(names)
-        }
+def _kernels(name: str) -> list[str]:
+    """The composite registrations torch has for an operator."""
+    return [
+        key for key in COMPOSITE_KEYS if torch._C._dispatch_has_kernel_for_dispatch_key(name, key)
+    ]
 
 
 def _dtypes(args: Sequence[Any], kwargs: dict[str, Any], result: Any) -> tuple[str, ...]:
@@ -152,17 +198,25 @@ def _project_root(target: Sequence[str]) -> Path:
 
 
 def trace(target: Sequence[str], out: Path, max_ops: int | None, max_seconds: float | None) -> int:
-    """Run ``target`` under the recorder, write the raw trace to ``out``, return the script's exit code."""
+    """Run ``target`` under the recorder, writing the raw trace to ``out``; returns the script's exit code."""
     redirected = _enable_runtime_redirect()
-    recorder = OperatorRecorder(_project_root(target), max_ops)
-    owner = os.getpid()  # forked workers (DataLoader) must not write the trace
+    writer = TraceWriter(out)
+    writer.line(
+        {
+            "start": {
+                "project_root": str(_project_root(target)),
+                "runtime_redirect": redirected,
+                "torch_version": torch.__version__,
+            }
+        }
+    )
+    recorder = OperatorRecorder(_project_root(target), max_ops, writer)
     stopped: str | None = None
     error: str | None = None
     exit_code = 0
     if max_seconds:
         signal.signal(signal.SIGALRM, _raise_time_limit)
         signal.setitimer(signal.ITIMER_REAL, max_seconds)
-    start = time.perf_counter()
     try:
         with recorder:
             _run_target(target)
@@ -176,21 +230,12 @@ def trace(target: Sequence[str], out: Path, max_ops: int | None, max_seconds: fl
         exit_code = 1
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        elapsed = time.perf_counter() - start
-    if os.getpid() == owner:
-        document = {
-            "project_root": str(_project_root(target)),
-            "records": recorder.records(),
-            "kernels": recorder.kernels(),
-            "total_ops": min(recorder.total, max_ops or recorder.total),
-            "seconds": round(elapsed, 3),
-            "stopped": stopped,
-            "exit_code": exit_code,
-            "error": error,
-            "runtime_redirect": redirected,
-            "torch_version": torch.__version__,
-        }
-        out.write_text(json.dumps(document), encoding="utf-8")
+    recorder.flush()
+    total = min(recorder.total, max_ops or recorder.total)
+    writer.line(
+        {"end": {"total_ops": total, "stopped": stopped, "exit_code": exit_code, "error": error}}
+    )
+    writer.close()
     return exit_code
 
 
