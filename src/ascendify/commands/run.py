@@ -97,6 +97,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="wait for nodes / rank table (300)",
     )
     add("--dry-run", action="store_true", help="print the plan as JSON and start nothing")
+    recovery = parser.add_argument_group(
+        "recovery",
+        "A failed rank, a lost node or a hang stops every rank of every node; with restarts left "
+        "the whole job starts again (ASCENDIFY_RESTART_COUNT, TORCHELASTIC_RESTART_COUNT).",
+    )
+    recovery.add_argument(
+        "--max-restarts",
+        "--max_restarts",
+        type=int,
+        default=0,
+        metavar="N",
+        help="restart the job up to N times (0)",
+    )
+    recovery.add_argument(
+        "--hang-timeout",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="no output from any rank for S seconds is a hang: record every rank's stack (0: off)",
+    )
+    recovery.add_argument(
+        "--resume-from-latest",
+        metavar="GLOB",
+        help="pass the newest matching file (relative: in --train_url's folder) as --resume=PATH",
+    )
     channels = parser.add_argument_group(
         "input/output channels",
         "--data_url and --train_url values that are s3:// or obs:// URLs are staged to local "
@@ -167,6 +192,9 @@ def run(args: argparse.Namespace) -> int:
         inputs=tuple(args.input),
         outputs=tuple(args.output),
         upload_interval=args.upload_interval,
+        max_restarts=args.max_restarts,
+        hang_timeout=args.hang_timeout,
+        resume_from_latest=args.resume_from_latest,
     )
     return launch(options, dry_run=args.dry_run)
 

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -35,8 +35,9 @@ from ascendify.launch.containment import (
     signal_all,
     still_alive,
 )
+from ascendify.launch.hang import RankProcess, Silence, dump_stacks
 from ascendify.launch.hints import hint_for
-from ascendify.launch.plan import LaunchPlan, WorkerPlan
+from ascendify.launch.plan import LaunchPlan, WorkerPlan, stacks_dir
 from ascendify.textfile import parse_bounded, read_text
 
 POLL_INTERVAL = 0.05
@@ -68,10 +69,11 @@ class RankFailure:
     last_lines: tuple[str, ...] = ()
     error: str | None = None  # from the rank's error file (torch's @record writes one)
     hint: str | None = None  # what to do, when the log shows a known cause
+    cause: str = "exit"  # one of CAUSES
 
     def describe(self, show_lines: bool = True) -> str:
         """The report; ``show_lines=False`` when the console already showed the rank's output."""
-        if self.rank < 0:  # a node, not a rank, failed (see rendezvous)
+        if self.rank < 0:  # a node, not a rank, failed (see rendezvous), or the job hung
             return f"node {self.node_rank} failed: {self.error}"
         when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(self.time))
         how = (
@@ -94,13 +96,21 @@ class RankFailure:
         return "\n".join(lines)
 
     @classmethod
-    def of_node(cls, node_rank: int, error: str, exit_code: int = 1) -> RankFailure:
+    def of_node(
+        cls, node_rank: int, error: str, exit_code: int = 1, cause: str = "node"
+    ) -> RankFailure:
         """A failure of a node's launcher itself (signalled, or gone), not of one of its ranks."""
-        return cls(node_rank, -1, -1, "", 0, exit_code, time.time(), "", error=error)
+        return cls(node_rank, -1, -1, "", 0, exit_code, time.time(), "", error=error, cause=cause)
 
     @property
     def launcher_exit_code(self) -> int:
         return self.exit_code if self.exit_code > 0 else 128 - self.exit_code
+
+
+# Why an attempt ended: a rank exited non-zero or was killed ("exit"), could not start, no rank
+# wrote for --hang-timeout seconds, a node was lost or failed, or a launcher was stopped.
+CAUSES = ("exit", "start", "hang", "node", "stopped")
+HANG_EXIT_CODE = 124  # as timeout(1) ends a command that ran too long
 
 
 @dataclass(frozen=True)
@@ -114,6 +124,7 @@ class RunResult:
     log_dir: Path
     message: str = ""
     stopped: frozenset[int] = frozenset()  # global ranks still running when the teardown began
+    stacks: Mapping[int, str] = field(default_factory=dict)  # by global rank, after a hang
 
 
 class Peers(Protocol):
@@ -128,6 +139,9 @@ class Peers(Protocol):
     def finish(self, state: str, interrupted: Callable[[], bool]) -> None:
         """Tell the others this node is done (node 0 waits for all before closing the store,
         until ``interrupted()`` says a stop signal came)."""
+
+    def job_output(self, pieces: int) -> int:
+        """Publish how many pieces of output this node's ranks wrote; the job's total."""
 
 
 @dataclass
@@ -157,6 +171,8 @@ class Agent:
         self._signals = 0  # how many stop signals came
         self._strays = Strays(new_marker())
         self._bind = die_with_launcher()  # ranks are started from the thread that runs the agent
+        self._silence = Silence(plan.hang_timeout)
+        self._stacks: dict[int, str] = {}
 
     def run(self) -> RunResult:
         self._prepare_files()
@@ -167,6 +183,8 @@ class Agent:
                 not_started = self._start_all()
                 ended = self._failed(not_started) if not_started else self._supervise(watchdog)
                 state, failure = ended
+                if failure is not None and failure.cause == "hang":
+                    self._stacks = self._dump_stacks()
             finally:
                 stopped = self._stop_all()
                 watchdog.close()
@@ -212,11 +230,15 @@ class Agent:
                     time=time.time(),
                     log_path=str(worker.log_path),
                     error=f"could not start {worker.argv[0]!r}: {error}",
+                    cause="start",
                 )
         return None
 
     def _start(self, worker: WorkerPlan) -> _Rank:
-        log = worker.log_path.open("wb")
+        # A restart appends: the log keeps what the earlier attempts printed.
+        log = worker.log_path.open("ab" if self.plan.attempt else "wb")
+        if self.plan.attempt:
+            log.write(f"[ascendify] restart {self.plan.attempt}\n".encode())
         try:
             process = subprocess.Popen(
                 worker.argv,
@@ -252,6 +274,7 @@ class Agent:
         prefix = f"[rank {rank.plan.rank}]: ".encode()
         previous = b"\n"
         for piece in output_pieces(stream):
+            self._silence.output()
             # Once the log cannot be written the pipe is still drained: a full pipe blocks a rank.
             with log_lock:
                 if rank.log_failure is None:
@@ -280,7 +303,10 @@ class Agent:
                     name = signal.Signals(self._signal).name
                     self.peers.record_failure(
                         RankFailure.of_node(
-                            self.plan.node_rank, f"launcher stopped by {name}", 128 + self._signal
+                            self.plan.node_rank,
+                            f"launcher stopped by {name}",
+                            128 + self._signal,
+                            cause="stopped",
                         )
                     )
                 return "interrupted", None
@@ -298,13 +324,41 @@ class Agent:
                 remote = self.peers.failure()
                 if remote is not None:
                     return "stopped", remote
+                if self._silence.timeout > 0:
+                    self._silence.job_output(self.peers.job_output(self._silence.pieces))
                 next_peer_check = now + PEER_POLL_INTERVAL
+            if self._silence.hung(now):
+                return self._failed(self._hang())
             time.sleep(POLL_INTERVAL)
 
     def _log_failure(self) -> RankFailure | None:
         """A job whose ranks all finished fails if a log could not be kept (its disk filled)."""
         causes = [rank.log_failure for rank in self._ranks if rank.log_failure is not None]
         return RankFailure.of_node(self.plan.node_rank, causes[0]) if causes else None
+
+    def _hang(self) -> RankFailure:
+        timeout = self._silence.timeout
+        return RankFailure.of_node(
+            self.plan.node_rank,
+            f"hang: no rank of the job wrote a line for {timeout:g}s (--hang-timeout)",
+            exit_code=HANG_EXIT_CODE,
+            cause="hang",
+        )
+
+    def _dump_stacks(self) -> dict[int, str]:
+        """Every running rank's Python stacks, taken before any rank is stopped."""
+        running = [rank for rank in self._ranks if rank.process.poll() is None]
+        folder = stacks_dir(self.plan.log_dir, self.plan.attempt)
+        stacks = dump_stacks([RankProcess(r.plan.rank, r.process.pid) for r in running], folder)
+        for rank in running:  # the rank's log tells it too (``job logs --rank``)
+            note = (
+                f"[ascendify] hang: the stacks of rank {rank.plan.rank}\n{stacks[rank.plan.rank]}\n"
+            )
+            if rank.log_failure is None:
+                with contextlib.suppress(OSError):
+                    rank.log.write(note.encode())
+                    rank.log.flush()
+        return stacks
 
     def _failed(self, failure: RankFailure) -> tuple[str, RankFailure]:
         """Our failure, unless another node recorded one first (then we were only stopped)."""
@@ -431,8 +485,9 @@ class Agent:
             self.peers.finish(state, lambda: self._signals > signals_before)
         stopped_ranks = frozenset(rank.plan.rank for rank in self._ranks if rank.stopped)
         result = RunResult(
-            state, code, exit_codes, failure, self.plan.log_dir, message, stopped_ranks
-        )
+            state, code, exit_codes, failure, self.plan.log_dir, message, stopped_ranks,
+            self._stacks,
+        )  # fmt: skip
         self._write_summary(result)
         return result
 
@@ -449,17 +504,21 @@ class Agent:
                 for rank, code in result.exit_codes.items()
             },
             "root_cause": asdict(result.root_cause) if result.root_cause else None,
+            "stacks": {str(rank): text for rank, text in result.stacks.items()},
             "logs": {str(w.rank): str(w.log_path) for w in self.plan.workers},
         }
-        data = (json.dumps(summary, indent=2) + "\n").encode()
-        path = self.plan.log_dir / SUMMARY_NAME
-        try:
-            # Into the room reserved at the start, which a full disk cannot take away.
-            with path.open("r+b" if path.exists() else "wb") as handle:
-                handle.write(data)
-                handle.truncate()
-        except OSError as error:
-            sys.stderr.write(f"ascendify: cannot write {path}: {error.strerror}\n")
+        write_summary(self.plan.log_dir / SUMMARY_NAME, summary)
+
+
+def write_summary(path: Path, summary: dict[str, Any]) -> None:
+    """``run_summary.json``, into the room reserved at the start, which a full disk cannot take."""
+    data = (json.dumps(summary, indent=2) + "\n").encode()
+    try:
+        with path.open("r+b" if path.exists() else "wb") as handle:
+            handle.write(data)
+            handle.truncate()
+    except OSError as error:
+        sys.stderr.write(f"ascendify: cannot write {path}: {error.strerror}\n")
 
 
 def output_pieces(stream: IO[bytes]) -> Iterator[bytes]:

@@ -1,23 +1,24 @@
-"""Run a job on this node: spec -> assignment -> plan -> agent."""
+"""Run a job on this node: spec -> channels -> attempts (assignment -> plan -> agent)."""
 
 from __future__ import annotations
 
-import contextlib
 import signal
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
-from ascendify.launch.agent import Agent, Peers, RunResult
+from ascendify.launch.agent import RunResult
+from ascendify.launch.attempts import run_attempts
 from ascendify.launch.plan import LaunchPlan, NodeAssignment, local_assignment, plan_node
 from ascendify.launch.spec import LaunchSpec
 from ascendify.storage import ChannelPlan, for_node, plan_channels
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+TRAIN_URL = "train_url"  # the output channel a relative --resume-from-latest pattern looks in
 
 
 class _StopWhileStaging(BaseException):  # not an Exception: a request to stop
@@ -36,20 +37,26 @@ def run_job(
     Remote input channels are staged once per node before any rank starts, and outputs are
     uploaded while the job runs and at its end, also when it fails (``log`` tells how it went).
     A stop signal during the staging ends it (no partial file is left) and the job, no rank
-    started; one after the ranks ended does not cut the final upload short.
+    started; one after the ranks ended does not cut the final upload short. A job that may
+    restart or resume also gets the current content of its remote outputs first: a node that
+    starts afresh sees what the earlier attempts wrote.
     """
     spec, channels = with_channels(spec)
+    output_dir = next((Path(c.local_dir) for c in channels.channels if c.name == TRAIN_URL), None)
     if not (channels.remote_inputs or channels.remote_outputs):
-        return _supervise(spec, console)
-    from ascendify.storage import JobChannels
+        return run_attempts(spec, console, log, output_dir)
+    from ascendify.storage import JobChannels, copy_tree
 
     main = threading.current_thread() is threading.main_thread()
     previous = {sig: signal.getsignal(sig) for sig in _STOP_SIGNALS} if main else {}
     try:
         _set_handlers(dict.fromkeys(previous, _stop_staging))
         with JobChannels(channels, upload_interval=spec.upload_interval, log=log):
+            if spec.max_restarts or spec.resume_from_latest:
+                for channel in channels.remote_outputs:
+                    copy_tree(channel.url, channel.local_dir, settings=channels.settings)
             _set_handlers(previous)  # the agent notes stop signals itself from now on
-            result = _supervise(spec, console)
+            result = run_attempts(spec, console, log, output_dir)
             # The ranks have ended: a stop signal now (the platform's, or one that crossed a
             # peer's failure) must not cut the final upload short.
             _set_handlers({sig: signal.SIG_IGN for sig in previous if sig == signal.SIGTERM})
@@ -94,12 +101,6 @@ def with_channels(spec: LaunchSpec) -> tuple[LaunchSpec, ChannelPlan]:
     return rewritten, channels
 
 
-def _supervise(spec: LaunchSpec, console: IO[bytes] | None) -> RunResult:
-    with _assignment(spec) as (assignment, peers):
-        plan = plan_node(spec, assignment)
-        return Agent(plan, peers, console).run()
-
-
 def preview(spec: LaunchSpec) -> LaunchPlan:
     """The plan ``--dry-run`` prints; nothing is started, staged or contacted.
 
@@ -119,18 +120,6 @@ def preview(spec: LaunchSpec) -> LaunchPlan:
         rank_table=spec.rank_table,
     )
     return plan_node(spec, assignment)
-
-
-@contextlib.contextmanager
-def _assignment(spec: LaunchSpec) -> Iterator[tuple[NodeAssignment, Peers | None]]:
-    if not spec.multi_node:
-        yield local_assignment(spec, spec.master_port or free_port()), None
-        return
-    # Only multi-node jobs need torch (its TCPStore); one node starts without importing it.
-    from ascendify.launch.rendezvous import rendezvous
-
-    with rendezvous(spec) as (assignment, peers):
-        yield assignment, peers
 
 
 def free_port() -> int:

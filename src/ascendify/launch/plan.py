@@ -6,13 +6,15 @@ environment. Ascend defaults are set only where that environment lacks them.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ascendify.launch.ranktable import RankTable, assemble, to_json
 from ascendify.launch.spec import LaunchSpec
+from ascendify.launch.starthook import FOLDER, STACKS_VARIABLE
 
 # davincirun raises HCCL's 120 s link set-up timeout: big jobs need the time.
 HCCL_CONNECT_TIMEOUT = "1800"
@@ -61,6 +63,8 @@ class LaunchPlan:
     local_ranks_filter: tuple[int, ...] | None
     grace_period: float
     inherited_env: Mapping[str, str]  # what every rank inherits; not printed (it may hold secrets)
+    attempt: int = 0  # 0 for the first run of the job, N for its N-th restart
+    hang_timeout: float = 0.0  # seconds without output from any rank that make a hang (0: off)
 
 
 def local_assignment(spec: LaunchSpec, master_port: int) -> NodeAssignment:
@@ -78,10 +82,14 @@ def local_assignment(spec: LaunchSpec, master_port: int) -> NodeAssignment:
     return NodeAssignment(ranks, spec.nproc_per_node, master_port, spec.job_id, table)
 
 
-def plan_node(spec: LaunchSpec, assignment: NodeAssignment) -> LaunchPlan:
+def plan_node(
+    spec: LaunchSpec, assignment: NodeAssignment, attempt: int = 0, resume: Path | None = None
+) -> LaunchPlan:
+    """The plan of attempt ``attempt``; ``resume`` is the checkpoint passed as ``--resume=``."""
     table_file, table_json = _rank_table_file(spec, assignment.rank_table)
+    argv = spec.command if resume is None else (*spec.command, f"--resume={resume}")
     workers = tuple(
-        _worker(spec, assignment, local_rank, table_file)
+        _worker(replace(spec, command=argv), assignment, local_rank, table_file, attempt)
         for local_rank in range(spec.nproc_per_node)
     )
     return LaunchPlan(
@@ -102,6 +110,8 @@ def plan_node(spec: LaunchSpec, assignment: NodeAssignment) -> LaunchPlan:
         local_ranks_filter=spec.local_ranks_filter,
         grace_period=spec.grace_period,
         inherited_env=spec.env,
+        attempt=attempt,
+        hang_timeout=spec.hang_timeout,
     )
 
 
@@ -116,7 +126,11 @@ def _rank_table_file(
 
 
 def _worker(
-    spec: LaunchSpec, assignment: NodeAssignment, local_rank: int, table_file: Path | None
+    spec: LaunchSpec,
+    assignment: NodeAssignment,
+    local_rank: int,
+    table_file: Path | None,
+    attempt: int,
 ) -> WorkerPlan:
     rank = assignment.ranks[local_rank]
     log_path = spec.log_dir / f"rank_{rank}.log"
@@ -133,6 +147,9 @@ def _worker(
         "MASTER_ADDR": spec.master_addr,
         "MASTER_PORT": str(assignment.master_port),
         "TORCHELASTIC_ERROR_FILE": str(error_file),
+        "TORCHELASTIC_RESTART_COUNT": str(attempt),
+        "TORCHELASTIC_MAX_RESTARTS": str(spec.max_restarts),
+        "ASCENDIFY_RESTART_COUNT": str(attempt),
         # Ascend (what ModelArts' launcher sets): DEVICE_ID is the logical index on this node.
         "RANK_ID": str(rank),
         "RANK_SIZE": str(assignment.world_size),
@@ -149,6 +166,10 @@ def _worker(
     if spec.nproc_per_node > 1:
         defaults["OMP_NUM_THREADS"] = "1"  # as torchrun: N ranks x all cores oversubscribes the CPU
     env.update({name: value for name, value in defaults.items() if name not in spec.env})
+    if spec.hang_timeout > 0:
+        # The start hook that arms faulthandler, so a hang's stacks can be taken (see hang.py).
+        env[STACKS_VARIABLE] = str(stacks_dir(spec.log_dir, attempt))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(FOLDER), spec.env.get("PYTHONPATH")]))
     return WorkerPlan(
         local_rank=local_rank,
         rank=rank,
@@ -159,6 +180,11 @@ def _worker(
         log_path=log_path,
         error_file=error_file,
     )
+
+
+def stacks_dir(log_dir: Path, attempt: int) -> Path:
+    """Where the ranks of an attempt write their stacks when asked (see hang.py)."""
+    return log_dir / "stacks" / f"attempt_{attempt}"
 
 
 def plan_to_json(plan: LaunchPlan) -> dict[str, Any]:

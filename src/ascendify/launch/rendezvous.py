@@ -5,6 +5,13 @@ them, numbers the ranks node by node, picks the port the ranks' own process grou
 assembles the global v1.0 rank table, and publishes the assignment. While the job runs the
 store carries the first failure (first writer wins), so every node stops when one fails; at
 the end node 0 keeps the store up until every node has said it is done.
+
+The store lives as long as node 0's launcher; each attempt of a job that restarts (see
+:mod:`ascendify.launch.attempts`) meets under keys of its own number, so a restart rebuilds the
+assignment, the ranks' port and the rank table. Node 0 publishes the number of the attempt it
+runs: a node whose launcher starts afresh while the job runs joins the next one. While an attempt
+runs every node beats; node 0 declares a node whose beat stops for :data:`NODE_LOST_AFTER`
+seconds lost.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ import json
 import os
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from datetime import timedelta
 from typing import Any
@@ -27,32 +34,58 @@ from ascendify.launch.ranktable import RankTable, assemble, parse_rank_table, to
 from ascendify.launch.spec import LaunchSpec
 
 _PREFIX = "ascendify/"
-_ASSIGNMENT = _PREFIX + "assignment"
-_FAILURE = _PREFIX + "failure"
+_CURRENT_ATTEMPT = _PREFIX + "attempt"
 _POLL = 0.1
 # After a failure, how long node 0 keeps the store up for the others to read it.
 _FAILURE_LINGER = 5.0
+NODE_LOST_AFTER = 10.0
 
 
 class RendezvousError(AscendifyError):
     """The nodes of a job could not meet; the message names who is missing."""
 
 
-def _node_key(node_rank: int) -> str:
-    return f"{_PREFIX}node/{node_rank}"
+def _key(attempt: int, name: str) -> str:
+    return f"{_PREFIX}{attempt}/{name}"
 
 
-def _done_key(node_rank: int) -> str:
-    return f"{_PREFIX}done/{node_rank}"
+def _node_key(attempt: int, node_rank: int) -> str:
+    return _key(attempt, f"node/{node_rank}")
 
 
-@contextlib.contextmanager
-def rendezvous(spec: LaunchSpec) -> Iterator[tuple[NodeAssignment, StorePeers]]:
-    """Meet the other nodes; yield this node's assignment and the link to its peers."""
-    store = _connect(spec)
-    _publish(store, spec)
-    assignment = _assign(store, spec) if spec.node_rank == 0 else _receive(store, spec)
-    yield assignment, StorePeers(store, spec)
+def _done_key(attempt: int, node_rank: int) -> str:
+    return _key(attempt, f"done/{node_rank}")
+
+
+def _beat_key(attempt: int, node_rank: int) -> str:
+    return _key(attempt, f"beat/{node_rank}")
+
+
+class Rendezvous:
+    """This node's link to the job's store, for every attempt of the job."""
+
+    def __init__(self, spec: LaunchSpec) -> None:
+        self.spec = spec
+        self.store = _connect(spec)
+
+    def first_attempt(self) -> int:
+        """0 when the job starts; the attempt to join for a node that starts while it runs."""
+        if self.spec.node_rank == 0 or not self.store.check([_CURRENT_ATTEMPT]):
+            return 0
+        current = int(self.store.get(_CURRENT_ATTEMPT))
+        return current + 1 if self.store.check([_key(current, "failure")]) else current
+
+    def meet(self, attempt: int) -> tuple[NodeAssignment, StorePeers]:
+        """Meet the other nodes for ``attempt``: this node's assignment and its peers."""
+        store, spec = self.store, self.spec
+        if spec.node_rank == 0:
+            store.set(_CURRENT_ATTEMPT, str(attempt))
+        _publish(store, spec, attempt)
+        if spec.node_rank == 0:
+            assignment = _assign(store, spec, attempt)
+        else:
+            assignment = _receive(store, spec, attempt)
+        return assignment, StorePeers(store, spec, attempt)
 
 
 def _connect(spec: LaunchSpec) -> Any:
@@ -96,8 +129,8 @@ def _wait_for_listener(host: str, port: int, timeout: float) -> None:
             time.sleep(_POLL)
 
 
-def _publish(store: Any, spec: LaunchSpec) -> None:
-    if store.add(f"{_PREFIX}joined/{spec.node_rank}", 1) > 1:
+def _publish(store: Any, spec: LaunchSpec, attempt: int) -> None:
+    if store.add(_key(attempt, f"joined/{spec.node_rank}"), 1) > 1:
         raise RendezvousError(f"two nodes claim node rank {spec.node_rank}")
     node = {
         "address": spec.local_addr,
@@ -105,18 +138,20 @@ def _publish(store: Any, spec: LaunchSpec) -> None:
         "nnodes": spec.nnodes,
         "job_id": spec.job_id,
     }
-    store.set(_node_key(spec.node_rank), json.dumps(node))
+    store.set(_node_key(attempt, spec.node_rank), json.dumps(node))
 
 
-def _assign(store: Any, spec: LaunchSpec) -> NodeAssignment:
+def _assign(store: Any, spec: LaunchSpec, attempt: int) -> NodeAssignment:
     """Node 0: wait for every node, then hand out ranks, the ranks' port and the rank table."""
+    assignment_key = _key(attempt, "assignment")
     try:
-        _wait_for(store, [_node_key(n) for n in range(spec.nnodes)], spec, what="join")
-        nodes = [json.loads(store.get(_node_key(n))) for n in range(spec.nnodes)]
+        keys = [_node_key(attempt, n) for n in range(spec.nnodes)]
+        _wait_for(store, keys, spec, what="join")
+        nodes = [json.loads(store.get(key)) for key in keys]
         _check_agreement(nodes, spec)
         table = None if spec.rank_table is not None else _global_table(nodes)
     except RendezvousError as error:
-        store.set(_ASSIGNMENT, json.dumps({"error": str(error)}))
+        store.set(assignment_key, json.dumps({"error": str(error)}))
         raise
     offsets = [0]
     for node in nodes[:-1]:
@@ -128,20 +163,21 @@ def _assign(store: Any, spec: LaunchSpec) -> NodeAssignment:
         "job_id": spec.job_id,
         "rank_table": to_json(table) if table is not None else None,
     }
-    store.set(_ASSIGNMENT, json.dumps(published))
+    store.set(assignment_key, json.dumps(published))
     return _assignment(spec, published)
 
 
-def _receive(store: Any, spec: LaunchSpec) -> NodeAssignment:
+def _receive(store: Any, spec: LaunchSpec, attempt: int) -> NodeAssignment:
+    assignment_key = _key(attempt, "assignment")
     try:
-        _wait_for(store, [_ASSIGNMENT], spec, what="assignment")
+        _wait_for(store, [assignment_key], spec, what="assignment")
     except RendezvousError:
-        missing = _missing(store, [_node_key(n) for n in range(spec.nnodes)])
+        missing = _missing(store, [_node_key(attempt, n) for n in range(spec.nnodes)])
         raise RendezvousError(
             f"node {spec.node_rank}: no rank assignment from node 0 within {spec.join_timeout:g}s; "
             f"not joined: {_names(missing) or 'none (node 0 stalled)'}"
         ) from None
-    published = json.loads(store.get(_ASSIGNMENT))
+    published = json.loads(store.get(assignment_key))
     if "error" in published:
         raise RendezvousError(f"node 0 could not start the job: {published['error']}")
     return _assignment(spec, published)
@@ -204,37 +240,75 @@ def _names(keys: list[str]) -> str:
 
 
 class StorePeers:
-    """The other nodes, as seen through the store (implements the agent's ``Peers``)."""
+    """The other nodes in one attempt, as seen through the store (the agent's ``Peers``)."""
 
-    def __init__(self, store: Any, spec: LaunchSpec) -> None:
+    def __init__(self, store: Any, spec: LaunchSpec, attempt: int = 0) -> None:
         self._store = store
         self._spec = spec
+        self._attempt = attempt
+        self._failure_key = _key(attempt, "failure")
+        self._beats: dict[int, tuple[int, float]] = {}  # node 0: last beat seen, and when
+        self._published = 0  # pieces of output added to the job's count
 
     def failure(self) -> RankFailure | None:
         try:
-            if not self._store.check([_FAILURE]):
-                return None
-            return _decode(self._store.get(_FAILURE))
+            if self._store.check([self._failure_key]):
+                return _decode(self._store.get(self._failure_key))
+            self._store.add(_beat_key(self._attempt, self._spec.node_rank), 1)
+            lost = self._lost_node() if self._spec.node_rank == 0 else None
         except (RuntimeError, OSError) as error:
             # Node 0 hosts the store: losing it means node 0 is gone, and the job with it.
             return RankFailure.of_node(0, f"lost contact with node 0's rendezvous store ({error})")
+        if lost is None:
+            return None
+        why = f"node {lost} lost: no sign of its launcher for {NODE_LOST_AFTER:g}s"
+        return self.record_failure(RankFailure.of_node(lost, why, exit_code=137))
+
+    def _lost_node(self) -> int | None:
+        """A node whose beat has not moved for :data:`NODE_LOST_AFTER` seconds (node 0 only)."""
+        now = time.monotonic()
+        for node in range(1, self._spec.nnodes):
+            beat = self._store.add(_beat_key(self._attempt, node), 0)
+            seen, since = self._beats.get(node, (-1, now))
+            if beat != seen:
+                self._beats[node] = (beat, now)
+            elif now - since >= NODE_LOST_AFTER:
+                return node
+        return None
 
     def record_failure(self, failure: RankFailure) -> RankFailure:
         try:
-            first = self._store.compare_set(_FAILURE, "", json.dumps(asdict(failure)))
+            first = self._store.compare_set(self._failure_key, "", json.dumps(asdict(failure)))
         except (RuntimeError, OSError):
             return failure
         return _decode(first)
 
+    def job_output(self, pieces: int) -> int:
+        try:
+            total = int(self._store.add(_key(self._attempt, "output"), pieces - self._published))
+        except (RuntimeError, OSError):
+            return -1
+        self._published = pieces
+        return total
+
     def finish(self, state: str, interrupted: Callable[[], bool]) -> None:
         with contextlib.suppress(RuntimeError, OSError):
-            self._store.set(_done_key(self._spec.node_rank), state)
-        if self._spec.node_rank != 0:
-            return
+            self._store.set(_done_key(self._attempt, self._spec.node_rank), state)
+        if self._spec.node_rank != 0 or self._restarts(state):
+            return  # the store stays up for the next attempt
         # The store lives in this process: keep it up until every node has read what it needs.
         linger = self._spec.join_timeout if state == "succeeded" else _FAILURE_LINGER
-        keys = [_done_key(n) for n in range(self._spec.nnodes)]
+        keys = [_done_key(self._attempt, n) for n in range(self._spec.nnodes)]
         _wait_quietly(lambda: interrupted() or not _missing(self._store, keys), linger)
+
+    def _restarts(self, state: str) -> bool:
+        from ascendify.launch.attempts import restarts
+
+        failure = None
+        with contextlib.suppress(RuntimeError, OSError):
+            if state != "succeeded" and self._store.check([self._failure_key]):
+                failure = _decode(self._store.get(self._failure_key))
+        return restarts(state, failure, self._attempt, self._spec.max_restarts)
 
 
 def _wait_quietly(ready: Callable[[], bool], timeout: float) -> None:

@@ -39,6 +39,9 @@ class LaunchOptions:
     outputs: tuple[str, ...] = ()  # extra output channels (train_url is always one)
     upload_interval: float = 60.0  # seconds between output uploads while the job runs
     cwd: Path | None = None  # the ranks' working directory (default: the current one)
+    max_restarts: int = 0  # restarts of the whole job after a failure (torchrun's --max-restarts)
+    hang_timeout: float = 0.0  # seconds without output from any rank that make a hang (0: off)
+    resume_from_latest: str | None = None  # glob of checkpoints; the newest goes as --resume=
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,9 @@ class LaunchSpec:
     outputs: tuple[str, ...] = ()
     upload_interval: float = 60.0
     staging_dir: Path | None = None  # remote channels are staged below it (default: cwd)
+    max_restarts: int = 0
+    hang_timeout: float = 0.0
+    resume_from_latest: str | None = None
 
     @property
     def multi_node(self) -> bool:

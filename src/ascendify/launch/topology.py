@@ -14,6 +14,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from ascendify.errors import AscendifyError
 from ascendify.launch.devices import LocalDevices, device_ips, discover_devices
@@ -25,6 +26,7 @@ from ascendify.userdirs import cache_dir
 
 DEFAULT_MASTER_PORT = 29500  # torchrun's; multi-node jobs need one port every node agrees on
 _V0_FILE = "jobstart_hccl.json"
+_Number = TypeVar("_Number", int, float)
 
 
 class _Facts:
@@ -107,6 +109,9 @@ def resolve_spec(
         upload_interval=options.upload_interval,
         # ModelArts keeps its inputs/ and outputs/ under the mount path.
         staging_dir=Path(env["MA_MOUNT_PATH"]) if env.get("MA_MOUNT_PATH") else cwd,
+        max_restarts=_at_least_zero("--max-restarts", options.max_restarts),
+        hang_timeout=_at_least_zero("--hang-timeout", options.hang_timeout),
+        resume_from_latest=options.resume_from_latest,
     )
 
 
@@ -187,6 +192,12 @@ def _int(what: str, value: str | None, default: int) -> int:
         return int(value)
     except ValueError:
         raise AscendifyError(f"{what} must be a whole number, got {value!r}") from None
+
+
+def _at_least_zero(what: str, value: _Number) -> _Number:
+    if value < 0:
+        raise AscendifyError(f"{what} must be at least 0, got {value:g}")
+    return value
 
 
 def _command(options: LaunchOptions, env: Mapping[str, str]) -> tuple[str, ...]:

@@ -1,0 +1,137 @@
+"""Restarts: run a job's attempts until one succeeds or ``--max-restarts`` are used up.
+
+Each attempt is one run of :class:`~ascendify.launch.agent.Agent`: when a rank fails (non-zero
+exit, a signal), a node is lost or the job hangs, the agent has stopped every rank of every node
+(grace, then kill) by the time it returns, and the next attempt starts from scratch: a new
+assignment (on many nodes: a new rendezvous under the attempt's number in the same store), a new
+port for the ranks, a new rank table, ``ASCENDIFY_RESTART_COUNT`` and
+``TORCHELASTIC_RESTART_COUNT`` set to the attempt's number. The ranks' output folders are kept:
+a script that checkpoints into its ``train_url`` and loads the checkpoint when it finds one
+resumes where the last attempt got to; ``--resume-from-latest PATTERN`` also hands it the newest
+matching file as ``--resume=<path>``.
+
+A stop signal, a rank that cannot start and the last attempt's failure end the job. The history
+of the attempts goes into ``run_summary.json`` (``attempts``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from ascendify.launch.agent import SUMMARY_NAME, Agent, Peers, RankFailure, RunResult, write_summary
+from ascendify.launch.plan import NodeAssignment, local_assignment, plan_node
+from ascendify.launch.spec import LaunchSpec
+
+# What a restart may cure: a rank that died, a lost node, a hang. A command that cannot start, or a
+# launcher stopped by the platform, would end the same way again.
+RESTART_CAUSES = ("exit", "hang", "node")
+
+Meet = Callable[[int], tuple[NodeAssignment, Peers | None]]
+
+
+def restarts(state: str, failure: RankFailure | None, attempt: int, max_restarts: int) -> bool:
+    """Whether an attempt that ended so is followed by another one (every node agrees on it)."""
+    if state not in ("failed", "stopped") or failure is None or attempt >= max_restarts:
+        return False
+    return failure.cause in RESTART_CAUSES
+
+
+def run_attempts(
+    spec: LaunchSpec,
+    console: IO[bytes] | None,
+    log: Callable[[str], None],
+    output_dir: Path | None,
+) -> RunResult:
+    """Run attempts of the job on this node; the result of the last one, with the history.
+
+    ``output_dir`` is where a relative ``--resume-from-latest`` pattern looks (the local folder
+    of ``train_url``; the working directory without one).
+    """
+    history: list[dict[str, Any]] = []
+    result: RunResult | None = None
+    with _meetings(spec) as (first, meet):
+        attempt = first
+        while True:
+            started = time.time()
+            try:
+                assignment, peers = meet(attempt)
+            except Exception as error:
+                if result is None:
+                    raise
+                log(f"restart {attempt} could not start: {error}")
+                return result
+            resume = latest_checkpoint(spec.resume_from_latest, output_dir or spec.cwd)
+            if resume is not None:
+                log(f"attempt {attempt}: --resume={resume}")
+            plan = plan_node(spec, assignment, attempt, resume)
+            result = Agent(plan, peers, console).run()
+            history.append(attempt_record(attempt, started, result))
+            _write_history(spec.log_dir, history)
+            if not restarts(result.state, result.root_cause, attempt, spec.max_restarts):
+                return result
+            assert result.root_cause is not None
+            log(
+                f"attempt {attempt} ended ({result.root_cause.cause}); restart {attempt + 1} of "
+                f"{spec.max_restarts}"
+            )
+            attempt += 1
+
+
+@contextlib.contextmanager
+def _meetings(spec: LaunchSpec) -> Iterator[tuple[int, Meet]]:
+    """The first attempt's number and how each attempt gets its assignment and peers."""
+    if not spec.multi_node:
+        from ascendify.launch.job import free_port
+
+        yield 0, lambda _attempt: (local_assignment(spec, spec.master_port or free_port()), None)
+        return
+    # Only multi-node jobs need torch (its TCPStore); one node starts without importing it.
+    from ascendify.launch.rendezvous import Rendezvous
+
+    rendezvous = Rendezvous(spec)
+    yield rendezvous.first_attempt(), rendezvous.meet
+
+
+def latest_checkpoint(pattern: str | None, folder: Path) -> Path | None:
+    """The newest file matching ``pattern`` (a glob; relative ones inside ``folder``)."""
+    if not pattern:
+        return None
+    full = pattern if os.path.isabs(pattern) else str(folder / pattern)
+    found = []
+    for name in glob.glob(full, recursive=True):
+        with contextlib.suppress(OSError):
+            found.append((os.stat(name).st_mtime, name))
+    return Path(max(found)[1]) if found else None
+
+
+def attempt_record(attempt: int, started: float, result: RunResult) -> dict[str, Any]:
+    """One attempt as ``run_summary.json`` and ``job describe`` show it."""
+    failure = result.root_cause
+    return {
+        "attempt": attempt,
+        "start": started,
+        "end": time.time(),
+        "state": result.state,
+        "cause": failure.cause if failure is not None else None,
+        "reason": failure.describe(show_lines=False).splitlines()[0] if failure else None,
+        "exit_codes": {str(rank): code for rank, code in result.exit_codes.items()},
+        "stacks": {str(rank): text for rank, text in result.stacks.items()},
+    }
+
+
+def _write_history(log_dir: Path, history: list[dict[str, Any]]) -> None:
+    """Add the attempts so far to the summary the last attempt's agent wrote."""
+    path = log_dir / SUMMARY_NAME
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        summary = {}
+    summary["attempts"] = history
+    write_summary(path, summary)

@@ -1,0 +1,211 @@
+"""Restarts and hang detection with real processes: faults injected into a resumable gloo job.
+
+Every job checkpoints into its train_url and resumes from it, so each must end with the value of
+an uninterrupted run; no process of any attempt may outlive the launcher.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from ascendify.launch.job import free_port
+from tests.conftest import RunCli
+from tests.launch.test_run_multi_node import finish, flags_node, launchers, start
+
+pytestmark = pytest.mark.slow  # every test here starts processes
+
+FIXTURES = Path(__file__).parent / "fixtures"
+RESUMABLE = FIXTURES / "resumable.py"
+STEPS = 8
+__all__ = ["launchers"]  # the fixture, shared with the multi-node tests
+
+
+def uninterrupted(world: int) -> float:
+    return world * (world + 1) / 2 * STEPS * (STEPS + 1) / 2
+
+
+def line_of(text: str) -> int:
+    """The line of the resumable script that holds ``text``."""
+    lines = RESUMABLE.read_text().splitlines()
+    return next(number for number, line in enumerate(lines, 1) if text in line)
+
+
+def run_resumable(
+    run_cli: RunCli, tmp_path: Path, fault: str, *flags: str, faulty_attempts: int = 1
+) -> tuple[Any, dict[str, Any]]:
+    out = tmp_path / "out"
+    out.mkdir()
+    result = run_cli(
+        [
+            "run", "--nproc-per-node", "2", "--log-dir", str(tmp_path / "logs"), *flags,
+            sys.executable, str(RESUMABLE), f"--train_url={out}",
+        ],
+        cwd=tmp_path,
+        env={"FAULT": fault, "FAULT_ATTEMPTS": str(faulty_attempts), "PIDS_DIR": str(tmp_path)},
+        timeout=120,
+    )  # fmt: skip
+    summary = json.loads((tmp_path / "logs" / "run_summary.json").read_text())
+    return result, summary
+
+
+def final_value(out: Path) -> float:
+    return float(json.loads((out / "final.json").read_text())["value"])
+
+
+def assert_nothing_left(folder: Path) -> None:
+    pids = [int(pid) for path in folder.glob("pids_*") for pid in path.read_text().split()]
+    assert pids, "no rank started"
+    left = []
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                left.append(pid)
+        except psutil.Error:
+            pass
+    assert left == [], f"processes of the job outlived it: {left}"
+
+
+def test_rank_exit_at_step_5_restarts_and_ends_as_an_uninterrupted_run(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    result, summary = run_resumable(
+        run_cli, tmp_path, "exit", "--max_restarts", "1", "--resume-from-latest", "ckpt*.json"
+    )
+    assert result.returncode == 0, result.stderr
+    assert final_value(tmp_path / "out") == uninterrupted(2)
+    attempts = summary["attempts"]
+    assert [a["cause"] for a in attempts] == ["exit", None]
+    assert attempts[0]["exit_codes"]["1"] == 3
+    assert "rank 1 (node 0, local rank 1" in attempts[0]["reason"]
+    assert attempts[0]["end"] <= attempts[1]["start"]
+    assert "attempt 0 ended (exit); restart 1 of 1" in result.stderr
+    # The second attempt resumed from the checkpoint, handed over as --resume= too.
+    assert f"rank 1 attempt 1 starts at step 4 from {tmp_path / 'out' / 'ckpt.json'}" in (
+        result.stdout
+    )
+    log = (tmp_path / "logs" / "rank_1.log").read_text()
+    assert "rank 1 attempt 0 starts" in log
+    assert "[ascendify] restart 1\n" in log
+    assert_nothing_left(tmp_path)
+
+
+@pytest.mark.parametrize(("max_restarts", "succeeds"), [(2, True), (1, False)])
+def test_sigkilled_rank_with_n_and_n_minus_1_restarts(
+    run_cli: RunCli, tmp_path: Path, max_restarts: int, succeeds: bool
+) -> None:
+    result, summary = run_resumable(
+        run_cli, tmp_path, "kill", "--max-restarts", str(max_restarts), faulty_attempts=2
+    )
+    attempts = summary["attempts"]
+    if succeeds:
+        assert result.returncode == 0, result.stderr
+        assert final_value(tmp_path / "out") == uninterrupted(2)
+        assert [a["cause"] for a in attempts] == ["exit", "exit", None]
+    else:
+        assert result.returncode == 128 + signal.SIGKILL  # the last cause
+        assert "killed by signal SIGKILL" in result.stderr
+        assert [a["exit_codes"]["1"] for a in attempts] == [-9, -9]
+        assert summary["state"] == "failed"
+    assert_nothing_left(tmp_path)
+
+
+def test_no_restarts_keeps_the_single_attempt_behaviour(run_cli: RunCli, tmp_path: Path) -> None:
+    result, summary = run_resumable(run_cli, tmp_path, "exit")
+    assert result.returncode == 3
+    assert "ended (exit); restart" not in result.stderr
+    assert [a["cause"] for a in summary["attempts"]] == ["exit"]
+    assert summary["root_cause"]["rank"] == 1
+    assert not (tmp_path / "out" / "final.json").exists()
+    assert_nothing_left(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("fault", "rank_1_waits_in"),
+    [
+        ("collective", ["dist.recv(torch.zeros(1), src=0)"]),
+        ("loader", ["batch = next(batches)", "time.sleep(3600)"]),  # the worker's stack comes too
+    ],
+)
+def test_hang_is_found_with_every_rank_stack_and_restarted(
+    run_cli: RunCli, tmp_path: Path, fault: str, rank_1_waits_in: list[str]
+) -> None:
+    result, summary = run_resumable(
+        run_cli, tmp_path, fault, "--hang-timeout", "2", "--max-restarts", "1"
+    )
+    assert result.returncode == 0, result.stderr
+    assert final_value(tmp_path / "out") == uninterrupted(2)
+    hang, resumed = summary["attempts"]
+    assert hang["cause"] == "hang"
+    assert resumed["cause"] is None
+    assert "no rank of the job wrote a line for 2s" in hang["reason"]
+    script = str(RESUMABLE)
+    rank_0 = f'File "{script}", line {line_of("dist.all_reduce(total)")} in main'
+    assert rank_0 in hang["stacks"]["0"]
+    for waits in rank_1_waits_in:
+        where = "__getitem__" if "sleep" in waits else "main"
+        assert f'File "{script}", line {line_of(waits)} in {where}' in hang["stacks"]["1"]
+    assert rank_0 in (tmp_path / "logs" / "rank_0.log").read_text()  # the job's logs have them
+    assert_nothing_left(tmp_path)
+
+
+def _node_flags(node: int, port: int, tmp_path: Path, *extra: str) -> list[str]:
+    out = tmp_path / "out"
+    return [*flags_node(node, port, tmp_path, str(RESUMABLE), *extra), f"--train_url={out}"]
+
+
+def _summary(tmp_path: Path, node: int) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((tmp_path / f"logs{node}" / "run_summary.json").read_text())
+    return data
+
+
+def test_two_nodes_restart_together_after_a_rank_of_node_1_exits(
+    tmp_path: Path, launchers: list[Any]
+) -> None:
+    (tmp_path / "out").mkdir()
+    port = free_port()
+    env = {"FAULT": "exit", "FAULT_RANK": "3", "PIDS_DIR": str(tmp_path)}
+    nodes = [start(launchers, _node_flags(n, port, tmp_path, "--max-restarts", "1"), env) for n in (0, 1)]  # fmt: skip
+    results = finish(nodes, timeout=120)
+    assert [code for code, _err in results] == [0, 0], results
+    assert final_value(tmp_path / "out") == uninterrupted(4)
+    for node in (0, 1):
+        attempts = _summary(tmp_path, node)["attempts"]
+        assert [a["attempt"] for a in attempts] == [0, 1]
+        assert [a["cause"] for a in attempts] == ["exit", None]
+    assert _summary(tmp_path, 1)["attempts"][0]["exit_codes"]["3"] == 3
+    assert_nothing_left(tmp_path)
+
+
+def test_a_lost_node_agent_started_afresh_joins_the_next_attempt(
+    tmp_path: Path, launchers: list[Any]
+) -> None:
+    (tmp_path / "out").mkdir()
+    port = free_port()
+    env = {"PIDS_DIR": str(tmp_path), "STEP_SECONDS": "0.4"}
+    node0 = start(launchers, _node_flags(0, port, tmp_path, "--max-restarts", "1"), env)
+    node1 = start(launchers, _node_flags(1, port, tmp_path, "--max-restarts", "1"), env)
+    log = tmp_path / "logs1" / "rank_3.log"
+    deadline = time.monotonic() + 60
+    while "step 2 " not in (log.read_text() if log.exists() else ""):
+        assert time.monotonic() < deadline, "node 1's ranks never got to step 2"
+        time.sleep(0.05)
+    node1.send_signal(signal.SIGKILL)  # its ranks die with it; a platform starts it again
+    node1.wait()
+    again = start(launchers, _node_flags(1, port, tmp_path, "--max-restarts", "1"), env)
+    results = finish([node0, again], timeout=120)
+    assert [code for code, _err in results] == [0, 0], results
+    assert final_value(tmp_path / "out") == uninterrupted(4)
+    first, second = _summary(tmp_path, 0)["attempts"]
+    assert first["cause"] in ("exit", "node")
+    assert second["cause"] is None
+    assert [a["attempt"] for a in _summary(tmp_path, 1)["attempts"]] == [1]  # the fresh node
+    assert "rank 3 attempt 1 starts at step" in log.read_text()
+    assert_nothing_left(tmp_path)
