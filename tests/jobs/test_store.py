@@ -31,6 +31,24 @@ def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
         JobStore(tmp_path)
 
 
+def test_a_version_1_store_is_migrated_with_its_jobs(tmp_path: Path) -> None:
+    job = JobStore(tmp_path).create(SPEC)
+    with sqlite3.connect(tmp_path / "jobs.db") as db:  # as version 1 left it: no attempts column
+        db.execute("ALTER TABLE jobs DROP COLUMN attempts")
+        db.execute("PRAGMA user_version = 1")
+    store = JobStore(tmp_path)
+    assert store.get(job.id).attempts == 1
+    store.record_attempt(job.id, 2, "attempt 0 ended (exit); restart 1 of 1")
+    store.record_attempt(job.id, 2, "seen twice, recorded once")
+    assert store.get(job.id).attempts == 2
+    assert [(e.state, e.detail) for e in store.events(job.id)][-1] == (
+        "restart",
+        "attempt 0 ended (exit); restart 1 of 1",
+    )
+    with sqlite3.connect(tmp_path / "jobs.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+
+
 def test_states_only_move_forward(tmp_path: Path) -> None:
     store = JobStore(tmp_path)
     job = store.create(SPEC)

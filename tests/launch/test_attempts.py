@@ -3,23 +3,18 @@
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from ascendify.errors import AscendifyError
-from ascendify.launch import LaunchOptions, RankFailure, plan_node, resolve_spec
+from ascendify.launch import LaunchOptions, plan_node, resolve_spec
 from ascendify.launch.attempts import latest_checkpoint, restarts
 from ascendify.launch.hang import START_ALLOWANCE, Silence
 from ascendify.launch.plan import local_assignment
 from ascendify.launch.starthook import FOLDER, STACKS_VARIABLE
 
 PATH = {"PATH": os.environ["PATH"], "PYTHONPATH": "/user/lib"}
-
-
-def _failure(cause: str) -> RankFailure:
-    return replace(RankFailure.of_node(0, "x"), cause=cause)
 
 
 @pytest.mark.parametrize(
@@ -36,7 +31,7 @@ def _failure(cause: str) -> RankFailure:
     ],
 )
 def test_which_endings_restart(state: str, cause: str, attempt: int, expected: bool) -> None:
-    assert restarts(state, _failure(cause), attempt, max_restarts=2) is expected
+    assert restarts(state, cause, attempt, max_restarts=2) is expected
 
 
 def test_a_success_never_restarts() -> None:

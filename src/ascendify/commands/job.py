@@ -47,6 +47,15 @@ _SPEC_FLAGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ),
     ("--image", {"help": "container image (volcano, pytorchjob)"}),
     ("--grace-period", {"type": float, "metavar": "S", "help": "SIGTERM -> SIGKILL wait (5)"}),
+    ("--max-restarts", {"type": int, "metavar": "N", "help": "restart after a failure (0)"}),
+    (
+        "--hang-timeout",
+        {"type": float, "metavar": "S", "help": "no rank output for S s is a hang (1800; 0 off)"},
+    ),
+    (
+        "--resume-from-latest",
+        {"metavar": "GLOB", "help": "newest match in train_url goes as --resume=PATH"},
+    ),
 )
 
 

@@ -83,6 +83,23 @@ class JobLayout:
                 return root
         return None
 
+    def attempts(self, nodes: int) -> list[dict[str, Any]]:
+        """The job's attempts, each merged from every node's summary: first start, last end,
+        the cause the failed node gave, exit codes and stacks of every rank."""
+        merged: dict[int, dict[str, Any]] = {}
+        for node in range(nodes):
+            for record in (self.summary(node) or {}).get("attempts", ()):
+                seen = merged.setdefault(
+                    record["attempt"], {**record, "exit_codes": {}, "stacks": {}}
+                )
+                seen["start"] = min(seen["start"], record["start"])
+                seen["end"] = max(seen["end"], record["end"])
+                if record["state"] == "failed" and seen["state"] != "failed":
+                    seen.update(state="failed", cause=record["cause"], reason=record["reason"])
+                seen["exit_codes"].update(record["exit_codes"])
+                seen["stacks"].update(record["stacks"])
+        return [merged[attempt] for attempt in sorted(merged)]
+
     def link_rank_logs(self, node: int, cards: int) -> None:
         """ModelArts' per-rank names for the launcher's ``rank_<r>.log`` files.
 

@@ -1,11 +1,16 @@
 """The local engine: every node of the job is a node agent on this machine, on its own loopback
-address (127.0.0.1, 127.0.0.2, ...), so a multi-node job can be tried on one host."""
+address (127.0.0.1, 127.0.0.2, ...), so a multi-node job can be tried on one host.
+
+A node agent (other than node 0's, which hosts the rendezvous) killed while the job runs is
+started again, as a platform restarts a lost pod: it joins the job's next attempt, at most
+``max_restarts`` times."""
 
 from __future__ import annotations
 
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import psutil
 
@@ -34,16 +39,26 @@ def run_nodes(
         record = NodeRecord(node, addresses[node], process.pid, process.create_time(), None)
         store.set_node(layout.job_id, record)
 
+    node_0_ended = threading.Event()
+
     def run(node: int) -> NodeResult:
         layout.link_rank_logs(node, spec.cards)
-        result = run_node(
-            plans[node],
-            cwd=layout.workdir(node),
-            log_path=layout.worker_log(node),
-            stop=stop,
-            grace_period=spec.grace_period,
-            started=started,
-        )
+        plan = plans[node]
+        for rejoins in range(spec.max_restarts + 1):
+            result = run_node(
+                plan,
+                cwd=layout.workdir(node),
+                log_path=layout.worker_log(node),
+                stop=stop,
+                grace_period=spec.grace_period,
+                started=started,
+            )
+            job_goes_on = node > 0 and not (stop.is_set() or node_0_ended.is_set())
+            if not (result.lost and job_goes_on and rejoins < spec.max_restarts):
+                break
+            plan = replace(plan, steps=plan.steps[-1:])  # the launcher alone joins again
+        if node == 0:
+            node_0_ended.set()
         store.set_node(
             layout.job_id, NodeRecord(node, addresses[node], None, None, result.exit_code)
         )

@@ -35,6 +35,7 @@ class NodeResult:
     node: int
     exit_code: int
     failed_step: str | None  # a pre-start step that failed, None when the launcher ran
+    lost: bool = False  # the step itself was killed by a signal (it did not exit)
 
 
 Started = Callable[[int, psutil.Process], None]
@@ -70,11 +71,12 @@ def run_node(
             )
             if started is not None:
                 started(plan.node, psutil.Process(process.pid))
-            code = _wait(process, stop, grace_period)
+            raw = _wait(process, stop, grace_period)
+            code = exit_code(raw)
             if code != 0:
                 _note(log, f"node {plan.node}: {step.what} exited with {code}")
                 last = step is plan.steps[-1]
-                return NodeResult(plan.node, code, None if last else step.what)
+                return NodeResult(plan.node, code, None if last else step.what, lost=raw < 0)
     return NodeResult(plan.node, 0, None)
 
 
@@ -83,7 +85,7 @@ def _wait(process: subprocess.Popen[bytes], stop: threading.Event, grace_period:
         if stop.wait(POLL):
             _stop(process, grace_period)
             break
-    return exit_code(process.wait())
+    return process.wait()
 
 
 def _stop(process: subprocess.Popen[bytes], grace_period: float) -> None:

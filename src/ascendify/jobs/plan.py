@@ -113,7 +113,11 @@ def agent_argv(
         "--log-dir", str(layout.launcher_dir(node)),
         "--job-id", layout.platform_job_id,
         "--grace-period", str(spec.grace_period),
+        "--max-restarts", str(spec.max_restarts),
+        "--hang-timeout", str(spec.hang_timeout),
     ]  # fmt: skip
+    if spec.resume_from_latest:
+        argv += ["--resume-from-latest", spec.resume_from_latest]
     if spec.nodes > 1:
         argv += [
             "--nnodes", str(spec.nodes),

@@ -13,7 +13,7 @@ from ascendify.jobs.store import Event, JobRecord, NodeRecord
 
 LIST_HEADER = (
     "ID", "NAME", "ENGINE", "NODES x CARDS", "STATE", "STEP", "LOSS", "THROUGHPUT", "START",
-    "DURATION", "EXIT",
+    "DURATION", "ATTEMPTS", "EXIT",
 )  # fmt: skip
 
 
@@ -47,6 +47,7 @@ def list_table(jobs: Sequence[JobRecord], progress: Mapping[str, Progress]) -> s
             *_progress_cells(progress.get(job.id)),
             _when(job.started),
             _duration(job, now),
+            str(job.attempts),
             "-" if job.exit_code is None else str(job.exit_code),
         )
         for job in jobs
@@ -91,11 +92,31 @@ def describe(
             f"  node {node.node} ({node.address}): exit code "
             f"{'-' if node.exit_code is None else node.exit_code}" + (f"; {codes}" if codes else "")
         )
+    attempts = layout.attempts(job.nodes)
+    if attempts:
+        lines += ["", "attempts:"]
+        for attempt in attempts:
+            lines += _attempt_lines(attempt)
     root = layout.root_cause(job.nodes)
     if root is not None:
         lines += ["", "root cause:", *_root_cause_lines(root)]
     lines += ["", f"logs: {layout.logs}", "", "spec:", json.dumps(job.spec, indent=2)]
     return "\n".join(lines)
+
+
+def _attempt_lines(attempt: dict[str, Any]) -> list[str]:
+    """One attempt: when, how it ended and why, each rank's exit code, the stacks of a hang."""
+    ended = attempt["state"] + (f" ({attempt['cause']})" if attempt["cause"] else "")
+    lines = [
+        f"  attempt {attempt['attempt']}: {_when(attempt['start'])} - {_when(attempt['end'])}, "
+        f"{ended}" + (f": {attempt['reason']}" if attempt["reason"] else ""),
+        "    exit codes: "
+        + ", ".join(f"rank {rank}: {code}" for rank, code in attempt["exit_codes"].items()),
+    ]
+    for rank, stack in sorted(attempt["stacks"].items(), key=lambda item: int(item[0])):
+        lines.append(f"    stack of rank {rank}:")
+        lines += [f"      {line}" for line in stack.splitlines()]
+    return lines
 
 
 def _root_cause_lines(root: dict[str, Any]) -> list[str]:

@@ -21,9 +21,11 @@ from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.node import NodeResult
 from ascendify.jobs.spec import JobSpec
 from ascendify.jobs.store import JobStore
+from ascendify.launch.attempts import restarts
 from ascendify.storage import is_remote, local_path
 
 STOPPED_EXIT_CODE = 128 + signal.SIGTERM
+ATTEMPT_POLL = 0.5  # how often the node launchers' summaries are read for restarts
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -45,6 +47,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGINT, request_stop)
     store.transition(job_id, "running", f"engine {spec.engine}, {spec.nodes} x {spec.cards}")
     ended, reader = _read_metrics(spec, layout)
+    watcher = threading.Thread(target=_watch_attempts, args=(spec, layout, store, ended))
+    watcher.start()
     try:
         results = _engine(spec.engine).run_nodes(spec, layout, store, stop)
     except Exception as error:  # the job must end in the store whatever went wrong here
@@ -53,6 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         ended.set()
         reader.join()
+        watcher.join()
         _upload_logs(spec, layout)
     state, code, cause = outcome(results, layout, stopped=stop.is_set())
     store.transition(job_id, state, cause or "", exit_code=code, cause=cause)
@@ -69,6 +74,24 @@ def _read_metrics(spec: JobSpec, layout: JobLayout) -> tuple[threading.Event, th
     reader = threading.Thread(target=tail.run, args=(ended,), name="metrics", daemon=True)
     reader.start()
     return ended, reader
+
+
+def _watch_attempts(
+    spec: JobSpec, layout: JobLayout, store: JobStore, ended: threading.Event
+) -> None:
+    """Record each restart of the job in the store as the node launchers report it."""
+    while True:
+        last = ended.wait(ATTEMPT_POLL)
+        for attempt in layout.attempts(spec.nodes):
+            number, cause = attempt["attempt"], attempt["cause"]
+            if restarts(attempt["state"], cause, number, spec.max_restarts):
+                detail = (
+                    f"attempt {number} ended ({cause}): {attempt['reason']}; "
+                    f"restart {number + 1} of {spec.max_restarts}"
+                )
+                store.record_attempt(layout.job_id, number + 2, detail)
+        if last:
+            return
 
 
 def _engine(name: str) -> Any:

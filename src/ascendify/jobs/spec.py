@@ -45,6 +45,9 @@ SECRET_NAMES = (
     "*PRIVATE_KEY*", "*API_KEY*", "*APIKEY*", "*_KEY", "*_PAT", "PAT",
 )  # fmt: skip
 REDACTED = "***"
+# ModelArts declares a job hung after about 30 minutes without progress.
+HANG_TIMEOUT = 1800.0
+MAX_HANG_TIMEOUT = 7 * 24 * 3600.0
 
 
 def is_secret_name(name: str) -> bool:
@@ -85,6 +88,9 @@ class JobSpec:
     image: str | None = None  # the container image of volcano / pytorchjob manifests
     grace_period: float = 5.0
     metrics: Mapping[str, str] = field(default_factory=dict)  # NAME -> REGEX, read from the logs
+    max_restarts: int = 0  # restarts of the whole job after a failure, a lost node or a hang
+    hang_timeout: float = HANG_TIMEOUT  # seconds without output from any rank (0: no detection)
+    resume_from_latest: str | None = None  # glob in train_url: the newest goes as --resume=
 
     def training_args(self) -> tuple[str, ...]:
         """What follows the boot file, as ModelArts passes it: ``--k=v ... --data_url=...``."""
@@ -205,6 +211,9 @@ def resolve(raw: Mapping[str, Any]) -> JobSpec:
         image=_text(raw, "image"),
         grace_period=_seconds(raw, "grace_period", 5.0, MAX_GRACE_PERIOD),
         metrics=_metrics(raw),
+        max_restarts=_whole(raw, "max_restarts", 0),
+        hang_timeout=_seconds(raw, "hang_timeout", HANG_TIMEOUT, MAX_HANG_TIMEOUT),
+        resume_from_latest=_text(raw, "resume_from_latest"),
     )
     if spec.engine in MANIFEST_ENGINES and not spec.image:
         raise SpecError("image", f"engine {spec.engine} needs the container image to run")
@@ -320,6 +329,15 @@ def _count(raw: Mapping[str, Any], key: str, most: int) -> int:
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
         raise SpecError(key, f"must be a whole number from 1 to {most}, got {_shown(value)}")
+    return value
+
+
+def _whole(raw: Mapping[str, Any], key: str, default: int) -> int:
+    value = raw.get(key, default)
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SpecError(key, f"must be a whole number of at least 0, got {_shown(value)}")
     return value
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from ascendify.errors import AscendifyError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DB_NAME = "jobs.db"
 ENV_VARIABLE = "ASCENDIFY_JOBS_DIR"
 ACTIVE = ("queued", "running", "stopping")
@@ -34,6 +34,10 @@ RUNNER_LOST = "runner lost"
 BUSY_TIMEOUT = 30.0  # seconds a command waits for another process's write to end
 _SETUP_LOCK = "store.setup.lock"  # held while a process checks or creates the schema
 
+# What takes a store of the version before each one to it (a new store is made from _SCHEMA).
+_MIGRATIONS = {
+    2: ("ALTER TABLE jobs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 1",),  # restarts
+}
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
     id TEXT PRIMARY KEY,
@@ -50,7 +54,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     spec TEXT NOT NULL,
     runner_pid INTEGER,
     runner_started REAL,
-    rerun_of TEXT
+    rerun_of TEXT,
+    attempts INTEGER NOT NULL DEFAULT 1
 );
 CREATE INDEX IF NOT EXISTS jobs_by_created ON jobs (created);
 CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state);
@@ -90,6 +95,7 @@ class JobRecord:
     runner_pid: int | None
     runner_started: float | None
     rerun_of: str | None
+    attempts: int  # 1 + the restarts of the job so far
 
     @property
     def active(self) -> bool:
@@ -235,6 +241,10 @@ class JobStore:
                 f"ascendify understands ({SCHEMA_VERSION}): upgrade ascendify"
             )
         with self._connect(write=True):
+            if version:  # an older store: brought up one version at a time, its jobs kept
+                for newer in range(version + 1, SCHEMA_VERSION + 1):
+                    for statement in _MIGRATIONS[newer]:
+                        db.execute(statement)
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     db.execute(statement)  # every statement is idempotent
@@ -301,6 +311,18 @@ class JobStore:
             if changed:
                 db.execute("INSERT INTO events VALUES (?, ?, ?, ?)", (job_id, now, state, detail))
         return bool(changed)
+
+    def record_attempt(self, job_id: str, attempts: int, detail: str) -> None:
+        """The job is on its ``attempts``-th attempt: a ``restart`` event says why."""
+        with self._connect(write=True) as db:
+            changed = db.execute(
+                "UPDATE jobs SET attempts = ? WHERE id = ? AND attempts < ?",
+                (attempts, job_id, attempts),
+            ).rowcount
+            if changed:
+                db.execute(
+                    "INSERT INTO events VALUES (?, ?, 'restart', ?)", (job_id, time.time(), detail)
+                )
 
     def remove(self, job_id: str) -> None:
         with self._connect(write=True) as db:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ascendify.launch.agent import SUMMARY_NAME, Agent, Peers, RankFailure, RunResult, write_summary
+from ascendify.launch.agent import SUMMARY_NAME, Agent, Peers, RunResult, write_summary
 from ascendify.launch.plan import NodeAssignment, local_assignment, plan_node
 from ascendify.launch.spec import LaunchSpec
 
@@ -36,11 +36,12 @@ RESTART_CAUSES = ("exit", "hang", "node")
 Meet = Callable[[int], tuple[NodeAssignment, Peers | None]]
 
 
-def restarts(state: str, failure: RankFailure | None, attempt: int, max_restarts: int) -> bool:
-    """Whether an attempt that ended so is followed by another one (every node agrees on it)."""
-    if state not in ("failed", "stopped") or failure is None or attempt >= max_restarts:
-        return False
-    return failure.cause in RESTART_CAUSES
+def restarts(state: str, cause: str | None, attempt: int, max_restarts: int) -> bool:
+    """Whether an attempt that ended so is followed by another one (every node agrees on it).
+
+    ``cause`` is that of the job's first failure in the attempt, the same on every node.
+    """
+    return state in ("failed", "stopped") and cause in RESTART_CAUSES and attempt < max_restarts
 
 
 def run_attempts(
@@ -74,13 +75,11 @@ def run_attempts(
             result = Agent(plan, peers, console).run()
             history.append(attempt_record(attempt, started, result))
             _write_history(spec.log_dir, history)
-            if not restarts(result.state, result.root_cause, attempt, spec.max_restarts):
+            failure = result.root_cause
+            cause = failure.cause if failure is not None else None
+            if not restarts(result.state, cause, attempt, spec.max_restarts):
                 return result
-            assert result.root_cause is not None
-            log(
-                f"attempt {attempt} ended ({result.root_cause.cause}); restart {attempt + 1} of "
-                f"{spec.max_restarts}"
-            )
+            log(f"attempt {attempt} ended ({cause}); restart {attempt + 1} of {spec.max_restarts}")
             attempt += 1
 
 

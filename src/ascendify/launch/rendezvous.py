@@ -304,11 +304,11 @@ class StorePeers:
     def _restarts(self, state: str) -> bool:
         from ascendify.launch.attempts import restarts
 
-        failure = None
+        cause = None
         with contextlib.suppress(RuntimeError, OSError):
             if state != "succeeded" and self._store.check([self._failure_key]):
-                failure = _decode(self._store.get(self._failure_key))
-        return restarts(state, failure, self._attempt, self._spec.max_restarts)
+                cause = _decode(self._store.get(self._failure_key)).cause
+        return restarts(state, cause, self._attempt, self._spec.max_restarts)
 
 
 def _wait_quietly(ready: Callable[[], bool], timeout: float) -> None:

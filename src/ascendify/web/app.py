@@ -125,7 +125,6 @@ def _same_origin() -> bool:
 
 def summary(store: JobStore, job: JobRecord) -> dict[str, Any]:
     """One job as the list shows it: state, attempts, progress, duration."""
-    events = store.events(job.id)
     progress = job_progress(JobLayout(store.job_dir(job.id), job.id).metrics)
     end = job.ended or time.time()
     return {
@@ -137,7 +136,7 @@ def summary(store: JobStore, job: JobRecord) -> dict[str, Any]:
         "state": job.state,
         "cause": job.cause,
         "exit_code": job.exit_code,
-        "attempts": max(1, sum(event.state == "running" for event in events)),
+        "attempts": job.attempts,
         "created": job.created,
         "started": job.started,
         "ended": job.ended,

@@ -1,0 +1,103 @@
+"""Jobs that recover, through ``ascendify job``: restarts, hang stacks in describe, a lost node."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+from pathlib import Path
+
+import pytest
+
+from ascendify.jobs.layout import JobLayout
+from ascendify.jobs.store import JobStore
+from tests.jobs.conftest import JobCli, job_logs, wait_for
+from tests.launch.test_recover import RESUMABLE, assert_nothing_left, line_of, uninterrupted
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def code(tmp_path: Path) -> Path:
+    folder = tmp_path / "code"
+    folder.mkdir()
+    shutil.copy(RESUMABLE, folder / "resumable.py")
+    return folder
+
+
+def submit(job: JobCli, code: Path, tmp_path: Path, *flags: str, env: list[str]) -> str:
+    out = tmp_path / "out"
+    out.mkdir()
+    pairs = [item for pair in zip(["--env"] * len(env), env, strict=True) for item in pair]
+    result = job(
+        "submit", "--code-dir", str(code), "--boot-file", "resumable.py", "--train-url", str(out),
+        "--env", f"PIDS_DIR={tmp_path}", *pairs, *flags, "--wait", timeout=180,
+    )  # fmt: skip
+    job_id = result.stdout.splitlines()[0]
+    assert result.returncode == 0, result.stderr + job_logs(tmp_path / "store", job_id)
+    assert f"job {job_id} succeeded" in result.stderr
+    final = json.loads((out / "final.json").read_text())
+    assert final["value"] == uninterrupted(2 if "--nodes" not in flags else 4)
+    return job_id
+
+
+def test_a_rank_exit_at_step_5_is_restarted_and_described(
+    job: JobCli, code: Path, tmp_path: Path
+) -> None:
+    job_id = submit(job, code, tmp_path, "--cards", "2", "--max-restarts", "1", env=["FAULT=exit"])
+    described = job("describe", job_id).stdout
+    assert "attempts:" in described
+    assert "  attempt 0: " in described
+    assert "failed (exit): rank 1 (node 0, local rank 1" in described
+    assert "exit code 3" in described
+    assert "  attempt 1: " in described
+    assert "succeeded" in described.split("  attempt 1: ")[1].splitlines()[0]
+    assert "restart  attempt 0 ended (exit)" in described  # the store's event
+    row = next(line for line in job("list").stdout.splitlines() if line.startswith(job_id))
+    assert row.split()[-2:] == ["2", "0"]  # attempts, exit code
+    assert JobStore(tmp_path / "store").get(job_id).attempts == 2
+    assert_nothing_left(tmp_path)
+
+
+def test_a_hang_shows_every_rank_stack_in_describe(job: JobCli, code: Path, tmp_path: Path) -> None:
+    job_id = submit(
+        job, code, tmp_path, "--cards", "2", "--max-restarts", "1", "--hang-timeout", "2",
+        env=["FAULT=collective"],
+    )  # fmt: skip
+    described = job("describe", job_id).stdout
+    assert "failed (hang): node 0 failed: hang: no rank of the job wrote a line for 2s" in described
+    script = code.parent / "store" / job_id / "code" / "resumable.py"
+    for rank, waits in ((0, "dist.all_reduce(total)"), (1, "dist.recv(torch.zeros(1), src=0)")):
+        stack = described.split(f"    stack of rank {rank}:\n")[1]
+        assert f'File "{script}", line {line_of(waits)} in main' in stack
+    rank_log = JobLayout(tmp_path / "store" / job_id, job_id).rank_log(1, 1).read_text()
+    assert "[ascendify] hang: the stacks of rank 1" in rank_log
+    assert_nothing_left(tmp_path)
+
+
+def test_a_killed_node_agent_is_started_again_and_joins(
+    job: JobCli, code: Path, tmp_path: Path, jobs_dir: Path
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    submitted = job(
+        "submit", "--code-dir", str(code), "--boot-file", "resumable.py", "--train-url", str(out),
+        "--nodes", "2", "--cards", "2", "--max-restarts", "1", "--env", f"PIDS_DIR={tmp_path}",
+        "--env", "STEP_SECONDS=0.4",
+    )  # fmt: skip
+    assert submitted.returncode == 0, submitted.stderr
+    job_id = submitted.stdout.strip()
+    store = JobStore(jobs_dir)
+    layout = JobLayout(jobs_dir / job_id, job_id)
+    rank_3 = layout.rank_log(3, 1)
+    explain = lambda: job_logs(jobs_dir, job_id)  # noqa: E731
+    wait_for(lambda: rank_3.exists() and "step 2 " in rank_3.read_text(), 90, "step 2", explain)
+    (agent,) = [node.pid for node in store.nodes(job_id) if node.node == 1]
+    assert agent is not None
+    os.kill(agent, signal.SIGKILL)  # its ranks die with it
+    wait_for(lambda: store.get(job_id).state == "succeeded", 120, "the job to succeed", explain)
+    assert json.loads((out / "final.json").read_text())["value"] == uninterrupted(4)
+    assert store.get(job_id).attempts == 2
+    assert "rank 3 attempt 1 starts at step" in rank_3.read_text()
+    assert_nothing_left(tmp_path)
