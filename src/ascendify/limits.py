@@ -20,6 +20,8 @@ MAX_LOCAL_RANKS = 256
 MAX_NODES = 1024  # the other engines: far above the largest clusters jobs are run on
 MAX_GRACE_PERIOD = 3600.0  # SIGTERM -> SIGKILL: an hour is more than any checkpoint needs
 MAX_WAIT = 86400.0  # a day: the join timeout and the upload interval
+MAX_HANG_TIMEOUT = 7 * 86400.0  # a week without a line of output is a hang whatever the job
+MAX_RESTARTS = 1000  # restarts of a job: far above any platform's (ModelArts allows a few)
 # What reaches a rank's environment and argv (env values, hyperparameters): Linux refuses to start
 # a process with one string over 128 KiB, or with argv and environment over a quarter of its stack
 # (2 MiB by default), so a spec that would fail there is refused at validate time. The total is

@@ -62,10 +62,17 @@ def test_without_a_hang_timeout_the_ranks_python_path_is_untouched(tmp_path: Pat
     assert env["ASCENDIFY_RESTART_COUNT"] == "0"
 
 
-@pytest.mark.parametrize("flag", ["max_restarts", "hang_timeout"])
-def test_negative_recovery_values_are_refused(flag: str) -> None:
-    options = LaunchOptions(command=("python", "t.py"), **{flag: -1})
-    with pytest.raises(AscendifyError, match="must be at least 0, got -1"):
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("max_restarts", -1, "--max-restarts must be from 0 to 1000, got -1"),
+        ("hang_timeout", -1.0, "--hang-timeout must be a number of seconds from 0"),
+        ("hang_timeout", float("nan"), "--hang-timeout must be a number of seconds from 0"),
+    ],
+)
+def test_bad_recovery_values_are_refused(flag: str, value: float, message: str) -> None:
+    options = LaunchOptions(command=("python", "t.py"), **{flag: value})
+    with pytest.raises(AscendifyError, match=message):
         resolve_spec(options, PATH)
 
 

@@ -24,9 +24,11 @@ from ascendify.jobs.flavor import FlavorError, parse_flavor
 from ascendify.limits import (
     MAX_DEVICES_PER_SERVER,
     MAX_GRACE_PERIOD,
+    MAX_HANG_TIMEOUT,
     MAX_LOCAL_NODES,
     MAX_LOCAL_RANKS,
     MAX_NODES,
+    MAX_RESTARTS,
     check_strings_size,
     seconds,
 )
@@ -47,7 +49,6 @@ SECRET_NAMES = (
 REDACTED = "***"
 # ModelArts declares a job hung after about 30 minutes without progress.
 HANG_TIMEOUT = 1800.0
-MAX_HANG_TIMEOUT = 7 * 24 * 3600.0
 
 
 def is_secret_name(name: str) -> bool:
@@ -211,7 +212,7 @@ def resolve(raw: Mapping[str, Any]) -> JobSpec:
         image=_text(raw, "image"),
         grace_period=_seconds(raw, "grace_period", 5.0, MAX_GRACE_PERIOD),
         metrics=_metrics(raw),
-        max_restarts=_whole(raw, "max_restarts", 0),
+        max_restarts=_restarts(raw, "max_restarts", 0),
         hang_timeout=_seconds(raw, "hang_timeout", HANG_TIMEOUT, MAX_HANG_TIMEOUT),
         resume_from_latest=_text(raw, "resume_from_latest"),
     )
@@ -332,12 +333,14 @@ def _count(raw: Mapping[str, Any], key: str, most: int) -> int:
     return value
 
 
-def _whole(raw: Mapping[str, Any], key: str, default: int) -> int:
+def _restarts(raw: Mapping[str, Any], key: str, default: int) -> int:
     value = raw.get(key, default)
     if isinstance(value, str) and value.isdigit():
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise SpecError(key, f"must be a whole number of at least 0, got {_shown(value)}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_RESTARTS:
+        raise SpecError(
+            key, f"must be a whole number from 0 to {MAX_RESTARTS}, got {_shown(value)}"
+        )
     return value
 
 

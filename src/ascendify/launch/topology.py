@@ -14,19 +14,24 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 from ascendify.errors import AscendifyError
 from ascendify.launch.devices import LocalDevices, device_ips, discover_devices
 from ascendify.launch.platforms import Detected, detect_platform
 from ascendify.launch.ranktable import RankServer, RankTable, read_rank_table
 from ascendify.launch.spec import LaunchOptions, LaunchSpec
-from ascendify.limits import MAX_DEVICES_PER_SERVER, MAX_GRACE_PERIOD, MAX_WAIT, seconds
+from ascendify.limits import (
+    MAX_DEVICES_PER_SERVER,
+    MAX_GRACE_PERIOD,
+    MAX_HANG_TIMEOUT,
+    MAX_RESTARTS,
+    MAX_WAIT,
+    seconds,
+)
 from ascendify.userdirs import cache_dir
 
 DEFAULT_MASTER_PORT = 29500  # torchrun's; multi-node jobs need one port every node agrees on
 _V0_FILE = "jobstart_hccl.json"
-_Number = TypeVar("_Number", int, float)
 
 
 class _Facts:
@@ -109,8 +114,8 @@ def resolve_spec(
         upload_interval=options.upload_interval,
         # ModelArts keeps its inputs/ and outputs/ under the mount path.
         staging_dir=Path(env["MA_MOUNT_PATH"]) if env.get("MA_MOUNT_PATH") else cwd,
-        max_restarts=_at_least_zero("--max-restarts", options.max_restarts),
-        hang_timeout=_at_least_zero("--hang-timeout", options.hang_timeout),
+        max_restarts=_restarts(options.max_restarts),
+        hang_timeout=options.hang_timeout,
         resume_from_latest=options.resume_from_latest,
     )
 
@@ -120,6 +125,7 @@ def _check_seconds(options: LaunchOptions) -> None:
         ("--grace-period", options.grace_period, MAX_GRACE_PERIOD, True),
         ("--join-timeout", options.join_timeout, MAX_WAIT, False),
         ("--upload-interval", options.upload_interval, MAX_WAIT, True),  # 0: only at the end
+        ("--hang-timeout", options.hang_timeout, MAX_HANG_TIMEOUT, True),  # 0: no detection
     ):
         try:
             seconds(value, most=most, zero=zero)
@@ -194,9 +200,9 @@ def _int(what: str, value: str | None, default: int) -> int:
         raise AscendifyError(f"{what} must be a whole number, got {value!r}") from None
 
 
-def _at_least_zero(what: str, value: _Number) -> _Number:
-    if value < 0:
-        raise AscendifyError(f"{what} must be at least 0, got {value:g}")
+def _restarts(value: int) -> int:
+    if not 0 <= value <= MAX_RESTARTS:
+        raise AscendifyError(f"--max-restarts must be from 0 to {MAX_RESTARTS}, got {value}")
     return value
 
 
