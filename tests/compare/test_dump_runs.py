@@ -97,11 +97,14 @@ def test_a_perturbed_module_is_the_first_divergence_and_later_modules_inherit(
     assert after == {"inherited"}
 
 
-def test_a_bf16_autocast_run_passes_the_bf16_tolerance_and_fails_strict(
+def test_a_bf16_autocast_run_passes_the_bf16_and_auto_tolerances_and_fails_strict(
     clean: Path, tmp_path: Path
 ) -> None:
     bf16 = _dump(tmp_path / "bf16", sys.executable, str(TINY), "--bf16")
     assert _compare(clean, bf16, "--tolerance", "bf16").returncode == 0
+    auto = _compare(clean, bf16)  # the manifest shows the autocast: bf16's budget
+    assert auto.returncode == 0, auto.stdout
+    assert "judged with bf16's budget" in auto.stdout
     strict = _compare(clean, bf16, "--tolerance", "strict")
     assert strict.returncode == 1
     assert "first divergence: " in strict.stdout

@@ -112,24 +112,30 @@ def compare_dumps(a: Path, b: Path, tolerance: str) -> Comparison:
                 "comparing sampled tensors needs numpy: pip install numpy"
             ) from None
         measure = _Samples(dump_a, dump_b).measure
-    comparison = judge(dump_a.records, dump_b.records, tolerance, measure)
-    return replace(comparison, notes=autocast_notes(dump_a, dump_b, tolerance))
+    chosen, notes = autocast_tolerance(dump_a, dump_b, tolerance)
+    comparison = judge(dump_a.records, dump_b.records, chosen, measure)
+    return replace(comparison, notes=notes)
 
 
-_FORMAT_OF = {"bfloat16": "bf16", "float16": "fp16"}
+_FORMAT_OF = {"float16": "fp16", "bfloat16": "bf16"}  # from tighter to looser
 
 
-def autocast_notes(a: Dump, b: Dump, tolerance: str) -> tuple[str, ...]:
-    """A run under autocast carries its format's error into fp32 tensors too (a residual sum, a
-    LayerNorm), which a per-dtype budget does not allow for: say which tolerance fits."""
-    if tolerance not in ("auto", "strict"):
-        return ()
-    notes = []
-    for side, dump in (("A", a), ("B", b)):
-        dtypes = {header.get("autocast") for header in dump.manifest["ranks"].values()}
-        notes += [
-            f"note: {side} ran under {dtype} autocast; its fp32 tensors carry {dtype} error "
-            f"too: judge with --tolerance {_FORMAT_OF[dtype]}"
-            for dtype in sorted(d for d in dtypes if d in _FORMAT_OF)
-        ]
-    return tuple(notes)
+def autocast_tolerance(a: Dump, b: Dump, tolerance: str) -> tuple[str, tuple[str, ...]]:
+    """The tolerance to judge with, and why. A run under autocast carries its format's error into
+    fp32 tensors too (a residual sum, a LayerNorm autocast runs in fp32), which a per-dtype budget
+    does not allow for: ``auto`` judges the two runs with that format's budget, ``strict`` says so."""
+    used = {
+        (side, header.get("autocast"))
+        for side, dump in (("A", a), ("B", b))
+        for header in dump.manifest["ranks"].values()
+        if header.get("autocast") in _FORMAT_OF
+    }
+    if not used or tolerance not in ("auto", "strict"):
+        return tolerance, ()
+    runs = ", ".join(f"{side} ran under {dtype} autocast" for side, dtype in sorted(used))
+    loosest = _FORMAT_OF[max((dtype for _, dtype in used), key=list(_FORMAT_OF).index)]
+    if tolerance == "strict":
+        return tolerance, (f"note: {runs}; --tolerance {loosest} allows for its rounding",)
+    return loosest, (
+        f"note: {runs}: judged with {loosest}'s budget (--tolerance strict refuses it)",
+    )
