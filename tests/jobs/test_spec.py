@@ -301,3 +301,19 @@ def test_local_dry_run_plans_every_node(job: JobCli, project: Path) -> None:
     assert (flags["--nnodes"], flags["--node-rank"]) == ("2", "1")
     assert (flags["--master-addr"], flags["--local-addr"]) == ("127.0.0.1", "127.0.0.2")
     assert argv[-2:] == ["<jobs dir>/<job id>/code/rank.py", "--mode=probe"]
+
+
+def test_rerun_checks_its_new_hyperparameters_before_starting(
+    project: Path, tmp_path: Path
+) -> None:
+    from ascendify.jobs.layout import JobLayout
+    from ascendify.jobs.service import rerun
+    from ascendify.jobs.store import JobStore
+
+    store = JobStore(tmp_path / "store")
+    spec = resolve({"code_dir": str(project), "boot_file": "rank.py", "data_url": "/data"})
+    old = store.create(spec.to_json())
+    JobLayout(store.job_dir(old.id), old.id).code.mkdir(parents=True)
+    with pytest.raises(SpecError, match="hyper: data_url is given twice"):
+        rerun(store, old.id, hyper={"data_url": "/other"})
+    assert [job.id for job in store.jobs()] == [old.id]  # nothing submitted

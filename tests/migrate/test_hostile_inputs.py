@@ -203,8 +203,8 @@ def test_analyze_refuses_to_write_into_the_project(
     ("text", "message"),
     [
         ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
-        ('{"rename_function": []}' + " " * (11 * 1024 * 1024), "file too large"),
-        (b"\xff\xfe".decode("latin-1"), "cannot read"),
+        ('{"rename_function": []}' + " " * (11 * 1024 * 1024), "is larger than 10 MiB"),
+        (b"\xff\xfe".decode("latin-1"), "is not UTF-8 text (byte 0xff at offset 0)"),
     ],
     ids=["deep", "huge", "not-utf8"],
 )

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ascendify.errors import AscendifyError
 from ascendify.jobs.layout import JobLayout
-from ascendify.jobs.spec import MANIFEST_ENGINES, JobSpec
+from ascendify.jobs.spec import MANIFEST_ENGINES, JobSpec, check_fits
 from ascendify.jobs.store import ACTIVE, FINAL, RUNNER_LOST, JobRecord, JobStore
 
 # A runner records itself within moments of the submit; a queued job without one is lost.
@@ -90,6 +90,7 @@ def rerun(store: JobStore, job_id: str, hyper: Mapping[str, str] | None = None) 
     if not code.is_dir():
         raise AscendifyError(f"job {old.id} has no code snapshot left in {code}")
     changed = replace(spec, code_dir=code, hyper={**spec.hyper, **(hyper or {})})
+    check_fits(changed)  # the new hyperparameters, as validate checks them
     return submit(store, changed, rerun_of=old.id)
 
 

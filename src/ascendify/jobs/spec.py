@@ -218,11 +218,11 @@ def resolve(raw: Mapping[str, Any]) -> JobSpec:
     )
     if spec.engine in MANIFEST_ENGINES and not spec.image:
         raise SpecError("image", f"engine {spec.engine} needs the container image to run")
-    _check_fits(spec)
+    check_fits(spec)
     return spec
 
 
-def _check_fits(spec: JobSpec) -> None:
+def check_fits(spec: JobSpec) -> None:
     """What passes here must also start: a local job's nodes and ranks on this machine, the env
     and hyperparameters in a process, each channel given once."""
     if spec.engine == "local" and spec.nodes > MAX_LOCAL_NODES:

@@ -29,12 +29,14 @@ import json
 import re
 import sys
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ascendify._fs import NotRead, read_source, resolved
+from ascendify._fs import MAX_SOURCE_BYTES
 from ascendify.errors import AscendifyError
 from ascendify.migrate._modes import ChangeArgument, RenameFunction, RenameModule, UserRule
+from ascendify.textfile import parse_bounded, read_text
 
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
@@ -54,9 +56,9 @@ class _Problem(Exception):
 def load_rule_file(path: Path) -> tuple[UserRule, ...]:
     """Parse and validate a rule file; any problem is an :class:`AscendifyError` naming its place."""
     try:
-        text = read_source(resolved(path)).data.decode("utf-8")
-    except (NotRead, UnicodeDecodeError) as error:
-        raise AscendifyError(f"--rules {path}: cannot read: {error}") from None
+        text = read_text(path, "--rules", limit=MAX_SOURCE_BYTES)
+    except FileNotFoundError as error:
+        raise AscendifyError(f"--rules {path}: cannot read: {error.strerror}") from None
     data = _parse(path, text)
     lines = _Lines(path, text)
     rules: list[UserRule] = []
@@ -82,12 +84,11 @@ def _parse(path: Path, text: str) -> Mapping[str, Any]:
     data: Any
     if path.suffix not in (".toml", ".json"):
         raise AscendifyError(f"--rules {path}: the file must end in .json or .toml")
+    parse = partial(_parse_toml, path) if path.suffix == ".toml" else json.loads
     try:
-        data = _parse_toml(path, text) if path.suffix == ".toml" else json.loads(text)
+        data = parse_bounded(parse, text, f"--rules {path}", AscendifyError)
     except json.JSONDecodeError as error:
         raise AscendifyError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from error
-    except RecursionError:
-        raise AscendifyError(f"--rules {path}: nested too deeply to be a rule file") from None
     if not isinstance(data, dict):
         raise AscendifyError(f"{path}: the top level must be a table of rule lists")
     return data
