@@ -184,6 +184,22 @@ def test_two_nodes_restart_together_after_a_rank_of_node_1_exits(
     assert_nothing_left(tmp_path)
 
 
+def test_a_rank_failing_after_the_other_node_ended_restarts_both(
+    tmp_path: Path, launchers: list[Any]
+) -> None:
+    (tmp_path / "out").mkdir()
+    port = free_port()
+    env = {"FAULT": "late", "FAULT_RANK": "0", "PIDS_DIR": str(tmp_path)}
+    nodes = [start(launchers, _node_flags(n, port, tmp_path, "--max-restarts", "1"), env) for n in (0, 1)]  # fmt: skip
+    results = finish(nodes, timeout=120)
+    assert [code for code, _err in results] == [0, 0], results
+    assert final_value(tmp_path / "out") == uninterrupted(4)
+    node_1 = _summary(tmp_path, 1)["attempts"]
+    assert [(a["state"], a["cause"]) for a in node_1] == [("stopped", "exit"), ("succeeded", None)]
+    assert node_1[0]["exit_codes"] == {"2": 0, "3": 0}  # its ranks had ended well
+    assert_nothing_left(tmp_path)
+
+
 def test_a_lost_node_agent_started_afresh_joins_the_next_attempt(
     tmp_path: Path, launchers: list[Any]
 ) -> None:

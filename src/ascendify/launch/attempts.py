@@ -22,6 +22,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -73,9 +74,13 @@ def run_attempts(
                 log(f"attempt {attempt}: --resume={resume}")
             plan = plan_node(spec, assignment, attempt, resume)
             result = Agent(plan, peers, console).run()
+            failure = result.root_cause
+            if result.state == "succeeded" and peers is not None:
+                failure = peers.failure()  # a node that failed after this one's ranks ended
+                if failure is not None:
+                    result = replace(result, state="stopped", root_cause=failure)
             history.append(attempt_record(attempt, started, result))
             _write_history(spec.log_dir, history)
-            failure = result.root_cause
             cause = failure.cause if failure is not None else None
             if not restarts(result.state, cause, attempt, spec.max_restarts):
                 return result

@@ -268,6 +268,8 @@ class StorePeers:
         """A node whose beat has not moved for :data:`NODE_LOST_AFTER` seconds (node 0 only)."""
         now = time.monotonic()
         for node in range(1, self._spec.nnodes):
+            if self._store.check([_done_key(self._attempt, node)]):
+                continue  # its ranks have ended: it waits for the others, without a beat
             beat = self._store.add(_beat_key(self._attempt, node), 0)
             seen, since = self._beats.get(node, (-1, now))
             if beat != seen:
@@ -294,11 +296,18 @@ class StorePeers:
     def finish(self, state: str, interrupted: Callable[[], bool]) -> None:
         with contextlib.suppress(RuntimeError, OSError):
             self._store.set(_done_key(self._attempt, self._spec.node_rank), state)
+        keys = [_done_key(self._attempt, n) for n in range(self._spec.nnodes)]
+        if state == "succeeded" and self._attempt < self._spec.max_restarts:
+            # A failure on a node still running would restart the job, this node with it.
+            def settled() -> bool:
+                failed = bool(self._store.check([self._failure_key]))
+                return interrupted() or failed or not _missing(self._store, keys)
+
+            _wait_quietly(_answering(settled), self._spec.join_timeout)
         if self._spec.node_rank != 0 or self._restarts(state):
             return  # the store stays up for the next attempt
         # The store lives in this process: keep it up until every node has read what it needs.
         linger = self._spec.join_timeout if state == "succeeded" else _FAILURE_LINGER
-        keys = [_done_key(self._attempt, n) for n in range(self._spec.nnodes)]
         _wait_quietly(lambda: interrupted() or not _missing(self._store, keys), linger)
 
     def _restarts(self, state: str) -> bool:
@@ -309,6 +318,18 @@ class StorePeers:
             if state != "succeeded" and self._store.check([self._failure_key]):
                 cause = _decode(self._store.get(self._failure_key)).cause
         return restarts(state, cause, self._attempt, self._spec.max_restarts)
+
+
+def _answering(ready: Callable[[], bool]) -> Callable[[], bool]:
+    """``ready``, which counts a store that stopped answering (node 0 gone) as an answer."""
+
+    def asked() -> bool:
+        try:
+            return ready()
+        except (RuntimeError, OSError):
+            return True
+
+    return asked
 
 
 def _wait_quietly(ready: Callable[[], bool], timeout: float) -> None:
