@@ -125,6 +125,7 @@ def test_an_inference_script_is_dumped_by_forward_call(tmp_path: Path) -> None:
     assert json.loads(lines[0])["header"]["step_on"] == "forward"
     top = [json.loads(line) for line in lines[1:] if '"p":"TinyTransformer"' in line]
     assert [(r["s"], r["c"]) for r in top] == [(0, 0), (1, 0), (2, 0), (3, 0)]  # 4 of 5 forwards
+    assert [len(r["in"]) for r in top] == [1, 1, 1, 1]  # passed by keyword, measured all the same
 
 
 def test_two_ranks_under_the_launcher_dump_a_file_each_and_compare_clean(tmp_path: Path) -> None:

@@ -216,7 +216,7 @@ class Recorder:
 
     def _before_call(self, module: nn.Module, args: tuple[Any, ...]) -> None:
         if not self.stack:
-            self._top_level_call(module, args)
+            self._top_level_call(module)
         path = self._path(module)
         self.tick += 1
         inputs = [self._tensor(t) for t in _tensors(args, [])] if self._wanted(path) else None
@@ -225,7 +225,6 @@ class Recorder:
     def _after_call(
         self, module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], output: Any
     ) -> None:
-        del args
         while self.stack:  # a call that raised left its frame behind: drop it
             call = self.stack.pop()
             if call.module is module:
@@ -247,19 +246,24 @@ class Recorder:
                         result.register_hook(  # type: ignore[no-untyped-call]
                             functools.partial(self._on_grad, call.path, index, slot)
                         )
-        if not self.stack and self._steps_on_forward():
-            self._end_step()
+        if not self.stack:
+            if not self.header:
+                self._note_device(_tensors(output, []) or _tensors((args, kwargs), []))
+            if self._steps_on_forward():
+                self._end_step()
 
-    def _top_level_call(self, module: nn.Module, args: tuple[Any, ...]) -> None:
+    def _top_level_call(self, module: nn.Module) -> None:
         if id(module) not in self.names.roots:
             self.names.index(module)
-        if not self.header:
-            first = next(iter(_tensors(args, [])), None)
-            device = first.device if first is not None else torch.device("cpu")
-            autocast = None
-            if torch.is_autocast_enabled(device.type):
-                autocast = _dtype_name(torch.get_autocast_dtype(device.type))
-            self.header = {"device": str(device), "autocast": autocast}
+
+    def _note_device(self, tensors: list[torch.Tensor]) -> None:
+        """At the end of the first top-level call (still inside its autocast region, if any): the
+        device its output is on, and the dtype autocast runs that device in."""
+        device = tensors[0].device if tensors else torch.device("cpu")
+        autocast = None
+        if torch.is_autocast_enabled(device.type):
+            autocast = _dtype_name(torch.get_autocast_dtype(device.type))
+        self.header = {"device": str(device), "autocast": autocast}
 
     def _path(self, module: nn.Module) -> str:
         path = self.names.paths.get(id(module))

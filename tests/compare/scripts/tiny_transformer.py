@@ -65,7 +65,7 @@ if args.infer:
     model.eval()
     with torch.no_grad():
         for _ in range(args.steps):
-            print(float(model(tokens).sum()))
+            print(float(model(tokens=tokens).sum()))  # a keyword input
     raise SystemExit(0)
 if int(os.environ.get("WORLD_SIZE", "1")) > 1:
     torch.distributed.init_process_group("gloo")
