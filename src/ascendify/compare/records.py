@@ -116,7 +116,7 @@ def record_line(record: Record) -> str:
 def _tensor(row: list[Any]) -> TensorStats:
     dtype, shape, low, high, mean, norm, nan, inf, *sample = row
     return TensorStats(
-        str(dtype), tuple(int(n) for n in shape), float(low), float(high), float(mean),
+        str(dtype), tuple(map(int, shape)), float(low), float(high), float(mean),
         float(norm), int(nan), int(inf), (int(sample[0]), int(sample[1])) if sample else None,
     )  # fmt: skip
 
