@@ -252,6 +252,11 @@ def render_svg(comparison: Comparison) -> str:
             f'<circle cx="{x:.1f}" cy="{_y(error, low, high):.1f}" r="3" '
             f'fill="{_COLOURS.get(verdict.status, "#777")}"><title>{title}</title></circle>'
         )
+        if verdict is comparison.first:  # named on the chart: where to look
+            parts.append(
+                f'<text x="{x + 6:.1f}" y="{_y(error, low, high) + 16:.1f}" fill="#c62828">'
+                f"{html.escape(record.path)}</text>"
+            )
     parts.append(
         f'<text x="{_MARGIN}" y="{_HEIGHT - 12}">module calls in the order they ended (a module '
         "before its caller); y: error, log scale; dash: budget</text></svg>"
