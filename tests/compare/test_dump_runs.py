@@ -129,18 +129,8 @@ def test_an_inference_script_is_dumped_by_forward_call(tmp_path: Path) -> None:
 
 
 def test_two_ranks_under_the_launcher_dump_a_file_each_and_compare_clean(tmp_path: Path) -> None:
-    command = (
-        sys.executable,
-        "-m",
-        "ascendify",
-        "run",
-        "--nproc-per-node",
-        "2",
-        "--log-dir",
-        str(tmp_path / "logs"),
-        sys.executable,
-        str(TINY),
-    )
+    launcher = ("-m", "ascendify", "run", "--nproc-per-node", "2", "--log-dir", str(tmp_path / "l"))
+    command = (sys.executable, *launcher, sys.executable, str(TINY))
     a, b = (_dump(tmp_path / side, *command) for side in ("a", "b"))
     manifest = json.loads((a / "manifest.json").read_text())
     assert sorted(manifest["ranks"]) == ["0", "1"]
