@@ -15,6 +15,7 @@ import pytest
 
 from ascendify.launch.agent import signal_name
 from tests.conftest import RunCli
+from tests.storage.conftest import SilentServer
 
 pytestmark = pytest.mark.slow  # every test here starts processes
 
@@ -153,3 +154,24 @@ def test_a_daemon_that_scrubbed_its_environment_does_not_outlive_the_launcher(
     finally:
         with contextlib.suppress(psutil.Error):
             psutil.Process(daemon).kill()  # a failing test must not leave it behind
+
+
+def test_join_timeout_holds_when_the_master_port_belongs_to_something_else(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    squatter = SilentServer()  # accepts the connection, never answers as a rendezvous store
+    try:
+        started = time.monotonic()
+        result = run_cli(
+            ["run", "--nnodes", "2", "--node-rank", "1", "--master-addr", "127.0.0.1",
+             "--master-port", str(squatter.port), "--join-timeout", "3",
+             "--log-dir", str(tmp_path / "logs"), "python", "-c", "open('ran', 'w')"],
+            cwd=tmp_path, timeout=60,
+        )  # fmt: skip
+        elapsed = time.monotonic() - started
+    finally:
+        squatter.close()
+    assert result.returncode == 2, result.stderr
+    assert "accepts connections but gave no rendezvous answer within 3s" in result.stderr
+    assert elapsed < 3 + 10  # the timeout, and torch's import before it
+    assert not (tmp_path / "ran").exists()

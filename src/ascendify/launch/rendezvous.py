@@ -20,6 +20,7 @@ import contextlib
 import json
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, replace
@@ -39,6 +40,7 @@ _POLL = 0.1
 # After a failure, how long node 0 keeps the store up for the others to read it.
 _FAILURE_LINGER = 5.0
 NODE_LOST_AFTER = 10.0
+_CONNECT_GRACE = 1.0  # seconds beyond --join-timeout for a store that is there to answer
 
 
 class RendezvousError(AscendifyError):
@@ -93,18 +95,29 @@ def _connect(spec: LaunchSpec) -> Any:
     os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
     import torch.distributed as dist
 
-    assert spec.master_port is not None
-    where = f"{spec.master_addr}:{spec.master_port}"
+    port = spec.master_port
+    assert port is not None
+    where = f"{spec.master_addr}:{port}"
+    deadline = time.monotonic() + spec.join_timeout
     try:
         if spec.node_rank != 0:
-            _wait_for_listener(spec.master_addr, spec.master_port, spec.join_timeout)
-        return dist.TCPStore(  # type: ignore[attr-defined]
-            spec.master_addr,
-            spec.master_port,
-            is_master=spec.node_rank == 0,
-            timeout=timedelta(seconds=spec.join_timeout),
-            wait_for_workers=False,
+            _wait_for_listener(spec.master_addr, port, spec.join_timeout)
+        return _within(
+            lambda: dist.TCPStore(  # type: ignore[attr-defined]
+                spec.master_addr,
+                port,
+                is_master=spec.node_rank == 0,
+                timeout=timedelta(seconds=spec.join_timeout),
+                wait_for_workers=False,
+            ),
+            deadline,
         )
+    except _NoAnswer:
+        raise RendezvousError(
+            f"node {spec.node_rank}: {where} accepts connections but gave no rendezvous answer "
+            f"within {spec.join_timeout:g}s: is --master-port node 0's rendezvous port (another "
+            "program may hold it)?"
+        ) from None
     except (RuntimeError, OSError) as error:
         if spec.node_rank == 0:
             raise RendezvousError(
@@ -114,6 +127,35 @@ def _connect(spec: LaunchSpec) -> Any:
             f"node {spec.node_rank} could not reach node 0 at {where} within "
             f"{spec.join_timeout:g}s: is node 0 started, and is --master-addr right?"
         ) from None
+
+
+class _NoAnswer(TimeoutError):
+    """Something listens on the rendezvous port but does not answer as a TCPStore."""
+
+
+def _within(connect: Callable[[], Any], deadline: float) -> Any:
+    """``connect()``, given until ``deadline`` (monotonic), else :class:`TimeoutError`.
+
+    TCPStore's client waits without end for an answer from a listener that is not a TCPStore (the
+    port belongs to something else), whatever its timeout says. The call runs in a daemon thread
+    that is left behind on timeout: the launcher then ends with an error, and it with it.
+    """
+    outcome: list[Any] = []
+    done = threading.Event()
+
+    def attempt() -> None:
+        try:
+            outcome.append(connect())
+        except BaseException as error:  # handed to the waiting thread
+            outcome.append(error)
+        done.set()
+
+    threading.Thread(target=attempt, name="ascendify-rendezvous", daemon=True).start()
+    if not done.wait(max(0.0, deadline - time.monotonic()) + _CONNECT_GRACE):
+        raise _NoAnswer("no answer from the rendezvous port")
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
 
 
 def _wait_for_listener(host: str, port: int, timeout: float) -> None:
