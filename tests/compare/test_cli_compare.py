@@ -28,7 +28,7 @@ def test_clean_dumps_exit_0_and_a_divergence_exits_1_naming_it(
     assert main(["compare", str(clean), str(_dump(tmp_path / "b", run(CLEAN)))]) == 0
     assert "no divergence" in capsys.readouterr().out
     perturbed = _dump(tmp_path / "c", run(changed(n=4.4, m=5.5, b1=6.6, out=7.7, loss=0.6)))
-    assert main(["compare", str(clean), str(perturbed), "-o", str(tmp_path / "out")]) == 1
+    assert main(["compare", "-o", str(tmp_path / "out"), str(clean), str(perturbed)]) == 1
     out = capsys.readouterr().out
     assert "first divergence: blocks.1.norm (step 0, call 0)" in out
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [

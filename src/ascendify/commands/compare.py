@@ -30,6 +30,9 @@ EPILOG = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.usage = USAGE
     parser.epilog = EPILOG
+    # The options the forms share may also come first (`compare -o OUT A B`): passed on to the form.
+    parser.add_argument("-o", "--output", help=argparse.SUPPRESS)
+    parser.add_argument("--tolerance", help=argparse.SUPPRESS)
     parser.add_argument("words", nargs=argparse.REMAINDER, help="dump ..., run ..., or A B")
 
 
@@ -84,11 +87,16 @@ def _settings(args: argparse.Namespace) -> DumpSettings:
 
 
 def run(args: argparse.Namespace) -> int:
-    words: list[str] = args.words
-    if words[:1] == ["dump"]:
-        return _dump(words[1:])
-    if words[:1] == ["run"]:
-        return _run(words[1:])
+    words: list[str] = list(args.words)
+    form = words.pop(0) if words[:1] in (["dump"], ["run"]) else None
+    if args.tolerance is not None:
+        words[:0] = ["--tolerance", args.tolerance]
+    if args.output is not None:
+        words[:0] = ["-o", args.output]
+    if form == "dump":
+        return _dump(words)
+    if form == "run":
+        return _run(words)
     return _compare(words)
 
 
