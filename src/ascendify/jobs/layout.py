@@ -11,6 +11,7 @@ lines), ``logs/modelarts-job-<id>-proc-rank-<r>-device-<d>.txt`` each rank's out
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,5 +114,23 @@ class JobLayout:
             if not link.is_symlink():
                 link.symlink_to(Path(self.launcher_dir(node).name) / f"rank_{rank}.log")
 
-    def snapshot(self, code_dir: Path) -> None:
-        shutil.copytree(code_dir, self.code, ignore=SNAPSHOT_IGNORE, symlinks=True)
+    def snapshot(self, code_dir: Path, store_root: Path) -> None:
+        """Copy ``code_dir`` to :attr:`code`, leaving out caches and the job store itself when it
+        lies inside the code dir (it would copy itself into itself, level after level)."""
+        store = os.path.realpath(store_root)
+        inside = os.path.relpath(store, os.path.realpath(code_dir))
+        outside = inside in (os.curdir, os.pardir) or inside.startswith(os.pardir + os.sep)
+        skipped = None if outside else inside
+        store_in_copy = os.path.normpath(os.path.join(code_dir, skipped)) if skipped else None
+
+        def ignore(directory: str, names: list[str]) -> set[str]:
+            left_out = set(SNAPSHOT_IGNORE(directory, names))
+            if store_in_copy is not None:
+                left_out.update(
+                    name
+                    for name in names
+                    if os.path.normpath(os.path.join(directory, name)) == store_in_copy
+                )
+            return left_out
+
+        shutil.copytree(code_dir, self.code, ignore=ignore, symlinks=True)

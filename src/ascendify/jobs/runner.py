@@ -8,6 +8,7 @@ store and uploads the logs to ``log_url`` at the end.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import signal
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ascendify._fs import shown
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.node import NodeResult
 from ascendify.jobs.spec import JobSpec
@@ -133,14 +135,38 @@ def root_cause_line(root: dict[str, Any]) -> str:
 
 
 def _upload_logs(spec: JobSpec, layout: JobLayout) -> None:
+    """Copy the logs to ``log_url``; what is not copied is named in the runner's log.
+
+    Nothing here may keep the job's end from being recorded: a job whose ranks all finished is
+    not "runner lost" because a rank left a link loop or a FIFO among its logs.
+    """
     if spec.log_url is None:
         return
-    if is_remote(spec.log_url):
+    try:
+        rows = _copy_logs(layout.logs, spec.log_url)
+    except Exception as error:  # the job's state is recorded next, whatever went wrong here
+        rows = [f"not copied: {error}"]
+    for row in rows:
+        with contextlib.suppress(OSError):  # the runner's log may be on a full disk
+            print(f"ascendify job: log_url: {shown(row)}", flush=True)
+
+
+def _copy_logs(logs: Path, log_url: str) -> list[str]:
+    """Copy ``logs`` to ``log_url``; report lines for what was left out or renamed.
+
+    A local copy never follows a link a rank left: links are copied as links (the ModelArts names
+    of the rank logs stay links to them); FIFOs, sockets and unreadable files are left out.
+    """
+    if is_remote(log_url):
         from ascendify.storage import copy_tree  # fsspec and s3fs are loaded only when needed
 
-        copy_tree(str(layout.logs), spec.log_url, progress=False)
-    else:
-        shutil.copytree(layout.logs, local_path(spec.log_url), dirs_exist_ok=True)
+        result = copy_tree(str(logs), log_url, progress=False)
+        return [f"not copied: {entry}" for entry in result.left_out] + list(result.renamed)
+    try:
+        shutil.copytree(logs, local_path(log_url), symlinks=True, dirs_exist_ok=True)
+    except shutil.Error as problems:
+        return [f"not copied: {source}: {why}" for source, _target, why in problems.args[0]]
+    return []
 
 
 if __name__ == "__main__":

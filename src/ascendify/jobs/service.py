@@ -19,10 +19,18 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from ascendify._fs import shown
 from ascendify.errors import AscendifyError
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.spec import MANIFEST_ENGINES, JobSpec, check_fits
-from ascendify.jobs.store import ACTIVE, FINAL, RUNNER_LOST, JobRecord, JobStore
+from ascendify.jobs.store import (
+    ACTIVE,
+    FINAL,
+    RUNNER_LOST,
+    JobRecord,
+    JobStore,
+    StoreUnwritable,
+)
 
 # A runner records itself within moments of the submit; a queued job without one is lost.
 RUNNER_START_TIMEOUT = 60.0
@@ -42,17 +50,47 @@ def submit(store: JobStore, spec: JobSpec, rerun_of: str | None = None) -> JobRe
         from ascendify.jobs.ray_engine import check_cluster
 
         spec = replace(spec, address=check_cluster(spec.address))
+    if os.path.realpath(spec.code_dir) == os.path.realpath(store.root):
+        raise AscendifyError(
+            f"the code dir {spec.code_dir} is the job store itself: give the folder of the code"
+        )
     record = store.create(spec.to_json(), rerun_of=rerun_of)
     layout = JobLayout(store.job_dir(record.id), record.id)
     try:
         layout.root.mkdir(parents=True)
-        layout.snapshot(spec.code_dir)
+        layout.snapshot(spec.code_dir, store.root)
         layout.spec.write_text(json.dumps(spec.to_json(), indent=2) + "\n", encoding="utf-8")
+    except OSError as error:
+        _forget(store, layout)  # a half-copied snapshot would fill the disk for nothing
+        raise AscendifyError(
+            f"job {record.id} could not be submitted: {_why(error)}; nothing of it was kept"
+        ) from None
+    try:
         _start_runner(store, spec, layout)
     except OSError as error:
         store.transition(record.id, "failed", str(error), exit_code=1, cause=f"submit: {error}")
         raise AscendifyError(f"job {record.id} could not start: {error}") from None
     return store.get(record.id)
+
+
+def _forget(store: JobStore, layout: JobLayout) -> None:
+    """Remove a job that never started: its folder, then its record (or, if the store cannot be
+    written even with the folder's room back, mark it failed)."""
+    shutil.rmtree(layout.root, ignore_errors=True)
+    try:
+        store.remove(layout.job_id)
+    except StoreUnwritable:
+        with contextlib.suppress(StoreUnwritable):
+            store.transition(layout.job_id, "failed", "not submitted", exit_code=1)
+
+
+def _why(error: OSError) -> str:
+    """One line for a failed copy: shutil's error lists every file (the first says why)."""
+    if isinstance(error, shutil.Error) and error.args and isinstance(error.args[0], list):
+        problems = error.args[0]
+        return f"{shown(str(problems[0][2]))} ({len(problems)} file(s) not copied)"
+    where = f"{shown(error.filename)}: " if error.filename else ""
+    return f"{where}{error.strerror or error}"
 
 
 def _start_runner(store: JobStore, spec: JobSpec, layout: JobLayout) -> None:
@@ -97,14 +135,21 @@ def rerun(store: JobStore, job_id: str, hyper: Mapping[str, str] | None = None) 
 def reconcile(store: JobStore) -> None:
     """Mark jobs whose runner is gone as failed (runner lost) and end what they left running."""
     for job in store.jobs(states=ACTIVE):
-        if job.runner_pid is None:
-            if time.time() - job.created > RUNNER_START_TIMEOUT:
-                store.transition(job.id, "failed", "no runner", exit_code=1, cause=RUNNER_LOST)
-            continue
-        if _alive(job.runner_pid, job.runner_started):
-            continue
-        if store.transition(job.id, "failed", "runner gone", exit_code=1, cause=RUNNER_LOST):
-            _end_leftovers(store, job)
+        # A store that cannot be written (its disk is full) is reconciled by a later command;
+        # this one still reads it.
+        with contextlib.suppress(StoreUnwritable):
+            _reconcile_one(store, job)
+
+
+def _reconcile_one(store: JobStore, job: JobRecord) -> None:
+    if job.runner_pid is None:
+        if time.time() - job.created > RUNNER_START_TIMEOUT:
+            store.transition(job.id, "failed", "no runner", exit_code=1, cause=RUNNER_LOST)
+        return
+    if _alive(job.runner_pid, job.runner_started):
+        return
+    if store.transition(job.id, "failed", "runner gone", exit_code=1, cause=RUNNER_LOST):
+        _end_leftovers(store, job)
 
 
 def _end_leftovers(store: JobStore, job: JobRecord) -> None:

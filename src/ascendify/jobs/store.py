@@ -17,7 +17,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -163,18 +163,29 @@ def _one_process_at_a_time(lock: Path, timeout: float) -> Iterator[None]:
         os.close(descriptor)
 
 
+class StoreUnwritable(AscendifyError):
+    """The store can be read but not written: its disk is full or failing."""
+
+
+# SQLite's words for a write the disk refused (SQLITE_FULL, SQLITE_IOERR, SQLITE_READONLY).
+_UNWRITABLE = ("full", "disk i/o error", "readonly")
+
+
 @contextmanager
-def _busy_is_named(root: Path, timeout: float) -> Iterator[None]:
-    """A store another process keeps locked past the wait is an error naming it, not a traceback."""
+def _problems_are_named(root: Path, timeout: float) -> Iterator[None]:
+    """A store another process keeps locked past the wait, or one on a full disk, is an error
+    naming it, not a traceback."""
     try:
         yield
     except sqlite3.OperationalError as error:
-        if not isinstance(error, StoreBusy) and "locked" not in str(error):
-            raise
-        raise AscendifyError(
-            f"the job store in {root} is locked by another process (waited {timeout:g}s): "
-            "try again when it is done"
-        ) from None
+        if isinstance(error, StoreBusy) or "locked" in str(error):
+            raise AscendifyError(
+                f"the job store in {root} is locked by another process (waited {timeout:g}s): "
+                "try again when it is done"
+            ) from None
+        if any(words in str(error).lower() for words in _UNWRITABLE):
+            raise StoreUnwritable(f"the job store in {root} cannot be written: {error}") from None
+        raise
 
 
 class JobStore:
@@ -188,7 +199,7 @@ class JobStore:
             self.root.mkdir(parents=True, exist_ok=True)
             self._db = self._open()
             with (
-                _busy_is_named(self.root, busy_timeout),
+                _problems_are_named(self.root, busy_timeout),
                 _one_process_at_a_time(self.root / _SETUP_LOCK, busy_timeout),
             ):
                 self._migrate()
@@ -201,17 +212,18 @@ class JobStore:
     @contextmanager
     def _connect(self, write: bool = False) -> Iterator[sqlite3.Connection]:
         """The store's one connection (threads take turns); a write is one IMMEDIATE transaction."""
-        with self._lock, _busy_is_named(self.root, self.busy_timeout):
+        with self._lock, _problems_are_named(self.root, self.busy_timeout):
             if not write:
                 yield self._db
                 return
             self._db.execute("BEGIN IMMEDIATE")  # the write lock now: no upgrade deadlocks
             try:
                 yield self._db
+                self._db.execute("COMMIT")  # may fail too (a full disk): then roll back as well
             except BaseException:
-                self._db.execute("ROLLBACK")
+                with suppress(sqlite3.Error):  # the transaction may be gone already
+                    self._db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
 
     def _open(self) -> sqlite3.Connection:
         # Autocommit mode: transactions are explicit. One connection for the store's lifetime:
