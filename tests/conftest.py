@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,20 @@ def again_after_teardown_abort(
     if result.returncode != 0 and GLOO_TEARDOWN_ABORT in result.stderr:
         return rerun()
     return result
+
+
+@contextlib.contextmanager
+def tmpfs(folder: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of ``size`` (``1m``) mounted on ``folder``, a new folder: a disk that fills. The
+    test is skipped, with the reason, where mounting is not allowed (it needs root)."""
+    folder.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+        capture_output=True, text=True, check=False, timeout=30,
+    )  # fmt: skip
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here (needs root): {done.stderr.strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False, timeout=30)

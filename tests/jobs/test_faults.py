@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ascendify.jobs.store import JobStore
-from tests.conftest import ascendify_env
+from tests.conftest import ascendify_env, tmpfs
 from tests.jobs.conftest import JobCli, S3Channel, running
 from tests.storage.conftest import read_objects
 
@@ -130,16 +130,8 @@ def test_a_full_log_disk_fails_the_job_by_name_and_keeps_the_model(
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 4 MiB tmpfs for the job store: a disk that fills."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here (needs root): {done.stderr.strip()}")
-    yield mount
-    subprocess.run(["umount", "-l", str(mount)], check=False)
+    with tmpfs(tmp_path / "disk", "4m") as disk:
+        yield disk
 
 
 def _fill(disk: Path, leave: int) -> Path:

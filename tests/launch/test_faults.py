@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +13,7 @@ import psutil
 import pytest
 
 from ascendify.launch.agent import signal_name
-from tests.conftest import RunCli
+from tests.conftest import RunCli, tmpfs
 from tests.storage.conftest import SilentServer
 
 pytestmark = pytest.mark.slow  # every test here starts processes
@@ -85,16 +84,8 @@ def test_an_error_file_beyond_the_limits_is_named_not_parsed(
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 1 MiB tmpfs: a disk that fills."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here (needs root): {done.stderr.strip()}")
-    yield mount
-    subprocess.run(["umount", "-l", str(mount)], check=False)
+    with tmpfs(tmp_path / "disk", "1m") as disk:
+        yield disk
 
 
 # Prints 3 MiB (three times the disk), then writes the model: it finishes only if its pipe drains.

@@ -61,6 +61,7 @@ def test_an_upload_escapes_names_the_store_cannot_hold_and_uploads_the_rest(
     assert result.left_out == (r"x\xfe: its name is not UTF-8, and its escaped key x%FE is taken",)
 
 
+@pytest.mark.slow  # runs long: a user and a policy in the server, enforced for the test
 def test_an_object_the_store_refuses_is_named_and_the_others_arrive(
     s3_endpoint: str, s3: Any, bucket: str, s3_env: dict[str, str], tmp_path: Path
 ) -> None:
