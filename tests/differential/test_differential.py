@@ -53,6 +53,7 @@ CORPUS = (
     Script("yolo_select_device", ("--device", "cpu"), ("--device", "0"), portable_args=()),
     Script("prefetcher", ("--device", "cpu"), ()),
     Script("gan_style", (), ()),
+    Script("capability_checks", ("--cpu",), ()),
 )
 
 

@@ -13,6 +13,7 @@ everything else stays byte-identical, and the text is encoded back with the file
 from __future__ import annotations
 
 import ast
+import dataclasses
 import traceback
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -199,6 +200,9 @@ def _without_overlaps(findings: list[Finding]) -> list[Finding]:
             group, last_end = finding.rule.priority, -1
             reserved.extend(f.edit for f in kept if f.edit is not None)
         edit = finding.edit
+        if edit is not None and _nested(kept, edit):
+            kept.append(dataclasses.replace(finding, edit=None))  # its row stays, its edit is in
+            continue
         if edit is not None:
             if edit.start < last_end or any(
                 edit.start < other.end and other.start < max(edit.end, edit.start + 1)
@@ -209,6 +213,17 @@ def _without_overlaps(findings: list[Finding]) -> list[Finding]:
         kept.append(finding)
     kept.sort(key=lambda f: (f.start_line, f.end_line, f.rule.code))
     return kept
+
+
+def _nested(kept: list[Finding], inner: Edit) -> bool:
+    """Apply ``inner`` inside a kept part of an edit already kept (replacing that finding), if any."""
+    for index in range(len(kept) - 1, -1, -1):
+        outer = kept[index].edit
+        nested = None if outer is None else outer.nest(inner)
+        if nested is not None:
+            kept[index] = dataclasses.replace(kept[index], edit=nested)
+            return True
+    return False
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:

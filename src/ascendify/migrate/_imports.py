@@ -57,6 +57,9 @@ class Insertion:
     message: str = ""  # "" names the imports inserted
     # Right after the first import of this module (torch for torch_npu), not after every import.
     follows: str | None = None
+    # At the start of this function's body instead (after its docstring): the function binds a
+    # name of the imports locally, so the module's import does not reach its other branches.
+    inside: ast.FunctionDef | ast.AsyncFunctionDef | None = None
 
 
 @dataclass
@@ -69,6 +72,11 @@ class Insertions:
         """One finding per request that still has something to insert."""
         present = list(_present(module))
         for insertion in self.requested:
+            if insertion.inside is not None:
+                found = _in_function(ctx, insertion)
+                if found is not None:
+                    yield found
+                continue
             imports = [
                 wanted
                 for wanted in insertion.imports
@@ -114,6 +122,24 @@ def _finding(ctx: Context, module: ast.Module, insertion: Insertion, lines: list
     if insertion.follows is not None:
         reported = anchor or (module.body[0] if module.body else module)
     return insertion.rule.finding(reported, message, _insert_after(ctx, module, anchor, lines))
+
+
+def _in_function(ctx: Context, insertion: Insertion) -> Finding | None:
+    """The imports as the first statements of the function's body (after its docstring), indented
+    as that body; None for a body on the ``def`` line."""
+    function = insertion.inside
+    assert function is not None
+    body = function.body
+    first = body[1] if len(body) > 1 and _is_preamble(0, body[0]) else body[0]
+    indent = ctx.source.line(first.lineno)[: first.col_offset]
+    if first.lineno == function.lineno or not indent or not indent.isspace():
+        return None  # the body shares a line with the def or another statement
+    newline = ctx.source.newline()
+    lines = [wanted.line for wanted in insertion.imports]
+    offset = ctx.source.offset(first.lineno, 0)
+    text = "".join(indent + line + newline for line in lines)
+    message = insertion.message or "; ".join(lines)
+    return insertion.rule.finding(function, message, Edit(offset, offset, text))
 
 
 def _insert_after(

@@ -53,11 +53,38 @@ class Operation(str, Enum):
 
 @dataclass(frozen=True)
 class Edit:
-    """Replace ``text[start:end]`` of the decoded original source (string offsets)."""
+    """Replace ``text[start:end]`` of the decoded original source (string offsets).
+
+    ``kept`` names the parts of the original the replacement holds verbatim, as ``(start, end, at)``:
+    ``text[start:end]`` is ``replacement[at:at + end - start]``. An edit of another rule inside such
+    a part is applied there (a wrapped call's arguments are migrated in the same pass).
+    """
 
     start: int
     end: int
     replacement: str
+    kept: tuple[tuple[int, int, int], ...] = ()
+
+    def nest(self, inner: Edit) -> Edit | None:
+        """This edit with ``inner`` applied inside one of its kept parts; None if it is not inside one."""
+        for index, (start, end, at) in enumerate(self.kept):
+            if start <= inner.start and inner.end <= end and start < inner.end:
+                cut = at + inner.start - start
+                replacement = (
+                    self.replacement[:cut]
+                    + inner.replacement
+                    + self.replacement[cut + inner.end - inner.start :]
+                )
+                shift = len(inner.replacement) - (inner.end - inner.start)
+                kept = (
+                    *self.kept[:index],
+                    (start, inner.start, at),
+                    *((s, e, cut + a) for s, e, a in inner.kept),
+                    (inner.end, end, cut + len(inner.replacement)),
+                    *((s, e, a + shift) for s, e, a in self.kept[index + 1 :]),
+                )
+                return Edit(self.start, self.end, replacement, kept)
+        return None
 
 
 @dataclass(frozen=True)
@@ -240,6 +267,13 @@ class Context:
     def replace(self, node: ast.AST, replacement: str) -> Edit:
         start, end = self.span(node)
         return Edit(start, end, replacement)
+
+    def wrap(self, node: ast.AST, before: str, after: str) -> Edit:
+        """``before`` + the node's text + ``after``; edits inside the node still apply."""
+        start, end = self.span(node)
+        return Edit(
+            start, end, before + self.source.text[start:end] + after, ((start, end, len(before)),)
+        )
 
 
 Checker = Callable[[Context, ast.AST, ast.AST | None], Iterable[Finding]]

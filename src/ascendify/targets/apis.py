@@ -298,7 +298,14 @@ def match_api(qualified_name: str, facts: TorchNpuFacts) -> ApiMatch | None:
 _MATCHES: dict[int, tuple[TorchNpuFacts, dict[str, ApiMatch | None]]] = {}
 
 
+# The module itself held as a value (``mod = torch.cuda if gpu else torch.cpu``): its members are
+# read at run time, so it must be the NPU's module. It names only itself: its members map one by one.
+MODULE_AS_VALUE = ApiTarget("torch.cuda", "torch_npu.npu", Safety.SAFE)
+
+
 def _match_api(qualified_name: str, facts: TorchNpuFacts) -> ApiMatch | None:
+    if qualified_name == MODULE_AS_VALUE.cuda:
+        return ApiMatch(MODULE_AS_VALUE, MODULE_AS_VALUE.npu)
     parts = qualified_name.split(".")
     unknown: ApiMatch | None = None
     for end in range(len(parts), 1, -1):

@@ -88,6 +88,24 @@ DEVICE_PARAMETERS: tuple[DeviceParameter, ...] = (
 )  # fmt: skip
 
 
+# What static migration renames and whose device argument must then name the NPU in the same pass:
+# ``x.cuda("cuda:0")`` (renamed ``.npu()``) and torch.cuda functions taking a device first
+# (renamed to torch_npu.npu). The runtime redirect maps these callables as a whole instead.
+_CUDA_DEVICE_FUNCTIONS = (
+    "get_device_properties", "get_device_name", "get_device_capability", "set_device",
+    "synchronize", "mem_get_info", "memory_stats", "memory_summary", "memory_snapshot",
+    "memory_allocated", "max_memory_allocated", "reset_max_memory_allocated", "memory_reserved",
+    "max_memory_reserved", "reset_max_memory_cached", "reset_peak_memory_stats", "current_stream",
+    "default_stream", "utilization", "can_device_access_peer", "device", "device_of",
+    "get_rng_state", "set_rng_state",
+)  # fmt: skip
+
+RENAMED_DEVICE_PARAMETERS: tuple[DeviceParameter, ...] = (
+    DeviceParameter(".cuda", positions=(0,)),
+    *(DeviceParameter(f"torch.cuda.{name}", positions=(0,)) for name in _CUDA_DEVICE_FUNCTIONS),
+)
+
+
 # Callables whose device argument defaults to CUDA when left out: (keyword, position) of it.
 CUDA_DEFAULT_DEVICE_CALLS: dict[str, tuple[str, int]] = {
     "torch.amp.GradScaler": ("device", 0),

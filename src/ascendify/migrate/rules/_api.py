@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from ascendify.migrate._rule import Context, Edit, Finding, Rule, binding_trigger, checks
 from ascendify.source import Binding, import_bindings
 from ascendify.targets import ApiMatch, Safety, explicit_targets, match_api
-from ascendify.targets.apis import SAME_NAME_NAMESPACES
+from ascendify.targets.apis import MODULE_AS_VALUE, SAME_NAME_NAMESPACES
 
 
 @dataclass
@@ -112,7 +112,7 @@ def check_name_chain(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Ite
     binding, rest = resolved
     qualified = ".".join([binding.qualified, *rest])
     match = match_api(qualified, ctx.facts)
-    if match is None:
+    if match is None or _is_module_alias(node, parent, match):
         return
     if match.npu_name is None:
         found = _finding(node, qualified, match, None, ctx)
@@ -128,6 +128,16 @@ def check_name_chain(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Ite
         found = _finding(node, qualified, match, spelled, ctx)
     if found is not None:
         yield found
+
+
+def _is_module_alias(node: ast.AST, parent: ast.AST | None, match: ApiMatch) -> bool:
+    """``CD = torch.cuda``: an alias the file's names resolve through (its uses are mapped)."""
+    return (
+        match.target is MODULE_AS_VALUE
+        and isinstance(parent, ast.Assign)
+        and parent.value is node
+        and all(isinstance(target, ast.Name) for target in parent.targets)
+    )
 
 
 def _root_name(node: ast.expr) -> str:

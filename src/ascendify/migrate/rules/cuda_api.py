@@ -5,9 +5,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks
-from ascendify.migrate.rules._api import api_family
-from ascendify.targets import Safety
+from ascendify.migrate._rule import Context, Edit, Finding, Operation, Rule, checks
+from ascendify.migrate.rules._api import api_family, rule_for
+from ascendify.source import is_suppressed
+from ascendify.targets import Safety, match_api
+from ascendify.targets.values import NPU_DEVICE_PROPERTIES, PROPERTIES_LACK, value_difference
 
 _TRIGGERS = (b"cuda", b"CUDA", b"Cuda")
 
@@ -84,22 +86,70 @@ class CudaApiUnsupported(Rule):
 api_family(("torch.cuda", ""), {Safety.SAFE: CudaApi, Safety.UNSAFE: CudaApiCaveat,
                                  Safety.REPORT_ONLY: CudaApiUnsupported})  # fmt: skip
 
-# What torch_npu's device properties offer; anything else read from them fails on NPU.
-_NPU_DEVICE_PROPERTIES = frozenset(
-    {"name", "total_memory", "L2_cache_size", "cube_core_num", "vector_core_num"}
-)
+
+class KeptValue(Rule):
+    """What it does: where the NPU counterpart of a ``torch.cuda`` API returns another kind of value
+    (the value-semantics table, :mod:`ascendify.targets.values`), makes the read keep working:
+    ``torch.cuda.get_device_capability()`` (None on NPU unless ``TORCH_NPU_DEVICE_CAPABILITY`` is
+    set) is read as ``(... or (0, 0))``, and ``.major``/``.minor`` of the device properties (which
+    NPU properties lack) as ``getattr(..., "major", 0)``.
+
+    Why: ``torch_npu.npu.get_device_capability(0)[0] >= 8`` raises TypeError where the original ran;
+    the stand-in is the value of a device older than any feature check asks for, so the code takes
+    the path it takes on such a GPU.
+
+    Example: ``if torch.cuda.get_device_capability(0)[0] >= 8:`` becomes
+    ``if (torch_npu.npu.get_device_capability(0) or (0, 0))[0] >= 8:``.
+
+    Fix safety: unsafe: the branch for older devices is taken; set ``TORCH_NPU_DEVICE_CAPABILITY``
+    or edit the check if the NPU should take the other.
+    """
+
+    code = "NPU105"
+    name = "kept-value"
+    summary = "read of a torch.cuda result whose NPU value differs, kept running"
+    safety = Safety.UNSAFE
+    triggers = (b"get_device_capability", b"get_device_properties")
+
+
+@checks(ast.Call, rules=(KeptValue,))
+def check_kept_value(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Call)
+    if isinstance(parent, ast.Expr):
+        return  # the value is not read
+    qualified = ctx.names.qualified_name(node.func)
+    entry = None if qualified is None else value_difference(qualified, None)
+    if entry is not None and _renamed(ctx, node, entry.cuda):
+        edit = ctx.wrap(node, "(", f" or {entry.stand_in})")
+        message = f"{qualified}(): {entry.differs}; {entry.stand_in} stands in for it"
+        yield KeptValue.finding(node, message, edit)
+
+
+def _renamed(ctx: Context, call: ast.Call, qualified: str) -> bool:
+    """Whether the run renames the call to its NPU counterpart (else its value is CUDA's own)."""
+    match = match_api(qualified, ctx.facts)
+    rename = (
+        None
+        if match is None or match.npu_name is None
+        else rule_for(qualified, match.target.safety)
+    )
+    lines = {call.lineno, call.end_lineno or call.lineno}
+    return rename in ctx.rules and not is_suppressed(ctx.source, lines, rename.code)
+
+
 _PROPERTY_CALLS = frozenset({"torch.cuda.get_device_properties"})
 
 
 class DevicePropertyField(Rule):
     """What it does: reports reading a field that NPU device properties do not have, such as
-    ``torch.cuda.get_device_properties(0).major`` or ``.multi_processor_count``.
+    ``torch.cuda.get_device_properties(0).multi_processor_count`` (``.major`` and ``.minor`` are
+    kept running by NPU105).
 
     Why: on NPU the properties carry only ``name``, ``total_memory``, ``L2_cache_size``,
     ``cube_core_num`` and ``vector_core_num``; other fields raise ``AttributeError``.
 
-    Example: ``if torch.cuda.get_device_properties(0).major >= 8:`` is reported; the call itself
-    is rewritten by NPU101.
+    Example: ``blocks = torch.cuda.get_device_properties(0).multi_processor_count`` is reported;
+    the call itself is rewritten by NPU101.
 
     Fix safety: report only.
     """
@@ -112,15 +162,26 @@ class DevicePropertyField(Rule):
     triggers = (b"get_device_properties",)
 
 
-@checks(ast.Attribute, rules=(DevicePropertyField,))
+@checks(ast.Attribute, rules=(DevicePropertyField, KeptValue))
 def check_property_field(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Attribute)
     call = node.value
-    if (
+    if not (
         isinstance(call, ast.Call)
-        and node.attr not in _NPU_DEVICE_PROPERTIES
+        and isinstance(node.ctx, ast.Load)
+        and node.attr not in NPU_DEVICE_PROPERTIES
         and ctx.names.qualified_name(call.func) in _PROPERTY_CALLS
     ):
+        return
+    entry = value_difference("torch.cuda.get_device_properties", node.attr)
+    if entry is None or not _renamed(ctx, call, entry.cuda):
         yield DevicePropertyField.finding(
-            node, f"device properties have no field {node.attr!r} on NPU"
+            node, f"device properties have no field {node.attr!r} on NPU: {PROPERTIES_LACK}"
         )
+        return
+    start, end = ctx.span(call)
+    before = "getattr("
+    text = f'{before}{ctx.source.text[start:end]}, "{node.attr}", {entry.stand_in})'
+    edit = Edit(*ctx.span(node), text, ((start, end, len(before)),))
+    message = f".{node.attr} of the device properties: {entry.differs}; {entry.stand_in} stands in"
+    yield KeptValue.finding(node, message, edit)

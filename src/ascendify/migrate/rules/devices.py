@@ -16,7 +16,12 @@ from ascendify.migrate.rules._own import (
     mentions_device,
 )
 from ascendify.targets import Safety
-from ascendify.targets.devices import CUDA_DEVICE_TYPE, DEVICE_PARAMETERS, NPU_DEVICE_TYPE
+from ascendify.targets.devices import (
+    CUDA_DEVICE_TYPE,
+    DEVICE_PARAMETERS,
+    NPU_DEVICE_TYPE,
+    RENAMED_DEVICE_PARAMETERS,
+)
 
 
 class DeviceArgument(Rule):
@@ -120,7 +125,7 @@ slot_kind(
             parameter.keywords,
             MapLocation if "map_location" in parameter.keywords else None,
         )
-        for parameter in DEVICE_PARAMETERS
+        for parameter in (*DEVICE_PARAMETERS, *RENAMED_DEVICE_PARAMETERS)
     },
 )
 

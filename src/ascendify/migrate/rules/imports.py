@@ -44,6 +44,42 @@ class ImportTorchNpu(Rule):
     triggers = (b"torch.npu",)  # a file that uses torch.npu already needs the import too
 
 
+class FunctionTorchNpu(Rule):
+    """What it does: inserts ``import torch_npu`` at the start of a function that imports torch_npu
+    itself somewhere in its body (an Ascend branch of the project's own) when the migration wrote
+    ``torch_npu`` elsewhere in that function.
+
+    Why: an import inside a function makes ``torch_npu`` a local name of the whole function; a
+    rewritten ``torch_npu.npu.*`` call in another branch would raise UnboundLocalError although the
+    module imports torch_npu.
+
+    Example::
+
+        def pick(use_npu):
+            if use_npu:
+                import torch_npu
+                return "npu"
+            torch.cuda.set_device(0)
+
+    becomes::
+
+        def pick(use_npu):
+            import torch_npu  # ...
+            if use_npu:
+                import torch_npu
+                return "npu"
+            torch_npu.npu.set_device(0)
+
+    Fix safety: safe.
+    """
+
+    code = "NPU004"
+    name = "function-torch-npu"
+    summary = "import torch_npu in a function whose own import makes the name local"
+    safety = Safety.SAFE
+    operation = Operation.INSERT
+
+
 class UnusedAmpC(Rule):
     """What it does: deletes ``import amp_C`` when the file never uses the name.
 
@@ -150,3 +186,45 @@ def insert_torch_npu(
         yield Insertion(
             ImportTorchNpu, (Import("torch_npu"),), message="import torch_npu", follows="torch"
         )
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _binds_torch_npu_locally(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether the function's own scope binds ``torch_npu`` by an import (not a nested scope's)."""
+    stack: list[ast.AST] = list(function.body)
+    binds = False
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Global | ast.Nonlocal) and "torch_npu" in node.names:
+            return False
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            binds = binds or any(local == "torch_npu" for local, _, _ in import_bindings(node))
+        elif not isinstance(node, _SCOPES):
+            stack.extend(ast.iter_child_nodes(node))
+    return binds
+
+
+@finishes(rules=(FunctionTorchNpu,))
+def insert_torch_npu_in_functions(
+    ctx: Context, module: ast.Module, findings: list[Finding]
+) -> Iterator[Insertion]:
+    offsets = [
+        f.edit.start for f in findings if f.edit is not None and "torch_npu" in f.edit.replacement
+    ]
+    if not offsets:
+        return
+    for function in ast.walk(module):
+        if isinstance(
+            function, ast.FunctionDef | ast.AsyncFunctionDef
+        ) and _binds_torch_npu_locally(function):
+            start, end = ctx.span(function)
+            if any(start <= offset < end for offset in offsets):
+                yield Insertion(
+                    FunctionTorchNpu,
+                    (Import("torch_npu"),),
+                    message=f"import torch_npu in {function.name}(): its own import makes the "
+                    "name local to the whole function",
+                    inside=function,
+                )

@@ -1,4 +1,4 @@
-# rules: NPU001 NPU102 NPU102
+# rules: NPU001 NPU102 NPU102 NPU105
 import torch
 
 major, minor = torch.cuda.get_device_capability()
@@ -7,5 +7,5 @@ alloc = torch.cuda.CUDAPluggableAllocator("alloc.so", "my_malloc", "my_free")
 import torch
 import torch_npu  # Ascend NPU build; elsewhere: --target portable, or python -m ascendify.auto
 
-major, minor = torch_npu.npu.get_device_capability()
+major, minor = (torch_npu.npu.get_device_capability() or (0, 0))
 alloc = torch_npu.npu.NPUPluggableAllocator("alloc.so", "my_malloc", "my_free")
