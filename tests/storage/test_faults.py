@@ -22,7 +22,7 @@ from ascendify.storage import (
     plan_channels,
 )
 from ascendify.storage._copy import partial_dir
-from ascendify.storage._remote import DEFAULT_READ_TIMEOUT
+from ascendify.storage._remote import DEFAULT_READ_TIMEOUT, TRANSFER_RETRIES
 from tests.conftest import RunCli, ascendify_env
 
 from .conftest import SlowProxy, enforced_policy, put_objects, read_objects
@@ -110,8 +110,10 @@ def test_keys_named_like_partial_files_both_arrive(
 
 def test_the_default_timeouts_bound_a_silent_store_below_a_minute() -> None:
     settings = S3Settings.from_env({})
-    fs = settings.filesystem()
-    assert fs.retries == 1  # s3fs adds no retries of its own to botocore's attempts
+    # The first contact: s3fs adds no retries of its own to botocore's attempts...
+    assert settings.filesystem(probe=True).retries == 1
+    # ...while the transfers keep them, to resume a download whose body broke off.
+    assert settings.filesystem().retries == TRANSFER_RETRIES > 1
     assert settings.read_timeout == DEFAULT_READ_TIMEOUT
     assert settings.max_attempts * settings.read_timeout + settings.connect_timeout < 60
 

@@ -168,7 +168,7 @@ class JobChannels:
         if not remote:
             return
         settings = self.plan.settings
-        fs = settings.filesystem()
+        fs = settings.filesystem(probe=True)  # a silent store is found here, quickly
         for channel in remote:
             check_bucket(fs, channel.url, settings)
         for channel in self.plan.remote_inputs:

@@ -548,8 +548,8 @@ def copy_tree(
         )
     remote_url, local = (src_url, dst_url) if downloading else (dst_url, src_url)
     local_root = Path(local_path(local))
+    check_bucket(settings.filesystem(probe=True), remote_url, settings)
     fs = settings.filesystem()
-    check_bucket(fs, remote_url, settings)
     started = time.perf_counter()
     failures: dict[str, Exception] = {}
 

@@ -19,8 +19,10 @@ REMOTE_SCHEMES = ("s3", "obs")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 _FALSE = ("0", "false", "no", "off")
 _CONNECTIONS = 64  # enough connections for the copy workers
+_PROBE_CONNECTIONS = 2
+TRANSFER_RETRIES = 5  # s3fs's default: each try is botocore's attempts, a broken body resumes
 # Seconds: a wrong endpoint fails fast, and a server that accepts connections but never answers
-# fails within read timeout x attempts (15 x 3, plus botocore's back-off) instead of hanging.
+# fails the first contact within read timeout x attempts (15 x 3, plus botocore's back-off).
 CONNECT_TIMEOUT_VARIABLE = "ASCENDIFY_S3_CONNECT_TIMEOUT"
 READ_TIMEOUT_VARIABLE = "ASCENDIFY_S3_READ_TIMEOUT"
 DEFAULT_CONNECT_TIMEOUT = 5.0
@@ -160,8 +162,14 @@ class S3Settings:
         """The credential values, for :func:`ascendify.storage._errors.redact`."""
         return tuple(s.reveal() for s in (self.key, self.secret, self.token) if s is not None)
 
-    def filesystem(self) -> Any:
-        """An s3fs filesystem for these settings; no listing cache, the remote trees change."""
+    def filesystem(self, probe: bool = False) -> Any:
+        """An s3fs filesystem for these settings; no listing cache, the remote trees change.
+
+        ``probe``: the one for the first contact with the store (is the bucket there?), whose
+        requests s3fs does not retry on top of botocore's attempts, so that a store that accepts
+        connections and never answers is found within attempts x read timeout. The transfers'
+        filesystem keeps s3fs's retries: they resume a download whose body broke off.
+        """
         import s3fs
 
         client_kwargs: dict[str, Any] = {"verify": self.verify_ssl}
@@ -176,7 +184,8 @@ class S3Settings:
             config_kwargs={
                 "connect_timeout": self.connect_timeout,
                 "read_timeout": self.read_timeout,
-                "max_pool_connections": _CONNECTIONS,
+                # Also tells the two filesystems apart in fsspec's cache of instances.
+                "max_pool_connections": _PROBE_CONNECTIONS if probe else _CONNECTIONS,
                 # total_max_attempts counts the first request too, as AWS_MAX_ATTEMPTS does;
                 # botocore's max_attempts would count only the retries (one attempt more).
                 "retries": {"total_max_attempts": self.max_attempts, "mode": self.retry_mode},
@@ -184,7 +193,5 @@ class S3Settings:
             use_listings_cache=False,
             max_concurrency=8,
         )
-        # botocore retries each request (max_attempts); s3fs's own retries on top of those
-        # multiplied the wait for a silent server (5 x 3 x 60 s before).
-        fs.retries = 1
+        fs.retries = 1 if probe else TRANSFER_RETRIES
         return fs
