@@ -6,16 +6,25 @@ import json
 import os
 import shutil
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.store import JobStore
 from tests.jobs.conftest import JobCli, job_logs, wait_for
+from tests.jobs.ray_cluster import ray_cluster
 from tests.launch.test_recover import RESUMABLE, assert_nothing_left, line_of, uninterrupted
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    with ray_cluster() as address:
+        yield address
 
 
 @pytest.fixture
@@ -100,4 +109,42 @@ def test_a_killed_node_agent_is_started_again_and_joins(
     assert json.loads((out / "final.json").read_text())["value"] == uninterrupted(4)
     assert store.get(job_id).attempts == 2
     assert "rank 3 attempt 1 starts at step" in rank_3.read_text()
+    assert_nothing_left(tmp_path)
+
+
+def _keeper_of(job_id: str, node: int) -> psutil.Process | None:
+    """The keeper process that runs ``node``'s launcher of the job on Ray (its worker's child)."""
+    for process in psutil.process_iter(["cmdline"]):
+        argv = process.info["cmdline"] or []
+        ours = "ascendify.jobs.keeper" in argv and f"modelarts-job-{job_id}" in argv
+        if ours and argv[argv.index("--node-rank") + 1] == str(node):
+            return process
+    return None
+
+
+def test_a_ray_node_task_that_dies_starts_again_and_joins(
+    cluster: str, job: JobCli, code: Path, tmp_path: Path, jobs_dir: Path
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    submitted = job(
+        "submit", "--code-dir", str(code), "--boot-file", "resumable.py", "--train-url", str(out),
+        "--engine", "ray", "--address", cluster, "--nodes", "2", "--cards", "2",
+        "--max-restarts", "1", "--env", f"PIDS_DIR={tmp_path}", "--env", "STEP_SECONDS=0.4",
+    )  # fmt: skip
+    assert submitted.returncode == 0, submitted.stderr
+    job_id = submitted.stdout.strip()
+    store = JobStore(jobs_dir)
+    rank_3 = JobLayout(jobs_dir / job_id, job_id).rank_log(3, 1)
+    explain = lambda: job_logs(jobs_dir, job_id)  # noqa: E731
+    wait_for(lambda: rank_3.exists() and "step 2 " in rank_3.read_text(), 120, "step 2", explain)
+    keeper = _keeper_of(job_id, 1)
+    assert keeper is not None
+    keeper.parent().kill()  # the Ray worker running node 1's task dies
+    wait_for(lambda: store.get(job_id).state in ("succeeded", "failed"), 180, "the end", explain)
+    assert store.get(job_id).state == "succeeded", explain()
+    assert json.loads((out / "final.json").read_text())["value"] == uninterrupted(4)
+    assert store.get(job_id).attempts == 2
+    assert "rank 3 attempt 1 starts at step" in rank_3.read_text()
+    assert "node 1: its Ray task starts again" in (jobs_dir / job_id / "runner.log").read_text()
     assert_nothing_left(tmp_path)

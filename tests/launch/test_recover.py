@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 from ascendify.launch.job import free_port
 from tests.conftest import RunCli
+from tests.jobs.conftest import running
 from tests.launch.test_run_multi_node import finish, flags_node, launchers, start
 
 pytestmark = pytest.mark.slow  # every test here starts processes
@@ -63,13 +63,7 @@ def final_value(out: Path) -> float:
 def assert_nothing_left(folder: Path) -> None:
     pids = [int(pid) for path in folder.glob("pids_*") for pid in path.read_text().split()]
     assert pids, "no rank started"
-    left = []
-    for pid in pids:
-        try:
-            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                left.append(pid)
-        except psutil.Error:
-            pass
+    left = running(pids)
     assert left == [], f"processes of the job outlived it: {left}"
 
 
@@ -166,14 +160,21 @@ def _summary(tmp_path: Path, node: int) -> dict[str, Any]:
     return data
 
 
+def _two_nodes_with_a_fault(
+    tmp_path: Path, launchers: list[Any], fault: str, rank: int
+) -> list[tuple[int, str]]:
+    """Both nodes' launchers with one restart, ``rank`` faulty: how each ended."""
+    (tmp_path / "out").mkdir()
+    port = free_port()
+    env = {"FAULT": fault, "FAULT_RANK": str(rank), "PIDS_DIR": str(tmp_path)}
+    nodes = [start(launchers, _node_flags(n, port, tmp_path, "--max-restarts", "1"), env) for n in (0, 1)]  # fmt: skip
+    return finish(nodes, timeout=120)
+
+
 def test_two_nodes_restart_together_after_a_rank_of_node_1_exits(
     tmp_path: Path, launchers: list[Any]
 ) -> None:
-    (tmp_path / "out").mkdir()
-    port = free_port()
-    env = {"FAULT": "exit", "FAULT_RANK": "3", "PIDS_DIR": str(tmp_path)}
-    nodes = [start(launchers, _node_flags(n, port, tmp_path, "--max-restarts", "1"), env) for n in (0, 1)]  # fmt: skip
-    results = finish(nodes, timeout=120)
+    results = _two_nodes_with_a_fault(tmp_path, launchers, "exit", rank=3)
     assert [code for code, _err in results] == [0, 0], results
     assert final_value(tmp_path / "out") == uninterrupted(4)
     for node in (0, 1):
@@ -187,11 +188,7 @@ def test_two_nodes_restart_together_after_a_rank_of_node_1_exits(
 def test_a_rank_failing_after_the_other_node_ended_restarts_both(
     tmp_path: Path, launchers: list[Any]
 ) -> None:
-    (tmp_path / "out").mkdir()
-    port = free_port()
-    env = {"FAULT": "late", "FAULT_RANK": "0", "PIDS_DIR": str(tmp_path)}
-    nodes = [start(launchers, _node_flags(n, port, tmp_path, "--max-restarts", "1"), env) for n in (0, 1)]  # fmt: skip
-    results = finish(nodes, timeout=120)
+    results = _two_nodes_with_a_fault(tmp_path, launchers, "late", rank=0)
     assert [code for code, _err in results] == [0, 0], results
     assert final_value(tmp_path / "out") == uninterrupted(4)
     node_1 = _summary(tmp_path, 1)["attempts"]

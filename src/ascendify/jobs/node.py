@@ -23,6 +23,7 @@ from typing import IO
 import psutil
 
 from ascendify.jobs.plan import NodePlan
+from ascendify.launch.containment import tree
 
 POLL = 0.1
 # After the grace period the launcher has SIGKILLed its ranks; this is for its final upload.
@@ -101,15 +102,6 @@ def _stop(process: subprocess.Popen[bytes], grace_period: float) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
     kill([found for found in descendants if _running(found)])
-
-
-def tree(pid: int) -> list[psutil.Process]:
-    """``pid`` and every process below it (empty when it is gone)."""
-    try:
-        root = psutil.Process(pid)
-        return [root, *root.children(recursive=True)]
-    except psutil.Error:
-        return []
 
 
 def kill(processes: list[psutil.Process]) -> None:

@@ -113,14 +113,18 @@ def run_nodes(
         for node, address in enumerate(addresses):
             store.set_node(layout.job_id, NodeRecord(node, address, None, None, None))
             layout.link_rank_logs(node, spec.cards)
-        streams = [
-            _run_node.options(**on(n), num_returns="streaming").remote(
+
+        def task(n: int) -> Any:
+            return _run_node.options(**on(n), num_returns="streaming").remote(
                 NodeTask(spec, layout.job_id, n, addresses, master_port, storage), code, flag
             )
-            for n in range(spec.nodes)
-        ]
+
+        streams = [task(n) for n in range(spec.nodes)]
         allowance = spec.grace_period + UPLOAD_ALLOWANCE
-        outputs = _follow(ray, streams, layout, flag=flag, stop=stop, allowance=allowance)
+        again = _Again(task, spec.max_restarts, stop)
+        outputs = _follow(
+            ray, streams, layout, flag=flag, stop=stop, allowance=allowance, again=again
+        )
         return [
             _collect(layout, store, addresses=addresses, node=node, output=out)
             for node, out in enumerate(outputs)
@@ -128,6 +132,23 @@ def run_nodes(
     finally:
         remove_placement_group(group)
         ray.shutdown()
+
+
+class _Again:
+    """Starts again the task of a node other than node 0 that died while the job goes on (its
+    launcher joins the job's next attempt), as often as the job may restart."""
+
+    def __init__(self, task: Any, restarts: int, stop: threading.Event) -> None:
+        self._task = task
+        self._left = restarts
+        self._stop = stop
+        self.node_0_ended = threading.Event()
+
+    def __call__(self, node: int) -> Any | None:
+        if node == 0 or self._left <= 0 or self._stop.is_set() or self.node_0_ended.is_set():
+            return None
+        self._left -= 1
+        return self._task(node)
 
 
 def _follow(
@@ -138,28 +159,40 @@ def _follow(
     flag: Any,
     stop: threading.Event,
     allowance: float,
+    again: _Again | None = None,
 ) -> list[dict[str, Any] | None]:
     """Copy each node's log output into the job dir as it comes; return each node's result.
 
     A stop raises the flag the tasks poll; tasks still running ``allowance`` seconds later are
-    cancelled (their result is None).
+    cancelled (their result is None). A task that dies is started ``again`` when it may be.
     """
     outputs: list[dict[str, Any] | None] = [None] * len(streams)
 
     def receive(node: int) -> None:
-        try:
-            for ref in streams[node]:
-                item = ray.get(ref)
-                for name, data in item.get("logs", {}).items():
-                    path = layout.logs / name
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    with path.open("ab") as log:
-                        log.write(data)
-                if "exit_code" in item:
-                    outputs[node] = item
-        except Exception as error:  # cancelled, or its worker died: the result stays unknown
-            # Said in the runner's log: the node's own log stops short without telling why.
-            print(f"node {node}: its Ray task ended without a result: {error!r}", file=sys.stderr)
+        while True:
+            try:
+                for ref in streams[node]:
+                    item = ray.get(ref)
+                    for name, data in item.get("logs", {}).items():
+                        path = layout.logs / name
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                        with path.open("ab") as log:
+                            log.write(data)
+                    if "exit_code" in item:
+                        outputs[node] = item
+                break
+            except Exception as error:  # cancelled, or its worker died: the result is unknown
+                # Said in the runner's log: the node's own log stops short without telling why.
+                print(
+                    f"node {node}: its Ray task ended without a result: {error!r}", file=sys.stderr
+                )
+                restarted = again(node) if again is not None else None
+                if restarted is None:
+                    break
+                print(f"node {node}: its Ray task starts again", file=sys.stderr)
+                streams[node] = restarted
+        if node == 0 and again is not None:
+            again.node_0_ended.set()
 
     readers = [threading.Thread(target=receive, args=(n,)) for n in range(len(streams))]
     for reader in readers:

@@ -153,7 +153,8 @@ def _reconcile_one(store: JobStore, job: JobRecord) -> None:
 
 
 def _end_leftovers(store: JobStore, job: JobRecord) -> None:
-    from ascendify.jobs.node import kill, tree
+    from ascendify.jobs.node import kill
+    from ascendify.launch.containment import tree
 
     leftovers = [
         found

@@ -171,6 +171,7 @@ class Agent:
         self._signals = 0  # how many stop signals came
         self._strays = Strays(new_marker())
         self._bind = die_with_launcher()  # ranks are started from the thread that runs the agent
+        self._parent = os.getppid()
         self._silence = Silence(plan.hang_timeout)
         self._stacks: dict[int, str] = {}
 
@@ -300,15 +301,7 @@ class Agent:
         while True:
             if self._signal is not None:
                 if self.peers is not None:  # the other nodes must stop too
-                    name = signal.Signals(self._signal).name
-                    self.peers.record_failure(
-                        RankFailure.of_node(
-                            self.plan.node_rank,
-                            f"launcher stopped by {name}",
-                            128 + self._signal,
-                            cause="stopped",
-                        )
-                    )
+                    self.peers.record_failure(self._stopped(self._signal))
                 return "interrupted", None
             failure = self._reap()
             if failure is not None:
@@ -335,6 +328,18 @@ class Agent:
         """A job whose ranks all finished fails if a log could not be kept (its disk filled)."""
         causes = [rank.log_failure for rank in self._ranks if rank.log_failure is not None]
         return RankFailure.of_node(self.plan.node_rank, causes[0]) if causes else None
+
+    def _stopped(self, signum: int) -> RankFailure:
+        """A stop signal: the platform's (the job ends), or the death of the process that ran
+        this launcher (a node lost, as when a Ray worker dies: the others may restart)."""
+        name = signal.Signals(signum).name
+        if os.getppid() != self._parent:
+            why = (
+                f"node {self.plan.node_rank} lost: the process that ran its launcher ended ({name})"
+            )
+            return RankFailure.of_node(self.plan.node_rank, why, 128 + signum, cause="node")
+        why = f"launcher stopped by {name}"
+        return RankFailure.of_node(self.plan.node_rank, why, 128 + signum, cause="stopped")
 
     def _hang(self) -> RankFailure:
         timeout = self._silence.timeout

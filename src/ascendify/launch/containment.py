@@ -197,6 +197,15 @@ def _watch(marker: str, grace_period: float) -> None:
     signal_all(alive, signal.SIGKILL)
 
 
+def tree(pid: int) -> list[psutil.Process]:
+    """``pid`` and every process below it (empty when it is gone)."""
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
 def signal_all(processes: Iterable[psutil.Process], sig: signal.Signals) -> None:
     for process in processes:
         with contextlib.suppress(psutil.Error):

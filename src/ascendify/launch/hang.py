@@ -23,6 +23,8 @@ from pathlib import Path
 
 import psutil
 
+from ascendify.launch.containment import tree
+
 START_ALLOWANCE = 60.0
 # How long the processes may take to write their stacks.
 _DUMP_WAIT = 1.0
@@ -70,7 +72,7 @@ def dump_stacks(ranks: Sequence[RankProcess], folder: Path) -> dict[int, str]:
 
     A rank with children (data-loader workers) gets theirs after its own, each headed by its pid.
     """
-    armed = {rank.rank: [p for p in _tree(rank.pid) if _file(folder, p).exists()] for rank in ranks}
+    armed = {rank.rank: [p for p in tree(rank.pid) if _file(folder, p).exists()] for rank in ranks}
     for processes in armed.values():
         for process in processes:
             with contextlib.suppress(psutil.Error):
@@ -86,14 +88,6 @@ def dump_stacks(ranks: Sequence[RankProcess], folder: Path) -> dict[int, str]:
             "no stack: the rank's processes did not load the launcher's start hook"
         )
     return stacks
-
-
-def _tree(pid: int) -> list[psutil.Process]:
-    try:
-        root = psutil.Process(pid)
-        return [root, *root.children(recursive=True)]
-    except psutil.Error:
-        return []
 
 
 def _file(folder: Path, process: psutil.Process) -> Path:
