@@ -54,6 +54,7 @@ CORPUS = (
     Script("prefetcher", ("--device", "cpu"), ()),
     Script("gan_style", (), ()),
     Script("capability_checks", ("--cpu",), ()),
+    Script("star_imports", ("--cpu",), ()),
 )
 
 

@@ -88,3 +88,34 @@ def test_the_log_counts_what_its_file_holds_already(tmp_path: Path) -> None:
     log.close()
     assert (tmp_path / f"{LOG_FILE}.1").stat().st_size == 1024 * 1024 - 99
     assert "y" * 200 in (tmp_path / LOG_FILE).read_text()
+
+
+def _migrated(tmp_path: Path, files: dict[str, str]) -> dict[str, str]:
+    """The migrated text of each file of a project made of ``files`` (written nowhere)."""
+    source = tmp_path / "proj"
+    for rel, text in files.items():
+        (source / rel).parent.mkdir(parents=True, exist_ok=True)
+        (source / rel).write_text(text)
+    options = Options(source=source, output=tmp_path / "out", check=True, diff=True)
+    result = migrate_tree(options, None, plan_tree(source))
+    return {outcome.path: outcome.diff for outcome in result.files}
+
+
+def test_torch_brought_by_a_star_import_of_a_project_module_is_migrated(tmp_path: Path) -> None:
+    diffs = _migrated(
+        tmp_path,
+        {
+            "utils.py": "import os\nimport torch\nimport torch.nn as nn\n_private = 1\n",
+            "train.py": "from utils import *\n\nif torch.cuda.is_available():\n"
+            "    net = nn.Linear(2, 2).cuda()\n",
+            "pkg/__init__.py": "from .common import *\n",
+            "pkg/common.py": "import torch as th\n__all__ = ['th']\n",
+            "pkg/run.py": "from pkg import th\nth.cuda.synchronize()\n",
+            "pkg/hidden.py": "import torch as th\n__all__ = []\n",
+            "pkg/other.py": "from .hidden import *\nth.cuda.synchronize()\n",
+        },
+    )
+    assert "+if torch_npu.npu.is_available():\n" in diffs["train.py"]
+    assert "+import torch_npu" in diffs["train.py"]
+    assert "+torch_npu.npu.synchronize()\n" in diffs["pkg/run.py"]  # through a package's star
+    assert not diffs["pkg/other.py"]  # __all__ leaves th out of the star import

@@ -102,6 +102,7 @@ def _migrate_module(
 ) -> FileResult:
     facts = load_facts(settings.torch_npu_version)
     module, text = parsed.module, parsed.text
+    settings.project.bind(parsed.names, path)  # torch through ``from utils import *``
     context = Context(
         parsed.source,
         parsed.names,

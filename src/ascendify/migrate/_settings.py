@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from ascendify._fs import MAX_SOURCE_BYTES
 from ascendify.migrate._modes import Modes
+from ascendify.migrate._project import ProjectNames
 from ascendify.targets import DEFAULT_VERSION
 
 
@@ -18,6 +19,8 @@ class Settings:
     select: frozenset[str] | None = None  # rule codes to run; None runs every rule
     enabled: frozenset[str] = frozenset()  # codes of opt-in rules to run as well
     modes: Modes = field(default_factory=Modes)  # target and modes (ascendify.migrate._modes)
+    # The torch names the project's own modules export (``from utils import *``), for the tree.
+    project: ProjectNames = field(default_factory=ProjectNames)
 
 
 DEFAULT_SETTINGS = Settings()

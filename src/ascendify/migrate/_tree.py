@@ -9,6 +9,7 @@ A result directory holds :data:`INCOMPLETE_MARKER` from its creation until :func
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import stat
@@ -43,6 +44,7 @@ from ascendify.migrate._engine import (
     Unchanged,
     migrate_source,
 )
+from ascendify.migrate._project import project_names
 from ascendify.migrate._rule import Change, registry_for
 from ascendify.migrate._settings import Settings
 from ascendify.source import SharedParse, collector_paused, decode
@@ -288,13 +290,14 @@ def migrate_tree(
     if result_dir is not None:
         _mirror_skeleton(source, result_dir, plan)
     companion = options.companion if result_dir is not None else None
+    project = project_names(source, plan.python_files, options.settings.max_bytes)
+    settings = dataclasses.replace(options.settings, project=project)
     jobs = [
-        (source, result_dir, rel, options.settings, options.diff, companion)
-        for rel in plan.python_files
+        (source, result_dir, rel, settings, options.diff, companion) for rel in plan.python_files
     ]
     outcomes = []
     # Built before the workers start: forked, they inherit it instead of each building its own.
-    registry_for(options.settings)
+    registry_for(settings)
     with closing(parallel_map(migrate_file, jobs, options.jobs)) as results:
         for outcome in results:
             outcomes.append(outcome)

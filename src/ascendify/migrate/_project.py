@@ -1,0 +1,177 @@
+"""Names a file gets from the project's own modules: ``from utils import *`` where ``utils.py`` does
+``import torch`` binds ``torch`` in the importing file, and so does ``from pkg import torch``.
+
+Worked out once per run, before the files are migrated (:func:`project_names`), from the top-level
+imports of every Python file of SRC; each file's migration then binds the names its own imports of
+project modules bring (:meth:`ProjectNames.bind`). Only torch names are carried: they are what the
+rules look for.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from ascendify._fs import NotRead, read_source
+from ascendify.source import NameResolver, import_bindings
+
+# A top-level import statement: one line, or a parenthesised list of names over several lines.
+_TOP_LEVEL_IMPORT = re.compile(
+    rb"^(?:from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\)|[^\n]*)|import[ \t]+[^\n]*)", re.M
+)
+_DEFINES_ALL = re.compile(rb"^__all__\b", re.M)
+_CARRIED_ROOT = "torch"
+
+
+@dataclass(frozen=True)
+class _Module:
+    """What one project module binds at its top level, as found in its source."""
+
+    bindings: tuple[tuple[str, str], ...]  # (local, qualified) of its torch imports
+    stars: tuple[str, ...]  # modules it star-imports, resolved to project module names
+    public: frozenset[str] | None  # its __all__ when it has one (None: every public name)
+
+
+@dataclass(frozen=True)
+class ProjectNames:
+    """The torch names each project module exports (hashable: part of the run's settings)."""
+
+    # (module, local, qualified, whether a star import brings it: public and in any __all__)
+    exports: frozenset[tuple[str, str, str, bool]] = frozenset()
+
+    def bind(self, names: NameResolver, path: str) -> None:
+        """Bind in ``names`` what the file at ``path`` (relative to SRC) imports from the project."""
+        if not self.exports:
+            return
+        index = _index(self)
+        for node in names.imports:
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            module = resolve_module(node, path, index)
+            if module is None:
+                continue
+            exported = index[module]
+            for alias in node.names:
+                if alias.name == "*":
+                    pairs = [(local, q) for local, (q, starred) in exported.items() if starred]
+                elif alias.name in exported:
+                    pairs = [(alias.asname or alias.name, exported[alias.name][0])]
+                else:
+                    continue
+                for local, qualified in pairs:
+                    # The file's own binding of an imported name is the project module's path
+                    # ("utils.torch"): what that name is bound to there replaces it.
+                    bound = names.bindings.get(local)
+                    if bound is None or bound.qualified == f"{node.module}.{alias.name}":
+                        names.bind(local, qualified)
+
+
+@cache
+def _index(project: ProjectNames) -> dict[str, dict[str, tuple[str, bool]]]:
+    index: dict[str, dict[str, tuple[str, bool]]] = {}
+    for module, local, qualified, starred in sorted(project.exports):
+        index.setdefault(module, {})[local] = (qualified, starred)
+    return index
+
+
+def module_name(rel: str) -> str:
+    """``pkg.utils`` for ``pkg/utils.py``, ``pkg`` for ``pkg/__init__.py``."""
+    parts = rel.removesuffix(".py").split("/")
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts.pop()
+    return ".".join(parts)
+
+
+def resolve_module(node: ast.ImportFrom, path: str, known: Iterable[str]) -> str | None:
+    """The project module ``from X import ...`` in the file at ``path`` names: relative to the
+    file's package (a ``from .x`` import, or a script beside its modules), else to SRC's root."""
+    package = path.split("/")[:-1]
+    if node.level:
+        if node.level - 1 > len(package):
+            return None
+        base = package[: len(package) - (node.level - 1)]
+        candidates = [".".join([*base, *([node.module] if node.module else [])])]
+    elif node.module:
+        candidates = [".".join([*package, node.module]), node.module]
+    else:
+        return None
+    names = known if isinstance(known, dict | set | frozenset) else set(known)
+    return next((name for name in candidates if name and name in names), None)
+
+
+def _read_module(data: bytes, path: str, modules: set[str]) -> _Module | None:
+    statements = b"\n".join(_TOP_LEVEL_IMPORT.findall(data))
+    try:
+        tree = ast.parse(statements)
+    except (SyntaxError, ValueError):
+        return None  # an odd spelling (a continuation line): its names are not carried
+    bindings, stars = [], []
+    for node in tree.body:
+        assert isinstance(node, ast.Import | ast.ImportFrom)
+        for local, qualified, _ in import_bindings(node):
+            if qualified.partition(".")[0] == _CARRIED_ROOT:
+                bindings.append((local, qualified))
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            star = resolve_module(node, path, modules)
+            if star is not None:
+                stars.append(star)
+    return _Module(tuple(bindings), tuple(stars), _public_names(data))
+
+
+def _public_names(data: bytes) -> frozenset[str] | None:
+    """A module's ``__all__`` of literal names (an empty set when it is not one)."""
+    if _DEFINES_ALL.search(data) is None:
+        return None
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+            and isinstance(node.value, ast.List | ast.Tuple)
+        ):
+            return frozenset(
+                e.value
+                for e in node.value.elts
+                if isinstance(e, ast.Constant) and isinstance(e.value, str)
+            )
+    return frozenset()
+
+
+def project_names(source: Path, python_files: Iterable[str], max_bytes: int) -> ProjectNames:
+    """The torch names every Python file of SRC exports, its star imports' included."""
+    files = list(python_files)
+    by_module = {module_name(rel): rel for rel in files}
+    found: dict[str, _Module] = {}
+    for module, rel in by_module.items():
+        try:
+            data = read_source(source / rel, max_bytes).data
+        except NotRead:  # copied or reported by the tree migration itself
+            continue
+        if b"torch" in data or b"*" in data:
+            read = _read_module(data, rel, set(by_module))
+            if read is not None:
+                found[module] = read
+
+    def exports(module: str, seen: frozenset[str]) -> Iterator[tuple[str, str, bool]]:
+        read = found.get(module)
+        if read is None or module in seen:
+            return
+        pairs = list(read.bindings)
+        for star in read.stars:
+            pairs.extend(
+                (name, q) for name, q, starred in exports(star, seen | {module}) if starred
+            )
+        for local, qualified in pairs:
+            public = local[:1] != "_" and (read.public is None or local in read.public)
+            yield local, qualified, public
+
+    return ProjectNames(
+        frozenset((module, *export) for module in found for export in exports(module, frozenset()))
+    )
