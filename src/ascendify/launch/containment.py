@@ -90,27 +90,27 @@ class Strays:
         """Remember every current descendant of ``ranks`` (pids of rank processes) and every
         orphan the launcher adopted (see :func:`adopting_orphans`); return the new ones."""
         children: dict[int, list[int]] = {}
+        started: dict[int, float] = {}
         for process in psutil.process_iter(["ppid", "create_time"]):
             children.setdefault(process.info["ppid"], []).append(process.pid)
+            started[process.pid] = process.info["create_time"] or 0.0
+        # Children of the launcher it did not start itself: orphans it adopted during the job
+        # (psutil rounds start times, hence the second of slack).
         adopted = [
             pid
             for pid in children.get(os.getpid(), ())
-            if pid not in ranks and pid not in self._ours and _started_since(pid, self._since)
+            if pid not in ranks and pid not in self._ours and started[pid] >= self._since - 1.0
         ]
         new = []
-        for pid in adopted:
-            if pid not in self._seen:
+        pending = [*ranks, *adopted]  # the adopted ones are recorded too, with their descendants
+        while pending:
+            pid = pending.pop()
+            if pid not in ranks and pid not in self._seen:
                 with contextlib.suppress(psutil.Error):
                     self._seen[pid] = psutil.Process(pid)
                     new.append(self._seen[pid])
-        pending = list(ranks) + adopted
-        while pending:
-            for pid in children.get(pending.pop(), ()):
-                if pid not in self._seen:
-                    with contextlib.suppress(psutil.Error):
-                        self._seen[pid] = psutil.Process(pid)
-                        new.append(self._seen[pid])
-                    pending.append(pid)
+            # Known ones are walked again: a child seen before may have started one since.
+            pending.extend(children.get(pid, ()))
         return new
 
     def find(self, ranks: Collection[int]) -> list[psutil.Process]:
@@ -118,13 +118,6 @@ class Strays:
         self.record(ranks)
         found = {**self._seen, **{p.pid: p for p in marked(self.marker)}}
         return [p for pid, p in found.items() if pid not in ranks and _alive(p)]
-
-
-def _started_since(pid: int, moment: float) -> bool:
-    try:
-        return psutil.Process(pid).create_time() >= moment - 1.0  # psutil rounds start times
-    except psutil.Error:
-        return False
 
 
 def marked(marker: str) -> list[psutil.Process]:
