@@ -35,6 +35,7 @@ from scripts.generate_torch_npu_data import (
     OPS_YAML,
     PUBLIC_MODULES,
     download_wheel,
+    exposed_operator_names,
     module_public_names,
     read_version,
 )
@@ -44,10 +45,6 @@ OUTPUT_DIR = ROOT / "tests" / "npu_standin" / "site" / "torch_npu"
 API_FILE = "_standin_api.json"
 DEFAULT_VERSION = "2.13.0"
 
-# The modules the stand-in provides: those migration relies on, plus the fused optimizers.
-STANDIN_MODULES = {**PUBLIC_MODULES, "torch_npu.optim": "torch_npu/optim/__init__.py"}
-# torch_npu exports its custom operators (torch.ops.npu.*) at the top level from this list.
-EXPOSED_OPERATORS = ("torch_npu/utils/exposed_api.py", "public_npu_functions")
 # How deep the list of the wheel's other modules goes (torch_npu.contrib.transfer_to_npu).
 OTHER_MODULES_DEPTH = 3
 # Dunder methods that are part of how user code calls a class.
@@ -242,15 +239,9 @@ def _bound_names(node: ast.stmt) -> set[str]:
 
 def exposed_operators(wheel: Wheel) -> dict[str, Entry]:
     """torch_npu's top-level custom operators, each with the signatures of its schema overloads."""
-    path, variable = EXPOSED_OPERATORS
     overloads = operator_overloads(yaml.safe_load(wheel.archive.read(OPS_YAML)))
-    for node in wheel.tree(path).body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == variable for t in node.targets
-        ):
-            names = sorted(ast.literal_eval(node.value))
-            return {name: {"kind": "operator", "overloads": overloads[name]} for name in names}
-    raise ValueError(f"{path} has no {variable}")
+    names = exposed_operator_names(wheel.archive)
+    return {name: {"kind": "operator", "overloads": overloads[name]} for name in names}
 
 
 def operator_overloads(document: dict[str, Any]) -> dict[str, list[Signature]]:
@@ -278,7 +269,7 @@ def api_from_wheel(wheel_path: Path) -> dict[str, Any]:
         files = set(archive.namelist())
         wheel = Wheel(archive, files)
         resolver = Resolver(wheel)
-        present = {dotted: path for dotted, path in STANDIN_MODULES.items() if path in files}
+        present = {dotted: path for dotted, path in PUBLIC_MODULES.items() if path in files}
         modules: dict[str, Any] = {}
         for dotted, path in sorted(present.items()):
             children = sorted(m for m in present if m.rpartition(".")[0] == dotted)

@@ -44,7 +44,10 @@ PUBLIC_MODULES = {
     "torch_npu.profiler": "torch_npu/profiler/__init__.py",
     "torch_npu.distributed": "torch_npu/distributed/__init__.py",
     "torch_npu.contrib": "torch_npu/contrib/__init__.py",
+    "torch_npu.optim": "torch_npu/optim/__init__.py",
 }
+# torch_npu exports its custom operators (torch.ops.npu.*) at the top level from this list.
+EXPOSED_OPERATORS = ("torch_npu/utils/exposed_api.py", "public_npu_functions")
 OPS_YAML = "torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml"
 # Sections of the codegen file that register kernels for existing aten operators.
 KERNEL_SECTIONS = ("supported", "symint", "autograd", "quant")
@@ -111,6 +114,8 @@ def facts_from_wheel(wheel: Path) -> dict[str, Any]:
             for dotted, path in PUBLIC_MODULES.items()
             if path in files
         }
+        if "torch_npu" in modules and EXPOSED_OPERATORS[0] in files:
+            modules["torch_npu"] = sorted({*modules["torch_npu"], *exposed_operator_names(archive)})
         aten, custom = kernel_ops(yaml.safe_load(archive.read(OPS_YAML)))
         torch_requirement = _read_torch_requirement(archive, files)
     return {
@@ -121,6 +126,17 @@ def facts_from_wheel(wheel: Path) -> dict[str, Any]:
         "aten_ops_with_npu_kernel": aten,
         "npu_custom_ops": custom,
     }
+
+
+def exposed_operator_names(archive: zipfile.ZipFile) -> list[str]:
+    """The custom operators torch_npu exports at its top level (``torch_npu.npu_fusion_attention``)."""
+    path, variable = EXPOSED_OPERATORS
+    for node in ast.parse(archive.read(path)).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == variable for target in node.targets
+        ):
+            return sorted(ast.literal_eval(node.value))
+    raise ValueError(f"{path} has no {variable}")
 
 
 def _metadata_path(files: set[str]) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from ascendify.migrate._imports import Import, Insertion
 from ascendify.migrate._rule import Context, Edit, Finding, Operation, Rule, checks, finishes
@@ -119,13 +119,19 @@ class CudaOnlyLibrary(Rule):
     triggers = tuple(library.module.encode() for library in CUDA_ONLY_LIBRARIES)
 
 
+# Tests of whether a rule that ports a library's uses deletes this import of it (not reported then).
+REMOVED_BY_PORT: list[Callable[[Context, ast.Import | ast.ImportFrom], bool]] = []
+
+
 @checks(ast.Import, ast.ImportFrom, rules=(UnusedAmpC, CudaOnlyLibrary))
 def check_cuda_only_import(
     ctx: Context, node: ast.AST, parent: ast.AST | None
 ) -> Iterator[Finding]:
     assert isinstance(node, ast.Import | ast.ImportFrom)
     if _is_unused_amp_c(ctx, node):
-        yield UnusedAmpC.finding(node, "import amp_C removed (unused)", _delete_lines(ctx, node))
+        yield UnusedAmpC.finding(node, "import amp_C removed (unused)", delete_lines(ctx, node))
+        return
+    if any(removed(ctx, node) for removed in REMOVED_BY_PORT):
         return
     names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
     if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -145,10 +151,10 @@ def _is_unused_amp_c(ctx: Context, node: ast.Import | ast.ImportFrom) -> bool:
         return False
     if len(re.findall(r"\bamp_C\b", ctx.source.text)) != 1:
         return False
-    return _delete_lines(ctx, node) is not None
+    return delete_lines(ctx, node) is not None
 
 
-def _delete_lines(ctx: Context, node: ast.stmt) -> Edit | None:
+def delete_lines(ctx: Context, node: ast.stmt) -> Edit | None:
     """An edit removing the lines of a statement that is alone on them (else None)."""
     start, end = ctx.span(node)
     first = ctx.source.line(node.lineno)

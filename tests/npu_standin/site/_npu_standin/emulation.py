@@ -22,6 +22,8 @@ from typing import Any
 import torch
 
 from _npu_standin import legacy_types
+from _npu_standin.attention import npu_fusion_attention
+from _npu_standin.optim import EMULATED_OPTIMIZERS
 from _npu_standin.placement import is_npu
 from _npu_standin.profiling import EMULATED_PROFILER
 from _npu_standin.strict import AsIs, not_emulated
@@ -340,6 +342,7 @@ EMULATED: dict[str, Any] = {
     f"{NPU}.mstx.mstx": Mstx,
     f"{NPU}.mstx.annotate": Annotate,
     "torch_npu.distributed.distributed_c10d.is_hccl_available": returns(True),
+    "torch_npu.npu_fusion_attention": npu_fusion_attention,
 }
 # Nothing is allocated on an npu: its memory counters stay at zero and there is no cache to empty.
 MEMORY_COUNTERS = "memory_allocated max_memory_allocated memory_reserved max_memory_reserved"
@@ -351,3 +354,4 @@ EMULATED.update({f"{NPU}.memory.{name}": NOTHING for name in MEMORY_RESETS.split
 EMULATED[f"{NPU}.memory.memory_stats"] = lambda device=None: {}
 EMULATED.update(EMULATED_PROFILER)
 EMULATED.update({f"{NPU}.{name}": AsIs(legacy) for name, legacy in legacy_types.TYPES.items()})
+EMULATED.update(EMULATED_OPTIMIZERS)

@@ -1,0 +1,342 @@
+"""Fused attention of CUDA-only libraries (flash-attn, xformers) -> ``torch_npu.npu_fusion_attention``.
+
+A call is ported when every argument it passes has an exact counterpart (the table of
+:mod:`ascendify.targets.libraries`); an import of the library is deleted when every use of the names
+it binds was ported, and otherwise stays, reported by NPU003.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ascendify.migrate._imports import Import, Insertion
+from ascendify.migrate._rule import (
+    Context,
+    Finding,
+    Operation,
+    Rule,
+    binding_trigger,
+    checks,
+    finishes,
+)
+from ascendify.migrate.rules.imports import REMOVED_BY_PORT, delete_lines
+from ascendify.source import import_bindings
+from ascendify.targets import Safety
+from ascendify.targets.libraries import (
+    ATTENTION_BY_NAME,
+    COMPRESSED_MASK_SIZE,
+    FLASH_ATTN_ADVICE,
+    FLASH_ATTN_QKVPACKED_FUNC,
+    FLASH_ATTN_VARLEN_FUNC,
+    FUSION_ATTENTION,
+    SPARSE_MODE_BOTTOM_RIGHT_CAUSAL,
+    SPARSE_MODE_TOP_LEFT_CAUSAL,
+    XFORMERS_ATTENTION,
+    XFORMERS_CAUSAL_BIAS,
+    AttentionForm,
+)
+
+_LIBRARIES = ("flash_attn", "xformers")
+
+
+class FusedAttention(Rule):
+    """What it does: rewrites flash-attn's ``flash_attn_func``, ``flash_attn_qkvpacked_func`` and
+    ``flash_attn_varlen_func`` and xformers' ``memory_efficient_attention`` to
+    ``torch_npu.npu_fusion_attention(...)[0]``: layout ``BSND`` (``TND`` for the varlen form, with
+    the cumulative sequence lengths as ``actual_seq_qlen``/``actual_seq_kvlen``), ``head_num`` from
+    the query's shape, ``scale`` defaulting to 1/sqrt(head dim), ``keep_prob = 1 - dropout_p``, a
+    causal mask as ``sparse_mode`` 3 (flash-attn: from the bottom-right corner) or 2 (xformers'
+    ``LowerTriangularMask``: from the top-left) with torch_npu's 2048x2048 compressed mask. The
+    library's import is deleted once every use of it is ported.
+
+    Why: flash-attn and xformers cannot be installed on an NPU host; torch_npu's fused attention
+    computes the same attention.
+
+    Example: ``out = flash_attn_func(q, k, v, causal=True)`` becomes
+    ``out = torch_npu.npu_fusion_attention(q, k, v, q.shape[2], "BSND", atten_mask=torch.ones(2048,
+    2048, dtype=torch.bool, device=q.device).triu(1), scale=q.shape[-1] ** -0.5, sparse_mode=3)[0]``.
+
+    Fix safety: unsafe: another kernel rounds differently, and dropout draws from the NPU's own
+    generator. Calls with arguments that have no counterpart (sliding windows, ALiBi slopes,
+    returned probabilities) are NPU011.
+    """
+
+    code = "NPU010"
+    name = "fused-attention"
+    summary = "flash-attn/xformers attention -> torch_npu.npu_fusion_attention"
+    safety = Safety.UNSAFE
+    triggers = (b"flash_attn", b"memory_efficient_attention")
+
+
+class FusedAttentionUnported(Rule):
+    """What it does: reports a flash-attn or xformers attention call that NPU010 cannot port, with
+    the reason and what to write instead.
+
+    Why: its arguments have no exact ``npu_fusion_attention`` counterpart (a sliding window, ALiBi
+    slopes, softcap, returned probabilities, an attention bias other than the causal one), or they
+    are passed in a way the rule cannot read (``*args``, ``**kwargs``).
+
+    Example: ``flash_attn_func(q, k, v, window_size=(128, 0))`` is reported.
+
+    Fix safety: report only.
+    """
+
+    code = "NPU011"
+    name = "fused-attention-unported"
+    summary = "flash-attn/xformers attention call left in place (no exact port)"
+    safety = Safety.REPORT_ONLY
+    operation = Operation.UNSUPPORTED
+    triggers = FusedAttention.triggers
+
+
+@binding_trigger
+def _attention_name(qualified: str) -> bool:
+    return qualified.partition(".")[0] in _LIBRARIES
+
+
+class Unported(Exception):
+    """Why a call cannot be ported."""
+
+
+@dataclass
+class AttentionPorts:
+    """This file's attention calls (ported text or why not) and the imports left without a use."""
+
+    done: bool = False
+    ports: dict[int, tuple[AttentionForm, str]] = field(default_factory=dict)  # id(call) ->
+    unported: dict[int, str] = field(default_factory=dict)  # id(call) -> reason
+    removable: set[int] = field(default_factory=set)  # id(import statement)
+
+
+def _ports(ctx: Context) -> AttentionPorts:
+    state = ctx.state(AttentionPorts)
+    if not state.done:
+        state.done = True
+        _analyse(ctx, state)
+    return state
+
+
+def _analyse(ctx: Context, state: AttentionPorts) -> None:
+    library_locals = {
+        local
+        for local, binding in ctx.names.bindings.items()
+        if binding.qualified.partition(".")[0] in _LIBRARIES
+    }
+    if not library_locals:
+        return
+    used: set[str] = set()  # locals with a use no port covers
+    covered: list[tuple[int, int]] = []  # spans of ported calls
+    uses: list[tuple[ast.expr, str]] = []
+    available = ctx.facts.has(FUSION_ATTENTION)
+    for node in ast.walk(ctx.module):
+        if isinstance(node, ast.Call):
+            form = _form(ctx, node.func)
+            if form is not None:
+                try:
+                    if not available:
+                        raise Unported(f"torch_npu {ctx.facts.version} has no npu_fusion_attention")
+                    state.ports[id(node)] = (form, _port(ctx, node, form))
+                    covered.append(ctx.span(node))
+                except Unported as reason:
+                    state.unported[id(node)] = str(reason)
+        if isinstance(node, ast.Name) and node.id in library_locals:
+            uses.append((node, node.id))
+    for node, local in uses:
+        start, end = ctx.span(node)
+        if not any(s <= start and end <= e for s, e in covered):
+            used.add(local)
+    if not state.ports:
+        return  # an import nothing calls is NPU003's: left and reported
+    for statement in ctx.names.imports:
+        bound = [local for local, _, _ in import_bindings(statement)]
+        if bound and all(local in library_locals and local not in used for local in bound):
+            state.removable.add(id(statement))
+
+
+def _form(ctx: Context, func: ast.expr) -> AttentionForm | None:
+    qualified = ctx.names.qualified_name(func)
+    return None if qualified is None else ATTENTION_BY_NAME.get(qualified)
+
+
+def _removed(ctx: Context, node: ast.Import | ast.ImportFrom) -> bool:
+    return FusedAttention in ctx.rules and id(node) in _ports(ctx).removable
+
+
+REMOVED_BY_PORT.append(_removed)
+
+
+@checks(ast.Import, ast.ImportFrom, rules=(FusedAttention,))
+def check_import(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Import | ast.ImportFrom)
+    if not _removed(ctx, node):
+        return
+    edit = delete_lines(ctx, node)
+    if edit is not None:
+        yield FusedAttention.finding(node, f"{ctx.segment(node)} removed (every use ported)", edit)
+
+
+@checks(ast.Call, rules=(FusedAttention, FusedAttentionUnported))
+def check_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Call)
+    ports = _ports(ctx)
+    name = ctx.segment(node.func)
+    if id(node) in ports.ports:
+        _, text = ports.ports[id(node)]
+        message = f"{name}(...) -> {FUSION_ATTENTION}(...)[0]"
+        yield FusedAttention.finding(node, message, ctx.replace(node, text))
+    elif id(node) in ports.unported:
+        reason = ports.unported[id(node)]
+        yield FusedAttentionUnported.finding(node, f"{name}: {reason}; {FLASH_ATTN_ADVICE}")
+
+
+@finishes(rules=(FusedAttention,))
+def import_torch(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Insertion]:
+    """The causal mask is built with ``torch``: a file that imports it under another name gets it."""
+    if any(f.rule is FusedAttention and "torch.ones" in (f.edit.replacement if f.edit else "")
+           for f in findings):  # fmt: skip
+        yield Insertion(FusedAttention, (Import("torch"),))
+
+
+def _arguments(node: ast.Call, form: AttentionForm) -> dict[str, ast.expr]:
+    """The call's arguments by parameter name; Unported when one has no counterpart."""
+    if any(isinstance(arg, ast.Starred) for arg in node.args):
+        raise Unported("arguments passed with *")
+    if len(node.args) > len(form.parameters):
+        raise Unported(f"{form.must_default and next(iter(form.must_default))} is passed")
+    bound = dict(zip(form.parameters, node.args, strict=False))
+    for keyword in node.keywords:
+        if keyword.arg is None:
+            raise Unported("arguments passed with **")
+        if keyword.arg in form.must_default:
+            default = form.must_default[keyword.arg]
+            if ast.dump(keyword.value) != ast.dump(ast.parse(default, mode="eval").body):
+                raise Unported(f"{keyword.arg}= has no npu_fusion_attention counterpart")
+        elif keyword.arg not in form.parameters:
+            raise Unported(f"unknown argument {keyword.arg}=")
+        else:
+            bound[keyword.arg] = keyword.value
+    return bound
+
+
+def _simple(node: ast.expr) -> bool:
+    """A name, attribute chain or constant: repeating it in the port changes nothing."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name | ast.Constant)
+
+
+def _atom(ctx: Context, node: ast.expr) -> str:
+    text = ctx.segment(node)
+    return text if _simple(node) or isinstance(node, ast.Call | ast.Subscript) else f"({text})"
+
+
+def _is_constant(node: ast.expr | None, value: object) -> bool:
+    return node is None or (isinstance(node, ast.Constant) and node.value == value)
+
+
+def _port(ctx: Context, node: ast.Call, form: AttentionForm) -> str:
+    args = _arguments(node, form)
+    if form is XFORMERS_ATTENTION:  # xformers' names for flash-attn's parameters
+        renamed = {
+            "query": "q",
+            "key": "k",
+            "value": "v",
+            "p": "dropout_p",
+            "scale": "softmax_scale",
+        }
+        args = {renamed.get(name, name): value for name, value in args.items()}
+    if form is FLASH_ATTN_QKVPACKED_FUNC:
+        tensor = _needed(ctx, args, "qkv", repeated=True)
+        head = f"{tensor}.shape[3]"
+        inputs = f"*{tensor}.unbind(2)"
+    else:
+        tensor = _needed(ctx, args, "q", repeated=True)
+        head = f"{tensor}.shape[{1 if form.layout == 'TND' else 2}]"
+        inputs = ", ".join(_needed(ctx, args, name, repeated=False) for name in "qkv")
+    options = [*_mask(ctx, form, args, tensor), f"scale={_scale(ctx, args, tensor)}"]
+    dropout = args.get("dropout_p")
+    if not _is_constant(dropout, 0) and not _is_constant(dropout, 0.0):
+        assert dropout is not None
+        options.append(f"keep_prob=1 - {_atom(ctx, dropout)}")
+    if form is FLASH_ATTN_VARLEN_FUNC:
+        for option, name in (
+            ("actual_seq_qlen", "cu_seqlens_q"),
+            ("actual_seq_kvlen", "cu_seqlens_k"),
+        ):
+            options.append(f"{option}={_atom(ctx, _required(args, name))}[1:].tolist()")
+    options.extend(_sparse_mode(ctx, form, args))
+    layout = f'"{form.layout}"'
+    return f"{FUSION_ATTENTION}({inputs}, {head}, {layout}, {', '.join(options)})[0]"
+
+
+def _required(args: dict[str, ast.expr], name: str) -> ast.expr:
+    if args.get(name) is None:
+        raise Unported(f"{name} is not passed")
+    return args[name]
+
+
+def _needed(ctx: Context, args: dict[str, ast.expr], name: str, *, repeated: bool) -> str:
+    node = _required(args, name)
+    if repeated and not _simple(node):
+        raise Unported(f"{ctx.segment(node)} is read more than once by the port: bind it to a name")
+    return ctx.segment(node)
+
+
+def _scale(ctx: Context, args: dict[str, ast.expr], tensor: str) -> str:
+    default = f"{tensor}.shape[-1] ** -0.5"
+    scale = args.get("softmax_scale")
+    if _is_constant(scale, None):
+        return default
+    assert scale is not None
+    text = ctx.segment(scale)
+    if isinstance(scale, ast.Constant | ast.BinOp | ast.UnaryOp):
+        return text
+    if not _simple(scale):
+        raise Unported(f"softmax scale {text} may be None: bind it to a name")
+    return f"{text} if {text} is not None else {default}"
+
+
+def _causal(ctx: Context, form: AttentionForm, args: dict[str, ast.expr]) -> str | bool:
+    """True, False, or the source of a flag known only when the program runs."""
+    if form is XFORMERS_ATTENTION:
+        bias = args.get("attn_bias")
+        if _is_constant(bias, None):
+            return False
+        assert bias is not None
+        if (
+            isinstance(bias, ast.Call)
+            and not bias.args
+            and not bias.keywords
+            and ctx.names.qualified_name(bias.func) in XFORMERS_CAUSAL_BIAS
+        ):
+            return True
+        raise Unported(f"attn_bias {ctx.segment(bias)} is not LowerTriangularMask()")
+    flag = args.get("causal")
+    if flag is None or isinstance(flag, ast.Constant):
+        return bool(flag.value) if flag is not None else False
+    if not _simple(flag):
+        raise Unported(f"causal flag {ctx.segment(flag)} is read twice: bind it to a name")
+    return ctx.segment(flag)
+
+
+def _mask(ctx: Context, form: AttentionForm, args: dict[str, ast.expr], tensor: str) -> list[str]:
+    causal = _causal(ctx, form, args)
+    if causal is False:
+        return []
+    size = COMPRESSED_MASK_SIZE
+    mask = f"torch.ones({size}, {size}, dtype=torch.bool, device={tensor}.device).triu(1)"
+    return [f"atten_mask={mask}" if causal is True else f"atten_mask={mask} if {causal} else None"]
+
+
+def _sparse_mode(ctx: Context, form: AttentionForm, args: dict[str, ast.expr]) -> list[str]:
+    causal = _causal(ctx, form, args)
+    mode = (
+        SPARSE_MODE_TOP_LEFT_CAUSAL
+        if form is XFORMERS_ATTENTION
+        else SPARSE_MODE_BOTTOM_RIGHT_CAUSAL
+    )
+    if causal is False:
+        return []
+    return [f"sparse_mode={mode}" if causal is True else f"sparse_mode={mode} if {causal} else 0"]
