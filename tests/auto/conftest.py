@@ -14,6 +14,7 @@ NO_CUDA = "CUDA|NVIDIA"
 # The marks of a test module whose every test runs redirected to the CPU backend; code written
 # for CUDA uses the old ``torch.cuda.amp`` spelling on purpose, so its warning is expected.
 CPU_REDIRECTED = [
+    pytest.mark.cuda_build,
     pytest.mark.usefixtures("cpu_redirect"),
     pytest.mark.filterwarnings("ignore:`torch.cuda.amp:FutureWarning"),
 ]

@@ -16,6 +16,8 @@ from ascendify.auto._callsite import warn_once_at_call_site
 from ascendify.auto._npu import WarnedAttribute, claimed_availability
 from ascendify.auto._patcher import Patcher, Replacement
 
+pytestmark = pytest.mark.cuda_build
+
 
 @pytest.mark.usefixtures("cpu_redirect")
 def test_file_paths_that_contain_cuda_are_never_rewritten(tmp_path: Path) -> None:

@@ -106,6 +106,7 @@ def test_npu_target_code_without_torch_npu_says_what_to_do_instead(tmp_path: Pat
 
 
 @pytest.mark.slow
+@pytest.mark.cuda_build
 def test_importing_transfer_to_npu_enables_the_redirect(probe: Path) -> None:
     script = probe.parent / "one_line.py"
     script.write_text("import ascendify.transfer_to_npu\n" + probe.read_text())

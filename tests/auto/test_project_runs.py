@@ -25,7 +25,7 @@ STARTS = [
     ("gan.py", "gan", "gan.py"),
 ]
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.cuda_build]
 
 
 def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -12,7 +12,7 @@ import pytest
 from tests.auto.conftest import NO_CUDA
 from tests.conftest import again_after_teardown_abort, ascendify_env
 
-pytestmark = pytest.mark.slow  # every test here starts processes
+pytestmark = [pytest.mark.slow, pytest.mark.cuda_build]  # every test here starts processes
 
 SCRIPTS = Path(__file__).parent / "scripts"
 ANNOUNCEMENT = "ascendify.auto: running on CPU"

@@ -26,6 +26,8 @@ from ascendify.errors import AscendifyError
 from ascendify.targets import load_facts
 from ascendify.targets.devices import BACKEND_PARAMETERS, DEVICE_PARAMETERS
 
+pytestmark = pytest.mark.cuda_build
+
 CPU_PLAN = auto.plan("cpu")
 NPU_PLAN = auto.plan("npu")
 RULES = _argument_rules()

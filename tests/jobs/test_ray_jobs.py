@@ -28,7 +28,8 @@ from tests.jobs.conftest import (
 from tests.jobs.ray_cluster import HEAD_ADDRESS, NODE_ADDRESS, ray_cluster
 from tests.storage.conftest import read_objects
 
-pytestmark = pytest.mark.slow
+# One Ray cluster at a time on this machine: every test of this module runs in one pytest-xdist worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 
 @pytest.fixture(scope="module")

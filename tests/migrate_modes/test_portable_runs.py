@@ -18,6 +18,8 @@ import pytest
 from ascendify.cli import main
 from tests.conftest import RunCli, again_after_teardown_abort
 
+pytestmark = pytest.mark.cuda_build
+
 HERE = Path(__file__).resolve().parent
 PROJECTS = HERE / "projects"
 REFERENCE = HERE / "reference"
