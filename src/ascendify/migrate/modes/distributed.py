@@ -9,6 +9,7 @@ state-dict calls go through the unwrapped module so checkpoint keys stay those o
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -663,3 +664,71 @@ exit "$status"
 
 def _shell_quote(text: str) -> str:
     return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+# --- hard-coded cards -------------------------------------------------------------------------
+
+
+class RankCard(DistributedRule):
+    """What it does: ties a card the script names by number to this process's card:
+    ``"cuda:0"`` becomes ``f"npu:{torch_npu.npu.current_device()}"``, and the index of
+    ``.cuda(0)``, ``.to(0)``, ``torch.cuda.set_device(0)`` and ``torch.device("cuda", 0)`` becomes
+    this process's device (set from the launcher's ``LOCAL_RANK``/``DEVICE_ID`` by DST001).
+
+    Why: every rank would compute on card 0 while DistributedDataParallel is given the rank's
+    card: every rank but the first computes on the wrong card, silently.
+
+    Example: ``model = model.cuda(0)`` becomes
+    ``model = model.npu(torch_npu.npu.current_device())``.
+
+    Fix safety: unsafe: a script that really means one fixed card for a side job (an evaluation
+    model kept apart) now uses the rank's card there too.
+    """
+
+    code = "DST205"
+    name = "rank-card"
+    summary = "hard-coded card number -> this rank's card"
+    safety = Safety.UNSAFE
+    targets = frozenset({Target.NPU})
+    priority = -1  # wins over the default run's "npu:0" of the same literal
+    triggers = (b"cuda",)
+
+
+_CURRENT_CARD = "torch_npu.npu.current_device()"
+_CARD_STRING = re.compile(r"cuda:\d+")
+_CARD_CALLS = frozenset({"torch.cuda.set_device", "torch.device"})
+
+
+def _card_index(ctx: Context, node: ast.Call) -> tuple[ast.expr, bool] | None:
+    """The literal card number a call is given, and whether it must be a device string."""
+    func = node.func
+    given = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "device")]
+    if isinstance(func, ast.Attribute) and func.attr in ("cuda", "to") and given:
+        index, as_string = given[0], func.attr == "to"
+    elif ctx.names.qualified_name(func) == "torch.device" and len(node.args) == 2:
+        index, as_string = node.args[1], False
+    elif ctx.names.qualified_name(func) in _CARD_CALLS and node.args:
+        index, as_string = node.args[0], False
+    else:
+        return None
+    if isinstance(index, ast.Constant) and type(index.value) is int:
+        return index, as_string
+    return None
+
+
+@checks(ast.Call, ast.Constant, rules=(RankCard,))
+def check_rank_card(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    if isinstance(node, ast.Constant):
+        card = isinstance(node.value, str) and _CARD_STRING.fullmatch(node.value)
+        if card and not isinstance(parent, ast.JoinedStr):
+            edit = ctx.replace(node, f'f"npu:{{{_CURRENT_CARD}}}"')
+            yield RankCard.finding(node, f"{node.value!r} -> this rank's card", edit)
+        return
+    assert isinstance(node, ast.Call)
+    found = _card_index(ctx, node)
+    if found is None:
+        return
+    index, as_string = found
+    text = f'f"npu:{{{_CURRENT_CARD}}}"' if as_string else _CURRENT_CARD
+    message = f"card {ctx.segment(index)} -> this rank's card"
+    yield RankCard.finding(index, message, ctx.replace(index, text))
