@@ -65,7 +65,12 @@ def test_a_rank_exit_at_step_5_is_restarted_and_described(
     assert "restart  attempt 0 ended (exit)" in described  # the store's event
     row = next(line for line in job("list").stdout.splitlines() if line.startswith(job_id))
     assert row.split()[-2:] == ["2", "0"]  # attempts, exit code
-    assert JobStore(tmp_path / "store").get(job_id).attempts == 2
+    store = JobStore(tmp_path / "store")
+    assert store.get(job_id).attempts == 2
+    (restart,) = [event for event in store.events(job_id) if event.state == "restart"]
+    ended = store.get(job_id).ended
+    assert ended is not None
+    assert restart.time < ended - 1  # recorded as it happened, while the second attempt ran
     assert_nothing_left(tmp_path)
 
 

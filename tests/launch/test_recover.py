@@ -222,3 +222,29 @@ def test_a_lost_node_agent_started_afresh_joins_the_next_attempt(
     assert [a["attempt"] for a in _summary(tmp_path, 1)["attempts"]] == [1]  # the fresh node
     assert "rank 3 attempt 1 starts at step" in log.read_text()
     assert_nothing_left(tmp_path)
+
+
+def test_a_stop_while_waiting_for_a_lost_node_ends_the_job_at_once(
+    tmp_path: Path, launchers: list[Any]
+) -> None:
+    (tmp_path / "out").mkdir()
+    port = free_port()
+    env = {"PIDS_DIR": str(tmp_path), "STEP_SECONDS": "0.4"}
+    node0 = start(launchers, _node_flags(0, port, tmp_path, "--max-restarts", "1"), env)
+    node1 = start(launchers, _node_flags(1, port, tmp_path, "--max-restarts", "1"), env)
+    summary = tmp_path / "logs0" / "run_summary.json"
+    deadline = time.monotonic() + 60
+    log = tmp_path / "logs1" / "rank_3.log"
+    while "step 2 " not in (log.read_text() if log.exists() else ""):
+        assert time.monotonic() < deadline, "node 1's ranks never got to step 2"
+        time.sleep(0.05)
+    node1.send_signal(signal.SIGKILL)  # lost, and nobody starts it again
+    node1.wait()
+    while "attempts" not in (summary.read_text() if summary.exists() else ""):
+        assert time.monotonic() < deadline, "node 0 never ended its first attempt"
+        time.sleep(0.05)
+    node0.send_signal(signal.SIGTERM)  # node 0 waits for node 1 to join the next attempt
+    ((code, err),) = finish([node0], timeout=15)
+    assert code == 128 + signal.SIGTERM, err
+    assert "stopped by SIGTERM before attempt 1 started; no rank was running" in err
+    assert_nothing_left(tmp_path)

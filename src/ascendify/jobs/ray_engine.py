@@ -37,6 +37,7 @@ from ascendify.jobs.node import UPLOAD_ALLOWANCE, NodeResult, kept, run_node
 from ascendify.jobs.plan import code_files, node_plan
 from ascendify.jobs.spec import JobSpec
 from ascendify.jobs.store import JobStore, NodeRecord
+from ascendify.launch.agent import SUMMARY_NAME
 from ascendify.launch.job import free_port
 
 ADDRESS_VARIABLE = "RAY_ADDRESS"
@@ -178,6 +179,10 @@ def _follow(
                         path.parent.mkdir(parents=True, exist_ok=True)
                         with path.open("ab") as log:
                             log.write(data)
+                    if "summary" in item:
+                        launcher = layout.launcher_dir(node)
+                        launcher.mkdir(parents=True, exist_ok=True)
+                        (launcher / SUMMARY_NAME).write_bytes(item["summary"])
                     if "exit_code" in item:
                         outputs[node] = item
                 break
@@ -339,6 +344,7 @@ def _run_here(
     )  # fmt: skip
     worker.start()
     shipped: dict[Path, int] = {}
+    summary = _Summary(layout.launcher_dir(node) / SUMMARY_NAME)
     while worker.is_alive():
         worker.join(STOP_POLL)
         with contextlib.suppress(Exception):
@@ -347,6 +353,9 @@ def _run_here(
         new = _new_output(layout, node, shipped)
         if new:
             yield {"logs": new}
+        changed = summary.changed()
+        if changed is not None:  # an attempt ended: the job's store records restarts as they come
+            yield {"summary": changed}
     new = _new_output(layout, node, shipped)
     if new:
         yield {"logs": new}
@@ -359,6 +368,25 @@ def _run_here(
             p.name: p.read_bytes() for p in launcher.iterdir() if p.is_file() and p not in shipped
         },
     }
+
+
+class _Summary:
+    """The launcher's ``run_summary.json``, read again whenever it changed."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._seen: tuple[int, int] | None = None
+
+    def changed(self) -> bytes | None:
+        try:
+            status = self._path.stat()
+            if (status.st_mtime_ns, status.st_size) == self._seen:
+                return None
+            data = self._path.read_bytes()
+        except OSError:
+            return None
+        self._seen = (status.st_mtime_ns, status.st_size)
+        return data if data.startswith(b"{") else None  # not the room kept for it at the start
 
 
 def _new_output(layout: JobLayout, node: int, shipped: dict[Path, int]) -> dict[str, bytes]:

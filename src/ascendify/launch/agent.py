@@ -210,7 +210,10 @@ class Agent:
             ascend_logs = worker.env.get("ASCEND_PROCESS_LOG_PATH")
             if ascend_logs:
                 Path(ascend_logs).mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(OSError), (self.plan.log_dir / SUMMARY_NAME).open("wb") as room:
+        summary = self.plan.log_dir / SUMMARY_NAME
+        if self.plan.attempt and summary.exists():
+            return  # a restart keeps the summary of the attempts so far readable while it runs
+        with contextlib.suppress(OSError), summary.open("wb") as room:
             os.posix_fallocate(room.fileno(), 0, SUMMARY_ROOM)  # kept for the summary at the end
 
     def _start_all(self) -> RankFailure | None:

@@ -20,6 +20,8 @@ import contextlib
 import glob
 import json
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -34,7 +36,9 @@ from ascendify.launch.spec import LaunchSpec
 # launcher stopped by the platform, would end the same way again.
 RESTART_CAUSES = ("exit", "hang", "node")
 
-Meet = Callable[[int], tuple[NodeAssignment, Peers | None]]
+# How an attempt gets its assignment and peers; the callable says a stop signal came meanwhile.
+Meet = Callable[[int, Callable[[], bool]], tuple[NodeAssignment, Peers | None]]
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def restarts(state: str, cause: str | None, attempt: int, max_restarts: int) -> bool:
@@ -58,17 +62,20 @@ def run_attempts(
     """
     history: list[dict[str, Any]] = []
     result: RunResult | None = None
-    with _meetings(spec) as (first, meet):
+    with _meetings(spec) as (first, meet), _SignalsNoted() as noted:
         attempt = first
         while True:
             started = time.time()
             try:
-                assignment, peers = meet(attempt)
+                assignment, peers = meet(attempt, lambda: noted.signum is not None)
             except Exception as error:
-                if result is None:
-                    raise
-                log(f"restart {attempt} could not start: {error}")
-                return result
+                if noted.signum is None:
+                    if result is None:
+                        raise
+                    log(f"restart {attempt} could not start: {error}")
+                    return result
+            if noted.signum is not None:
+                return _stopped_before(attempt, noted.signum, result, spec.log_dir)
             resume = latest_checkpoint(spec.resume_from_latest, output_dir or spec.cwd)
             if resume is not None:
                 log(f"attempt {attempt}: --resume={resume}")
@@ -94,13 +101,46 @@ def _meetings(spec: LaunchSpec) -> Iterator[tuple[int, Meet]]:
     if not spec.multi_node:
         from ascendify.launch.job import free_port
 
-        yield 0, lambda _attempt: (local_assignment(spec, spec.master_port or free_port()), None)
+        yield (
+            0,
+            lambda _attempt, _stop: (local_assignment(spec, spec.master_port or free_port()), None),
+        )
         return
     # Only multi-node jobs need torch (its TCPStore); one node starts without importing it.
     from ascendify.launch.rendezvous import Rendezvous
 
     rendezvous = Rendezvous(spec)
     yield rendezvous.first_attempt(), rendezvous.meet
+
+
+def _stopped_before(attempt: int, signum: int, last: RunResult | None, log_dir: Path) -> RunResult:
+    """The job stopped by ``signum`` while attempt ``attempt`` was being set up."""
+    name = signal.Signals(signum).name
+    message = f"stopped by {name} before attempt {attempt} started; no rank was running"
+    if last is None:
+        return RunResult("interrupted", 128 + signum, {}, None, log_dir, message)
+    return replace(last, state="interrupted", exit_code=128 + signum, message=message)
+
+
+class _SignalsNoted:
+    """SIGINT and SIGTERM noted between attempts (the agent handles them while ranks run); only
+    the main thread may install handlers, elsewhere the caller owns signals."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._previous: dict[signal.Signals, Any] = {}
+
+    def __enter__(self) -> _SignalsNoted:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = {sig: signal.signal(sig, self._note) for sig in STOP_SIGNALS}
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+    def _note(self, signum: int, _frame: Any) -> None:
+        self.signum = signum
 
 
 def latest_checkpoint(pattern: str | None, folder: Path) -> Path | None:

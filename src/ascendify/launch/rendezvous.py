@@ -77,16 +77,21 @@ class Rendezvous:
         current = int(self.store.get(_CURRENT_ATTEMPT))
         return current + 1 if self.store.check([_key(current, "failure")]) else current
 
-    def meet(self, attempt: int) -> tuple[NodeAssignment, StorePeers]:
-        """Meet the other nodes for ``attempt``: this node's assignment and its peers."""
+    def meet(
+        self, attempt: int, interrupted: Callable[[], bool] = lambda: False
+    ) -> tuple[NodeAssignment, StorePeers]:
+        """Meet the other nodes for ``attempt``: this node's assignment and its peers.
+
+        The waits end with a :class:`RendezvousError` once ``interrupted()`` (a stop signal).
+        """
         store, spec = self.store, self.spec
         if spec.node_rank == 0:
             store.set(_CURRENT_ATTEMPT, str(attempt))
         _publish(store, spec, attempt)
         if spec.node_rank == 0:
-            assignment = _assign(store, spec, attempt)
+            assignment = _assign(store, spec, attempt, interrupted)
         else:
-            assignment = _receive(store, spec, attempt)
+            assignment = _receive(store, spec, attempt, interrupted)
         return assignment, StorePeers(store, spec, attempt)
 
 
@@ -183,12 +188,14 @@ def _publish(store: Any, spec: LaunchSpec, attempt: int) -> None:
     store.set(_node_key(attempt, spec.node_rank), json.dumps(node))
 
 
-def _assign(store: Any, spec: LaunchSpec, attempt: int) -> NodeAssignment:
+def _assign(
+    store: Any, spec: LaunchSpec, attempt: int, interrupted: Callable[[], bool]
+) -> NodeAssignment:
     """Node 0: wait for every node, then hand out ranks, the ranks' port and the rank table."""
     assignment_key = _key(attempt, "assignment")
     try:
         keys = [_node_key(attempt, n) for n in range(spec.nnodes)]
-        _wait_for(store, keys, spec, what="join")
+        _wait_for(store, keys, spec, "join", interrupted)
         nodes = [json.loads(store.get(key)) for key in keys]
         _check_agreement(nodes, spec)
         table = None if spec.rank_table is not None else _global_table(nodes)
@@ -209,10 +216,12 @@ def _assign(store: Any, spec: LaunchSpec, attempt: int) -> NodeAssignment:
     return _assignment(spec, published)
 
 
-def _receive(store: Any, spec: LaunchSpec, attempt: int) -> NodeAssignment:
+def _receive(
+    store: Any, spec: LaunchSpec, attempt: int, interrupted: Callable[[], bool]
+) -> NodeAssignment:
     assignment_key = _key(attempt, "assignment")
     try:
-        _wait_for(store, [assignment_key], spec, what="assignment")
+        _wait_for(store, [assignment_key], spec, "assignment", interrupted)
     except RendezvousError:
         missing = _missing(store, [_node_key(attempt, n) for n in range(spec.nnodes)])
         raise RendezvousError(
@@ -259,12 +268,16 @@ def _global_table(nodes: list[dict[str, Any]]) -> RankTable | None:
     return assemble([(node["address"], [tuple(d) for d in node["devices"]]) for node in nodes])
 
 
-def _wait_for(store: Any, keys: list[str], spec: LaunchSpec, what: str) -> None:
+def _wait_for(
+    store: Any, keys: list[str], spec: LaunchSpec, what: str, interrupted: Callable[[], bool]
+) -> None:
     deadline = time.monotonic() + spec.join_timeout
     while True:
         missing = _missing(store, keys)
         if not missing:
             return
+        if interrupted():
+            raise RendezvousError(f"stopped while node(s) {_names(missing)} did not {what}")
         if time.monotonic() >= deadline:
             raise RendezvousError(
                 f"node(s) {_names(missing)} did not {what} within {spec.join_timeout:g}s "
