@@ -4,7 +4,8 @@ default run, ``tests/golden/migrate_modes/<CODE>/<case>.py`` for the rules of a 
 A case file starts with ``# rules: CODE ...`` (every finding expected, repeated per occurrence); a mode
 case then names the run's modes, ``# modes: ...`` (``portable``, ``distributed=MAIN:MODEL``,
 ``rules=FILE`` next to the case, or the name of any on/off mode, found in the registry:
-``specify_device``, ``modelarts``, ``replace``; ``_`` may stand for a ``-`` of the name), and optionally
+``specify_device``, ``modelarts``, ``replace``; ``_`` may stand for a ``-`` of the name; ``tune=NAMES``
+as ``--tune`` takes them), and optionally
 ``# path: REL`` (the file's path in SRC). Then the input, then optionally a line ``# output`` and the
 expected result. Without ``# output`` the input must come out unchanged. A case expecting an opt-in
 rule runs with that rule enabled.
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from ascendify.migrate import Settings, load_rules, switch_modes
 from ascendify.migrate._modes import DistributedMode, Modes, Target
+from ascendify.migrate.modes.tune import tune_codes
 from ascendify.migrate.rulefile import load_rule_file
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
@@ -60,6 +62,8 @@ def parse_modes(text: str, directory: Path) -> Modes:
             options["distributed"] = DistributedMode(main, model or "model")
         elif name == "rules":
             options["user_rules"] = load_rule_file(directory / value)
+        elif name == "tune":
+            options["tune"] = tune_codes(value)
         elif (switch := name.replace("_", "-")) in known:
             switches.add(switch)
         else:

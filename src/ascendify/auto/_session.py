@@ -20,6 +20,7 @@ from ascendify.auto._resolve import (
     resolve_owner,
 )
 from ascendify.auto._table import Patch, attach, rows_for
+from ascendify.auto._tune import apply_safe_tuning
 from ascendify.errors import AscendifyError
 
 
@@ -78,6 +79,7 @@ def enable(
         _fill_device_constructor_cache()
         ready, deferred = _replacements(choice.device)
         _State.patcher.apply([*ready, *replaced_apis], deferred)
+    apply_safe_tuning(choice.device, environ)  # ASCENDIFY_TUNE=safe
     _State.active = choice
     announce(choice, environ)
     return choice

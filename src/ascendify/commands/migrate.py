@@ -50,7 +50,12 @@ def _add_mode_arguments(parser: argparse.ArgumentParser) -> None:
     :class:`~ascendify.migrate.Switch`; the others take values and are added here."""
     from ascendify.migrate import iter_modes  # loads every rule: only when migrate is the command
 
-    own = {"portable": _add_target, "distributed": _add_distributed, "rules": _add_rules_file}
+    own = {
+        "portable": _add_target,
+        "distributed": _add_distributed,
+        "rules": _add_rules_file,
+        "tune": _add_tune,
+    }
     for mode in iter_modes():
         if mode.switch is None:
             own[mode.name](parser)
@@ -72,6 +77,14 @@ def _add_rules_file(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rules", type=Path, metavar="FILE", help="user rules (.json, or .toml on Python 3.11+)"
     )
+
+
+def _add_tune(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--tune", nargs="?", const="safe", metavar="NAME,...|safe|all",
+        help="also apply performance edits (docs/migrate-modes.md): safe (the default) changes "
+        "nothing computed; all adds the unsafe ones; or rule names/codes",
+    )  # fmt: skip
 
 
 def _add_distributed(parser: argparse.ArgumentParser) -> None:
@@ -103,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
         main=args.main if args.mode == "distributed" else None,
         model=args.target_model if args.mode == "distributed" else "model",
         rules_file=args.rules,
+        tune=args.tune,
     )
     settings = Settings(
         torch_npu_version=resolve_version(args.torch_npu_version),

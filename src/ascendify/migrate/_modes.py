@@ -70,6 +70,7 @@ class Modes:
     # The on/off modes switched on, by mode name ("specify-device", "modelarts", "replace"): a mode
     # with a command-line switch needs no field of its own.
     switches: frozenset[str] = frozenset()
+    tune: frozenset[str] = frozenset()  # codes of the --tune rules to apply
 
     def has(self, mode: Mode) -> bool:
         """Whether the on/off ``mode`` is switched on."""

@@ -16,6 +16,7 @@ from ascendify.errors import AscendifyError
 from ascendify.migrate._modes import DistributedMode, Modes, Target
 from ascendify.migrate._rule import Mode, iter_modes, switch_modes
 from ascendify.migrate._tree import TreeResult
+from ascendify.migrate.modes.tune import tune_codes
 from ascendify.migrate.rulefile import load_rule_file
 
 _MODEL_VARIABLE = re.compile(r"^([A-Za-z_]\w*\.)*[A-Za-z_]\w*$")
@@ -30,6 +31,7 @@ def build_modes(
     main: Path | None = None,
     model: str = "model",
     rules_file: Path | None = None,
+    tune: str | None = None,
 ) -> Modes:
     """Check the mode options against SRC and turn them into :class:`Modes`; ``switches`` names the
     on/off modes switched on."""
@@ -44,6 +46,7 @@ def build_modes(
         distributed=distributed,
         user_rules=() if rules_file is None else load_rule_file(rules_file),
         switches=frozenset(switches),
+        tune=frozenset() if tune is None else tune_codes(tune),
     )
     for mode in _modes_on(modes):
         if mode.extras.check is not None:

@@ -102,6 +102,7 @@ class FusedOptimizer:
     required: tuple[str, ...] = ()  # parameters the fused one requires (torch's has a default)
 
 
+FUSED_OPTIMIZERS_MODULE = "torch_npu.optim"  # not imported by ``import torch_npu``
 _ADAM = ("params", "lr", "betas", "eps", "weight_decay", "amsgrad")
 FUSED_OPTIMIZERS: tuple[FusedOptimizer, ...] = (
     FusedOptimizer("torch.optim.Adam", "torch_npu.optim.NpuFusedAdam", _ADAM),

@@ -119,9 +119,18 @@ def get_device_capability(device: Any = None) -> tuple[int, int] | None:
     return int(configured[1]), int(configured[2])
 
 
+# The options a program set (set_compile_mode, config switches): they change NPU kernels, none of
+# the CPU's, so they are only recorded, for tests to read.
+OPTIONS: dict[str, Any] = {}
+
+
 def set_option(option: Any) -> None:
     if not isinstance(option, dict):
         raise TypeError("npu option must be a dict.")
+
+
+def set_compile_mode(jit_compile: bool = False) -> None:
+    OPTIONS["jit_compile"] = jit_compile
 
 
 class Settings:
@@ -129,6 +138,10 @@ class Settings:
 
     def __init__(self, **defaults: Any) -> None:
         self.__dict__.update(defaults)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        OPTIONS[name] = value
+        super().__setattr__(name, value)
 
 
 class Event:
@@ -326,7 +339,7 @@ EMULATED: dict[str, Any] = {
         torch.set_autocast_enabled, "npu"
     ),
     f"{NPU}.autocast_utils.set_autocast_dtype": functools.partial(torch.set_autocast_dtype, "npu"),
-    f"{NPU}.npu_config.set_compile_mode": NOTHING,
+    f"{NPU}.npu_config.set_compile_mode": set_compile_mode,
     f"{NPU}.npu_config.set_option": set_option,
     f"{NPU}.config": Settings(allow_internal_format=False),
     f"{NPU}.matmul": Settings(allow_hf32=False),
