@@ -13,7 +13,10 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
+from array import array
 from collections.abc import Callable
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,9 @@ from ascendify.errors import AscendifyError
 
 MAX_BYTES = 16 * 2**20  # far above any real rank table (about 150 bytes per device) or job spec
 MAX_DEPTH = 32  # rank tables nest 5 deep, job specs 2
+# A JSON file's values, parsed, take about 100 bytes each: a million is 100 MB. A rank table of 1,024
+# servers of 64 devices holds under 300,000.
+MAX_JSON_VALUES = 1_000_000
 
 
 def read_text(
@@ -52,13 +58,58 @@ def read_json(path: Path, what: str, error: type[AscendifyError] = AscendifyErro
 
     ``json.JSONDecodeError`` passes (a platform may be half-way through writing the file).
     """
-    return parse_bounded(json.loads, read_text(path, what, error), f"{what} {path}", error)
+    return parse_json(read_text(path, what, error), f"{what} {path}", error)
+
+
+def parse_json(text: str, what: str, error: type[AscendifyError]) -> Any:
+    """``json.loads(text)``, refused before parsing when nested over :data:`MAX_DEPTH` or holding more
+    than :data:`MAX_JSON_VALUES` values (what it would take in memory once parsed)."""
+    problem = _json_shape_problem(text)
+    if problem is not None:
+        raise error(f"{what} {problem}")
+    return json.loads(text)
+
+
+# The shape of a JSON text, in C (str.replace, bytes.translate, re, itertools): escapes and strings
+# dropped, then only brackets kept (both kinds as one: json.loads checks that they match), then the
+# deepest point of the running count of open brackets. A 16 MiB table of 5 million objects is judged
+# in under a second, where walking the parsed objects took 30 s and a gigabyte.
+# Once escapes are gone, a string is one repeated character between quotes: no backtracking.
+_JSON_STRING = re.compile(r'"[^"]*"')
+_ONE_KIND = bytes.maketrans(b"{}", b"[]")
+_NOT_BRACKET = bytes(set(range(256)) - set(b"[]{}"))
+_STEPS = bytes.maketrans(b"[]", b"\x01\xff")  # +1 and -1 as signed bytes
+
+
+def _json_shape_problem(text: str) -> str | None:
+    """Why a JSON text is too deep or too large to parse; None when it is neither.
+
+    Unbalanced brackets are not judged here: json.loads names them.
+    """
+    unescaped = text.replace("\\\\", "").replace('\\"', "")  # pairs first: \\" ends a string
+    outside = _JSON_STRING.sub('""', unescaped).encode("utf-8", "surrogatepass")
+    brackets = outside.translate(_ONE_KIND, _NOT_BRACKET)
+    too_deep = f"is nested too deeply (more than {MAX_DEPTH} levels)"
+    # A run of more opening brackets than the limit is too deep at once.
+    if re.search(rb"(?<!\[)\[{%d}" % (MAX_DEPTH + 1), brackets):  # tried where a run starts: linear
+        return too_deep
+    # Each container of n values holds n - 1 commas; an empty one ([] or {}) none. Keys are not counted.
+    empty = outside.count(b"[]") + outside.count(b"{}")
+    values = outside.count(b",") + brackets.count(b"[") - empty + 1
+    if values > MAX_JSON_VALUES:
+        return f"holds more than {MAX_JSON_VALUES:,} values"
+    # The innermost level everywhere (most of a document's containers) goes first: one less to count.
+    inner = brackets.replace(b"[]", b"")
+    steps = array("b", inner.translate(_STEPS))
+    if inner != brackets and max(accumulate(steps), default=0) >= MAX_DEPTH:
+        return too_deep
+    return None
 
 
 def parse_bounded(
     parse: Callable[[str], Any], text: str, what: str, error: type[AscendifyError]
 ) -> Any:
-    """``parse(text)`` (json.loads, a TOML or YAML loader), refused when nested over :data:`MAX_DEPTH`."""
+    """``parse(text)`` (a TOML or YAML loader), refused when nested over :data:`MAX_DEPTH`."""
     try:
         data = parse(text)
     except RecursionError:
@@ -70,26 +121,19 @@ def parse_bounded(
 
 
 def _depth_within(data: Any, limit: int) -> bool:
-    """Whether lists and tables in ``data`` nest at most ``limit`` deep (a walk without recursion).
+    """Whether lists and tables in ``data`` nest at most ``limit`` deep, walked level by level.
 
     YAML aliases share one object among many places (a "billion laughs" spec shares it
-    exponentially often): an object is walked again only when reached deeper than before, so
-    each is walked at most ``limit`` times.
+    exponentially often): each level holds an object once, so each is walked at most ``limit`` times.
     """
-    deepest: dict[int, int] = {}
-    pending = [(data, 1)]
-    while pending:
-        value, depth = pending.pop()
-        if isinstance(value, dict):
-            children = list(value.values())
-        elif isinstance(value, list):
-            children = value
-        else:
-            continue
-        if depth > limit:
-            return False
-        if deepest.get(id(value), 0) >= depth:
-            continue
-        deepest[id(value)] = depth
-        pending.extend((child, depth + 1) for child in children)
-    return True
+    level = {id(data): data} if isinstance(data, dict | list) else {}
+    for _ in range(limit):
+        level = {
+            id(child): child
+            for value in level.values()
+            for child in (value.values() if isinstance(value, dict) else value)
+            if isinstance(child, dict | list)
+        }
+        if not level:
+            return True
+    return False

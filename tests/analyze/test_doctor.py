@@ -211,6 +211,8 @@ def _hostile_table(tmp_path: Path, kind: str) -> Path:
             handle.truncate(17 * 2**20)
     elif kind == "foreign":
         path.write_text('{"servers": [{"ip": "10.0.0.1"}]}')
+    elif kind == "many":  # 2 MB of text, 100 MB of objects once parsed
+        path.write_text("[" + "{}," * 1_000_000 + "{}]")
     return path
 
 
@@ -223,6 +225,7 @@ def _hostile_table(tmp_path: Path, kind: str) -> Path:
         ("deep-within-recursion", "is nested too deeply (more than 32 levels)"),
         ("huge", "is larger than 16 MiB"),
         ("foreign", ": not a rank table: it has no 'status' field"),
+        ("many", "holds more than 1,000,000 values"),
     ],
 )
 def test_unusable_rank_tables_are_named_at_once(tmp_path: Path, kind: str, problem: str) -> None:

@@ -36,7 +36,7 @@ from typing import Any
 from ascendify._fs import MAX_SOURCE_BYTES
 from ascendify.errors import AscendifyError
 from ascendify.migrate._modes import ChangeArgument, RenameFunction, RenameModule, UserRule
-from ascendify.textfile import parse_bounded, read_text
+from ascendify.textfile import parse_bounded, parse_json, read_text
 
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
@@ -84,9 +84,12 @@ def _parse(path: Path, text: str) -> Mapping[str, Any]:
     data: Any
     if path.suffix not in (".toml", ".json"):
         raise AscendifyError(f"--rules {path}: the file must end in .json or .toml")
-    parse = partial(_parse_toml, path) if path.suffix == ".toml" else json.loads
+    what = f"--rules {path}"
     try:
-        data = parse_bounded(parse, text, f"--rules {path}", AscendifyError)
+        if path.suffix == ".toml":
+            data = parse_bounded(partial(_parse_toml, path), text, what, AscendifyError)
+        else:
+            data = parse_json(text, what, AscendifyError)
     except json.JSONDecodeError as error:
         raise AscendifyError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from error
     if not isinstance(data, dict):
