@@ -148,6 +148,17 @@ def test_a_valid_rank_table_and_a_missing_one(tmp_path: Path) -> None:
     assert (missing.status, "absent.json does not exist" in missing.detail) == (Status.FAIL, True)
 
 
+def test_an_install_record_that_is_no_small_file_is_not_read(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "version.info")  # reading it would wait for a writer forever
+    with (tmp_path / "version.cfg").open("w") as huge:  # endless in effect: never read whole
+        huge.write("version=8.0.RC3\n")
+        huge.truncate(2**40)
+    [check] = check_cann(
+        Host(env={"ASCEND_HOME_PATH": str(tmp_path), "LD_LIBRARY_PATH": str(tmp_path)})
+    )
+    assert (check.status, check.detail) == (Status.OK, f"version unknown at {tmp_path}")
+
+
 def test_cann_version_is_read_from_the_install_record(tmp_path: Path) -> None:
     record = tmp_path / "x86_64-linux" / "ascend_toolkit_install.info"
     record.parent.mkdir()

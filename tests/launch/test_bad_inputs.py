@@ -100,6 +100,18 @@ def test_a_rank_table_with_more_devices_than_the_node_has_is_refused(tmp_path: P
         resolve_spec(options(), env, npu_root(tmp_path, 8))
 
 
+def test_a_rank_table_naming_a_device_this_node_lacks_is_refused(tmp_path: Path) -> None:
+    table = server_table(2)
+    table["server_list"][0]["device"][1]["device_id"] = "9"  # type: ignore[index]
+    path = tmp_path / "table.json"
+    path.write_text(json.dumps(table))
+    env = {**PATH, "RANK_TABLE_FILE_V_1_0": str(path)}
+    with pytest.raises(
+        AscendifyError, match=r"'device_id' of server 10\.0\.0\.1: device 9 is not on"
+    ):
+        resolve_spec(options(), env, npu_root(tmp_path, 8))
+
+
 def hostile_file(tmp_path: Path, kind: str) -> Path:
     path = tmp_path / f"input-{kind}"
     if kind == "directory":
