@@ -109,7 +109,8 @@ def _json_shape_problem(text: str) -> str | None:
 def parse_bounded(
     parse: Callable[[str], Any], text: str, what: str, error: type[AscendifyError]
 ) -> Any:
-    """``parse(text)`` (a TOML or YAML loader), refused when nested over :data:`MAX_DEPTH`."""
+    """``parse(text)`` (a TOML or YAML loader; JSON goes through :func:`parse_json`), refused when
+    nested over :data:`MAX_DEPTH`."""
     try:
         data = parse(text)
     except RecursionError:

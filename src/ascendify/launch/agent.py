@@ -38,7 +38,7 @@ from ascendify.launch.containment import (
 from ascendify.launch.hang import RankProcess, Silence, dump_stacks
 from ascendify.launch.hints import hint_for
 from ascendify.launch.plan import LaunchPlan, WorkerPlan, stacks_dir
-from ascendify.textfile import parse_bounded, read_text
+from ascendify.textfile import parse_json, read_text
 
 POLL_INTERVAL = 0.05
 PEER_POLL_INTERVAL = 0.25
@@ -585,7 +585,7 @@ def _error_message(path: Path) -> str | None:
     what = "the rank's error file"
     try:
         text = read_text(path, what, limit=ERROR_FILE_LIMIT)
-        data = parse_bounded(json.loads, text, f"{what} {path}", AscendifyError)
+        data = parse_json(text, f"{what} {path}", AscendifyError)
         message = data["message"]
         text = str(message["message"] if isinstance(message, dict) else message)
     except FileNotFoundError:
