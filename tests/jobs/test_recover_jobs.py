@@ -16,7 +16,13 @@ from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.store import JobStore
 from tests.jobs.conftest import JobCli, job_logs, wait_for
 from tests.jobs.ray_cluster import ray_cluster
-from tests.launch.test_recover import RESUMABLE, assert_nothing_left, line_of, uninterrupted
+from tests.launch.test_recover import (
+    HANG_TIMEOUT,
+    RESUMABLE,
+    assert_nothing_left,
+    line_of,
+    uninterrupted,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -76,11 +82,14 @@ def test_a_rank_exit_at_step_5_is_restarted_and_described(
 
 def test_a_hang_shows_every_rank_stack_in_describe(job: JobCli, code: Path, tmp_path: Path) -> None:
     job_id = submit(
-        job, code, tmp_path, "--cards", "2", "--max-restarts", "1", "--hang-timeout", "2",
+        job, code, tmp_path, "--cards", "2", "--max-restarts", "1", "--hang-timeout", HANG_TIMEOUT,
         env=["FAULT=collective"],
     )  # fmt: skip
     described = job("describe", job_id).stdout
-    assert "failed (hang): node 0 failed: hang: no rank of the job wrote a line for 2s" in described
+    assert (
+        f"failed (hang): node 0 failed: hang: no rank of the job wrote a line for {HANG_TIMEOUT}s"
+        in (described)
+    )
     script = code.parent / "store" / job_id / "code" / "resumable.py"
     for rank, waits in ((0, "dist.all_reduce(total)"), (1, "dist.recv(torch.zeros(1), src=0)")):
         stack = described.split(f"    stack of rank {rank}:\n")[1]
