@@ -187,6 +187,8 @@ CUDA_ONLY_LIBRARIES: tuple[CudaOnlyLibrary, ...] = (
                     "NpuFused* optimizers, torch.amp covers most uses"),
     CudaOnlyLibrary("amp_C", "apex's CUDA kernels; remove the import (torch.amp covers mixed "
                     "precision)"),
+    CudaOnlyLibrary("fused_layer_norm_cuda", "apex's layer-norm kernels; use "
+                    "torch.nn.functional.layer_norm / rms_norm"),
     CudaOnlyLibrary("cupy", "CUDA arrays; use torch tensors on the NPU"),
     CudaOnlyLibrary("pycuda", "CUDA driver bindings have no NPU counterpart"),
     CudaOnlyLibrary("pynvml", "NVML queries; use npu-smi or torch_npu.npu.mem_get_info"),

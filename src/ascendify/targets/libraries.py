@@ -116,3 +116,61 @@ FUSED_OPTIMIZERS: tuple[FusedOptimizer, ...] = (
                    ("params", "lr", "rho", "eps", "weight_decay")),
 )  # fmt: skip
 FUSED_OPTIMIZER_BY_NAME = {optimizer.torch: optimizer for optimizer in FUSED_OPTIMIZERS}
+
+
+@dataclass(frozen=True)
+class ApexPort:
+    """An apex class with an exact counterpart (apex 0.1's constructors)."""
+
+    apex: str
+    npu: str  # for --target npu
+    portable: str  # for --target portable
+    positional: tuple[str, ...]  # apex's leading parameters, which the counterpart takes in order
+    keeps: tuple[str, ...] = ()  # keywords passed on as they are
+    drops: tuple[str, ...] = ()  # keywords that change no result (memory, speed): left out
+    must_default: tuple[tuple[str, str], ...] = ()  # parameters the counterpart lacks, at default
+    adds: tuple[tuple[str, str], ...] = ()  # defaults apex has and the counterpart does not
+    exact: bool = False  # the same computation (else the update rule's rounding may differ)
+    # Only when apex's keyword ``when[0]`` has the value ``when[1]`` (its default if left out).
+    when: tuple[str, str, str] | None = None  # (keyword, value, apex's default)
+
+
+_ADAM_DEFAULTS = (("bias_correction", "True"), ("capturable", "False"), ("master_weights", "False"))
+APEX_PORTS: tuple[ApexPort, ...] = (
+    ApexPort("apex.optimizers.FusedAdam", "torch_npu.optim.NpuFusedAdamW", "torch.optim.AdamW",
+             ("params", "lr"), keeps=("betas", "eps", "weight_decay", "amsgrad"),
+             drops=("set_grad_none", "adam_w_mode"), must_default=_ADAM_DEFAULTS,
+             adds=(("weight_decay", "0.0"),), when=("adam_w_mode", "True", "True")),
+    ApexPort("apex.optimizers.FusedAdam", "torch_npu.optim.NpuFusedAdam", "torch.optim.Adam",
+             ("params", "lr"), keeps=("betas", "eps", "weight_decay", "amsgrad"),
+             drops=("set_grad_none", "adam_w_mode"), must_default=_ADAM_DEFAULTS,
+             when=("adam_w_mode", "False", "True")),
+    ApexPort("apex.optimizers.FusedSGD", "torch_npu.optim.NpuFusedSGD", "torch.optim.SGD",
+             ("params", "lr", "momentum", "dampening", "weight_decay", "nesterov"),
+             drops=("set_grad_none", "materialize_master_grads"),
+             must_default=(("wd_after_momentum", "False"),)),
+    ApexPort("apex.parallel.DistributedDataParallel", "torch.nn.parallel.DistributedDataParallel",
+             "torch.nn.parallel.DistributedDataParallel", ("module",),
+             drops=("message_size", "delay_allreduce", "num_allreduce_streams"),
+             must_default=(("shared_param", "None"), ("allreduce_trigger_params", "None"),
+                           ("retain_allreduce_buffers", "False"), ("allreduce_always_fp32", "False"),
+                           ("allreduce_communicators", "None"), ("gradient_average", "True"),
+                           ("gradient_predivide_factor", "1.0"),
+                           ("gradient_average_split_factor", "None"), ("prof", "False")),
+             exact=True),
+    ApexPort("apex.normalization.FusedLayerNorm", "torch.nn.LayerNorm", "torch.nn.LayerNorm",
+             ("normalized_shape", "eps", "elementwise_affine"), exact=True),
+    ApexPort("apex.normalization.FusedRMSNorm", "torch.nn.RMSNorm", "torch.nn.RMSNorm",
+             ("normalized_shape", "eps", "elementwise_affine"), adds=(("eps", "1e-5"),),
+             exact=True),
+)  # fmt: skip
+# What to write instead of the apex APIs no rule ports.
+APEX_ADVICE: dict[str, str] = {
+    "apex.amp.initialize": "use torch.autocast(device_type, dtype=torch.float16) around the "
+    "forward pass and torch.amp.GradScaler (or keep apex.amp with Ascend's apex build)",
+    "apex.amp.scale_loss": "with torch.amp.GradScaler: scaler.scale(loss).backward(), "
+    "scaler.step(optimizer), scaler.update()",
+    "apex.optimizers.FusedLAMB": "use torch_npu.optim.NpuFusedLamb (check its adam, "
+    "use_global_grad_norm and weight decay against apex's max_grad_norm and adam_w_mode)",
+}
+APEX_DEFAULT_ADVICE = "no torch or torch_npu counterpart: port it by hand"

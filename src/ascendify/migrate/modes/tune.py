@@ -27,9 +27,10 @@ from ascendify.migrate._rule import (
     load_rules,
 )
 from ascendify.migrate._settings import Settings
+from ascendify.migrate.rules._ports import import_fused_optimizers
 from ascendify.targets import Safety
 from ascendify.targets.apis import HF32_FLAGS
-from ascendify.targets.libraries import FUSED_OPTIMIZER_BY_NAME, FUSED_OPTIMIZERS_MODULE
+from ascendify.targets.libraries import FUSED_OPTIMIZER_BY_NAME
 from ascendify.targets.tuning import ALLOW_INTERNAL_FORMAT, DATA_LOADERS, DDP, SET_COMPILE_MODE
 
 TUNE = Mode("tune", rank=7, when=lambda modes: bool(modes.tune))
@@ -312,12 +313,8 @@ def check_optimizer(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iter
 
 
 @finishes(rules=(FusedOptimizer,))
-def import_fused_optimizers(
-    ctx: Context, module: ast.Module, findings: list[Finding]
-) -> Iterator[Insertion]:
-    """``import torch_npu`` does not import its optim package."""
-    if any(finding.rule is FusedOptimizer for finding in findings):
-        yield Insertion(FusedOptimizer, (Import(FUSED_OPTIMIZERS_MODULE),), follows="torch")
+def import_optim(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Insertion]:
+    return import_fused_optimizers(FusedOptimizer, findings)
 
 
 def _add_keyword(ctx: Context, node: ast.Call, text: str) -> Edit:

@@ -1,28 +1,16 @@
 """Fused attention of CUDA-only libraries (flash-attn, xformers) -> ``torch_npu.npu_fusion_attention``.
 
 A call is ported when every argument it passes has an exact counterpart (the table of
-:mod:`ascendify.targets.libraries`); an import of the library is deleted when every use of the names
-it binds was ported, and otherwise stays, reported by NPU003.
+:mod:`ascendify.targets.libraries`); :mod:`ascendify.migrate.rules._ports` finds the calls and
+deletes the library's imports once every use is ported.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 
-from ascendify.migrate._imports import Import, Insertion
-from ascendify.migrate._rule import (
-    Context,
-    Finding,
-    Operation,
-    Rule,
-    binding_trigger,
-    checks,
-    finishes,
-)
-from ascendify.migrate.rules.imports import REMOVED_BY_PORT, delete_lines
-from ascendify.source import import_bindings
+from ascendify.migrate._rule import Context, Operation, Rule
+from ascendify.migrate.rules._ports import PORTERS, Port, Porter, Unported
 from ascendify.targets import Safety
 from ascendify.targets.libraries import (
     ATTENTION_BY_NAME,
@@ -37,8 +25,6 @@ from ascendify.targets.libraries import (
     XFORMERS_CAUSAL_BIAS,
     AttentionForm,
 )
-
-_LIBRARIES = ("flash_attn", "xformers")
 
 
 class FusedAttention(Rule):
@@ -91,112 +77,19 @@ class FusedAttentionUnported(Rule):
     triggers = FusedAttention.triggers
 
 
-@binding_trigger
-def _attention_name(qualified: str) -> bool:
-    return qualified.partition(".")[0] in _LIBRARIES
+def _port_call(ctx: Context, node: ast.Call, qualified: str) -> Port | None:
+    form = ATTENTION_BY_NAME.get(qualified)
+    if form is None:
+        return None
+    if not ctx.facts.has(FUSION_ATTENTION):
+        raise Unported(f"torch_npu {ctx.facts.version} has no npu_fusion_attention")
+    return FusedAttention, _port(ctx, node, form)
 
 
-class Unported(Exception):
-    """Why a call cannot be ported."""
-
-
-@dataclass
-class AttentionPorts:
-    """This file's attention calls (ported text or why not) and the imports left without a use."""
-
-    done: bool = False
-    ports: dict[int, tuple[AttentionForm, str]] = field(default_factory=dict)  # id(call) ->
-    unported: dict[int, str] = field(default_factory=dict)  # id(call) -> reason
-    removable: set[int] = field(default_factory=set)  # id(import statement)
-
-
-def _ports(ctx: Context) -> AttentionPorts:
-    state = ctx.state(AttentionPorts)
-    if not state.done:
-        state.done = True
-        _analyse(ctx, state)
-    return state
-
-
-def _analyse(ctx: Context, state: AttentionPorts) -> None:
-    library_locals = {
-        local
-        for local, binding in ctx.names.bindings.items()
-        if binding.qualified.partition(".")[0] in _LIBRARIES
-    }
-    if not library_locals:
-        return
-    used: set[str] = set()  # locals with a use no port covers
-    covered: list[tuple[int, int]] = []  # spans of ported calls
-    uses: list[tuple[ast.expr, str]] = []
-    available = ctx.facts.has(FUSION_ATTENTION)
-    for node in ast.walk(ctx.module):
-        if isinstance(node, ast.Call):
-            form = _form(ctx, node.func)
-            if form is not None:
-                try:
-                    if not available:
-                        raise Unported(f"torch_npu {ctx.facts.version} has no npu_fusion_attention")
-                    state.ports[id(node)] = (form, _port(ctx, node, form))
-                    covered.append(ctx.span(node))
-                except Unported as reason:
-                    state.unported[id(node)] = str(reason)
-        if isinstance(node, ast.Name) and node.id in library_locals:
-            uses.append((node, node.id))
-    for node, local in uses:
-        start, end = ctx.span(node)
-        if not any(s <= start and end <= e for s, e in covered):
-            used.add(local)
-    if not state.ports:
-        return  # an import nothing calls is NPU003's: left and reported
-    for statement in ctx.names.imports:
-        bound = [local for local, _, _ in import_bindings(statement)]
-        if bound and all(local in library_locals and local not in used for local in bound):
-            state.removable.add(id(statement))
-
-
-def _form(ctx: Context, func: ast.expr) -> AttentionForm | None:
-    qualified = ctx.names.qualified_name(func)
-    return None if qualified is None else ATTENTION_BY_NAME.get(qualified)
-
-
-def _removed(ctx: Context, node: ast.Import | ast.ImportFrom) -> bool:
-    return FusedAttention in ctx.rules and id(node) in _ports(ctx).removable
-
-
-REMOVED_BY_PORT.append(_removed)
-
-
-@checks(ast.Import, ast.ImportFrom, rules=(FusedAttention,))
-def check_import(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
-    assert isinstance(node, ast.Import | ast.ImportFrom)
-    if not _removed(ctx, node):
-        return
-    edit = delete_lines(ctx, node)
-    if edit is not None:
-        yield FusedAttention.finding(node, f"{ctx.segment(node)} removed (every use ported)", edit)
-
-
-@checks(ast.Call, rules=(FusedAttention, FusedAttentionUnported))
-def check_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
-    assert isinstance(node, ast.Call)
-    ports = _ports(ctx)
-    name = ctx.segment(node.func)
-    if id(node) in ports.ports:
-        _, text = ports.ports[id(node)]
-        message = f"{name}(...) -> {FUSION_ATTENTION}(...)[0]"
-        yield FusedAttention.finding(node, message, ctx.replace(node, text))
-    elif id(node) in ports.unported:
-        reason = ports.unported[id(node)]
-        yield FusedAttentionUnported.finding(node, f"{name}: {reason}; {FLASH_ATTN_ADVICE}")
-
-
-@finishes(rules=(FusedAttention,))
-def import_torch(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Insertion]:
-    """The causal mask is built with ``torch``: a file that imports it under another name gets it."""
-    if any(f.rule is FusedAttention and "torch.ones" in (f.edit.replacement if f.edit else "")
-           for f in findings):  # fmt: skip
-        yield Insertion(FusedAttention, (Import("torch"),))
+PORTERS.append(
+    Porter(FusedAttention, FusedAttentionUnported, ("flash_attn", "xformers"), _port_call,
+           FLASH_ATTN_ADVICE)
+)  # fmt: skip
 
 
 def _arguments(node: ast.Call, form: AttentionForm) -> dict[str, ast.expr]:

@@ -1,4 +1,4 @@
-# rules: DST201 NPU001 NPU003 NPU201
+# rules: DST201 NPU001 NPU003 NPU022 NPU201
 # modes: distributed=main.py
 # path: trainer.py
 import torch

@@ -1,4 +1,4 @@
-# rules: NPU003 NPU003
+# rules: NPU003 NPU003 NPU022
 import amp_C
 from apex.multi_tensor_apply import multi_tensor_applier
 
