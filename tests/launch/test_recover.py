@@ -163,13 +163,14 @@ def _summary(tmp_path: Path, node: int) -> dict[str, Any]:
 
 
 def _two_nodes_with_a_fault(
-    tmp_path: Path, launchers: list[Any], fault: str, rank: int
+    tmp_path: Path, launchers: list[Any], fault: str, rank: int, *flags: str, **env: str
 ) -> list[tuple[int, str]]:
     """Both nodes' launchers with one restart, ``rank`` faulty: how each ended."""
     (tmp_path / "out").mkdir()
     port = free_port()
-    env = {"FAULT": fault, "FAULT_RANK": str(rank), "PIDS_DIR": str(tmp_path)}
-    nodes = [start(launchers, _node_flags(n, port, tmp_path, "--max-restarts", "1"), env) for n in (0, 1)]  # fmt: skip
+    env = {"FAULT": fault, "FAULT_RANK": str(rank), "PIDS_DIR": str(tmp_path), **env}
+    flags = ("--max-restarts", "1", *flags)
+    nodes = [start(launchers, _node_flags(n, port, tmp_path, *flags), env) for n in (0, 1)]
     return finish(nodes, timeout=120)
 
 
@@ -249,4 +250,30 @@ def test_a_stop_while_waiting_for_a_lost_node_ends_the_job_at_once(
     ((code, err),) = finish([node0], timeout=15)
     assert code == 128 + signal.SIGTERM, err
     assert "stopped by SIGTERM before attempt 1 started; no rank was running" in err
+    assert_nothing_left(tmp_path)
+
+
+def test_a_hang_on_two_nodes_takes_every_rank_stack_and_restarts(
+    tmp_path: Path, launchers: list[Any]
+) -> None:
+    # Node 1's ranks print only their first line: node 0's output keeps the whole job alive
+    # (through the store) until rank 3 blocks in a receive and every rank waits.
+    flags = ("--hang-timeout", HANG_TIMEOUT)
+    results = _two_nodes_with_a_fault(
+        tmp_path, launchers, "collective", 3, *flags, QUIET_RANKS="2,3", STEP_SECONDS="1",
+        FAULT_STEP="8",  # node 1 is silent for 7 s, longer than the hang timeout, before it
+    )  # fmt: skip
+    assert [code for code, _err in results] == [0, 0], results
+    assert final_value(tmp_path / "out") == uninterrupted(4)
+    stacks: dict[str, str] = {}
+    for node in (0, 1):
+        hang, resumed = _summary(tmp_path, node)["attempts"]
+        assert (hang["cause"], resumed["cause"]) == ("hang", None)
+        stacks.update(hang["stacks"])
+    script = str(RESUMABLE)
+    assert sorted(stacks) == ["0", "1", "2", "3"]
+    for rank in "012":
+        assert f'File "{script}", line {line_of("dist.all_reduce(total)")} in main' in stacks[rank]
+    receive = line_of("dist.recv(torch.zeros(1), src=0)")
+    assert f'File "{script}", line {receive} in main' in stacks["3"]
     assert_nothing_left(tmp_path)
