@@ -10,6 +10,7 @@ import json
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -200,22 +201,34 @@ def test_a_rank_failing_after_the_other_node_ended_restarts_both(
     assert_nothing_left(tmp_path)
 
 
-def test_a_lost_node_agent_started_afresh_joins_the_next_attempt(
+def _node_1_killed_at_step_2(
     tmp_path: Path, launchers: list[Any]
-) -> None:
+) -> tuple[Any, Callable[[int], list[str]], dict[str, str]]:
+    """Two nodes with one restart, node 1's launcher SIGKILLed (its ranks die with it) once its
+    ranks are at step 2; node 0's launcher, the flags of node N and the environment."""
     (tmp_path / "out").mkdir()
     port = free_port()
     env = {"PIDS_DIR": str(tmp_path), "STEP_SECONDS": "0.4"}
-    node0 = start(launchers, _node_flags(0, port, tmp_path, "--max-restarts", "1"), env)
-    node1 = start(launchers, _node_flags(1, port, tmp_path, "--max-restarts", "1"), env)
+
+    def flags(node: int) -> list[str]:
+        return _node_flags(node, port, tmp_path, "--max-restarts", "1")
+
+    node0, node1 = start(launchers, flags(0), env), start(launchers, flags(1), env)
     log = tmp_path / "logs1" / "rank_3.log"
     deadline = time.monotonic() + 60
     while "step 2 " not in (log.read_text() if log.exists() else ""):
         assert time.monotonic() < deadline, "node 1's ranks never got to step 2"
         time.sleep(0.05)
-    node1.send_signal(signal.SIGKILL)  # its ranks die with it; a platform starts it again
+    node1.send_signal(signal.SIGKILL)
     node1.wait()
-    again = start(launchers, _node_flags(1, port, tmp_path, "--max-restarts", "1"), env)
+    return node0, flags, env
+
+
+def test_a_lost_node_agent_started_afresh_joins_the_next_attempt(
+    tmp_path: Path, launchers: list[Any]
+) -> None:
+    node0, flags, env = _node_1_killed_at_step_2(tmp_path, launchers)
+    again = start(launchers, flags(1), env)  # as a platform starts a lost node again
     results = finish([node0, again], timeout=120)
     assert [code for code, _err in results] == [0, 0], results
     assert final_value(tmp_path / "out") == uninterrupted(4)
@@ -223,26 +236,16 @@ def test_a_lost_node_agent_started_afresh_joins_the_next_attempt(
     assert first["cause"] in ("exit", "node")
     assert second["cause"] is None
     assert [a["attempt"] for a in _summary(tmp_path, 1)["attempts"]] == [1]  # the fresh node
-    assert "rank 3 attempt 1 starts at step" in log.read_text()
+    assert "rank 3 attempt 1 starts at step" in (tmp_path / "logs1" / "rank_3.log").read_text()
     assert_nothing_left(tmp_path)
 
 
 def test_a_stop_while_waiting_for_a_lost_node_ends_the_job_at_once(
     tmp_path: Path, launchers: list[Any]
 ) -> None:
-    (tmp_path / "out").mkdir()
-    port = free_port()
-    env = {"PIDS_DIR": str(tmp_path), "STEP_SECONDS": "0.4"}
-    node0 = start(launchers, _node_flags(0, port, tmp_path, "--max-restarts", "1"), env)
-    node1 = start(launchers, _node_flags(1, port, tmp_path, "--max-restarts", "1"), env)
+    node0, _flags, _env = _node_1_killed_at_step_2(tmp_path, launchers)  # nobody restarts it
     summary = tmp_path / "logs0" / "run_summary.json"
     deadline = time.monotonic() + 60
-    log = tmp_path / "logs1" / "rank_3.log"
-    while "step 2 " not in (log.read_text() if log.exists() else ""):
-        assert time.monotonic() < deadline, "node 1's ranks never got to step 2"
-        time.sleep(0.05)
-    node1.send_signal(signal.SIGKILL)  # lost, and nobody starts it again
-    node1.wait()
     while "attempts" not in (summary.read_text() if summary.exists() else ""):
         assert time.monotonic() < deadline, "node 0 never ended its first attempt"
         time.sleep(0.05)
