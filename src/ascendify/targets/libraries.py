@@ -14,6 +14,8 @@ FUSION_ATTENTION = "torch_npu.npu_fusion_attention"
 SCALED_DOT_PRODUCT_ATTENTION = "torch.nn.functional.scaled_dot_product_attention"
 # The portable spelling of flash-attn's causal mask (aligned to the bottom-right corner).
 CAUSAL_LOWER_RIGHT = "torch.nn.attention.bias.causal_lower_right"
+# Modules a port names that ``import torch`` does not import.
+SUBMODULES_TO_IMPORT = ("torch.nn.attention.bias",)
 
 # npu_fusion_attention's sparse_mode: 2 is leftUpCausal (the lower triangle from the top-left
 # corner: xformers' LowerTriangularMask), 3 is rightDownCausal (from the bottom-right corner:

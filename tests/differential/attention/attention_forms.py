@@ -2,8 +2,9 @@
 
 ``python attention_forms.py`` prints, as one JSON line, each form's output computed by the CUDA
 library in float32, float16 and bfloat16; with ``--reference`` the same attention computed by torch's
-``scaled_dot_product_attention`` on the CPU. The migrated script, run under the npu stand-in, must
-print what the reference prints (within the dtype's rounding).
+``scaled_dot_product_attention`` on the CPU. The NPU migration, run under the npu stand-in, and the
+portable one must print what the reference prints (within the dtype's rounding); ``--portable``
+leaves out the packed variable-length form, which has no torch counterpart.
 """
 
 import json
@@ -12,10 +13,11 @@ import sys
 import torch
 import torch.nn.functional as F
 import xformers.ops as xops
-from flash_attn import flash_attn_func, flash_attn_qkvpacked_func, flash_attn_varlen_func
+from flash_attn import flash_attn_func, flash_attn_qkvpacked_func
 from torch.nn.attention.bias import causal_lower_right
 
 reference = "--reference" in sys.argv
+portable = "--portable" in sys.argv
 device = "cpu" if reference else "cuda"
 
 
@@ -23,6 +25,13 @@ def sdpa(query, key, value, **options):
     """torch's attention on (batch, sequence, heads, head dim) tensors."""
     moved = (t.transpose(1, 2) for t in (query, key, value))
     return F.scaled_dot_product_attention(*moved, **options).transpose(1, 2)
+
+
+def varlen_causal(q, k, v, cu_seqlens):
+    # Its own import: the portable migration has no counterpart and keeps it.
+    from flash_attn import flash_attn_varlen_func
+
+    return flash_attn_varlen_func(q, k, v, cu_seqlens, cu_seqlens, 5, 5, causal=True)
 
 
 def forms(dtype):
@@ -67,14 +76,15 @@ def forms(dtype):
             "scaled": flash_attn_func(q, k, v, softmax_scale=0.3),
             "grouped_query": flash_attn_func(q, k_grouped, v_grouped, causal=True),
             "qkvpacked": flash_attn_qkvpacked_func(qkv, softmax_scale=0.5),
-            "varlen_causal": flash_attn_varlen_func(
-                q_packed, k_packed, v_packed, cu_seqlens, cu_seqlens, 5, 5, causal=True
-            ),
             "xformers_causal": xops.memory_efficient_attention(
                 q, k, v, attn_bias=xops.LowerTriangularMask()
             ),
             "xformers": xops.memory_efficient_attention(q, k_long, v_long),
         }
+        if not portable:
+            outputs["varlen_causal"] = varlen_causal(q_packed, k_packed, v_packed, cu_seqlens)
+    if portable:
+        outputs.pop("varlen_causal", None)
     return {name: out.float().flatten().tolist() for name, out in outputs.items()}
 
 

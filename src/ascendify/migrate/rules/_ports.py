@@ -15,18 +15,35 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ascendify.migrate._imports import Import, Insertion
-from ascendify.migrate._rule import Context, Finding, Rule, binding_trigger, checks, finishes
+from ascendify.migrate._rule import (
+    Context,
+    Edit,
+    Finding,
+    Rule,
+    binding_trigger,
+    checks,
+    finishes,
+)
 from ascendify.migrate.rules.imports import REMOVED_BY_PORT, delete_lines
 from ascendify.source import import_bindings
-from ascendify.targets.libraries import FUSED_OPTIMIZERS_MODULE
+from ascendify.targets.libraries import FUSED_OPTIMIZERS_MODULE, SUBMODULES_TO_IMPORT
 
 
 class Unported(Exception):
     """Why a call cannot be ported."""
 
 
-# The rule that reports a ported call (its safety) and the call's replacement.
-Port = tuple[type[Rule], str]
+@dataclass(frozen=True)
+class Port:
+    """The rule that reports a ported call (its safety) and the call's replacement; ``kept`` as
+    :attr:`Edit.kept`: the original's parts it holds verbatim, where other edits (a ported call
+    nested in an argument) still apply."""
+
+    rule: type[Rule]
+    text: str
+    kept: tuple[tuple[int, int, int], ...] = ()
+
+
 # (the file, the call, its qualified name) -> the port, or None: not a call it ports.
 PortCall = Callable[[Context, ast.Call, str], Port | None]
 
@@ -101,7 +118,7 @@ def _analyse(ctx: Context, state: LibraryPorts) -> None:
                     port = porter.port(ctx, node, qualified)
                     if port is not None:
                         state.ports[id(node)] = (porter, port)
-                        covered.append((*ctx.span(node), port[0]))
+                        covered.append((*ctx.span(node), port.rule))
                 except Unported as reason:
                     state.unported[id(node)] = (porter, str(reason))
         elif isinstance(node, ast.Name) and node.id in bound:
@@ -150,9 +167,10 @@ def check_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[
     ports = _ports(ctx)
     name = ctx.segment(node.func)
     if id(node) in ports.ports:
-        _, (rule, text) = ports.ports[id(node)]
-        message = f"{name}(...) -> {text.partition('(')[0]}(...)"
-        yield rule.finding(node, message, ctx.replace(node, text))
+        _, port = ports.ports[id(node)]
+        message = f"{name}(...) -> {port.text.partition('(')[0]}(...)"
+        start, end = ctx.span(node)
+        yield port.rule.finding(node, message, Edit(start, end, port.text, port.kept))
     elif id(node) in ports.unported:
         porter, reason = ports.unported[id(node)]
         yield porter.unported.finding(node, f"{name}: {reason}; {porter.advice}")
@@ -162,12 +180,18 @@ def check_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[
 def import_torch(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Insertion]:
     """A port that names torch (``torch.nn.LayerNorm``, the causal mask's ``torch.ones``) in a file
     that does not import torch under its own name gets the import."""
-    ported = {text for _, (_, text) in _ports(ctx).ports.values()}
-    for finding in findings:
-        edit = finding.edit
-        if edit is not None and edit.replacement in ported and _TORCH.search(edit.replacement):
-            yield Insertion(finding.rule, (Import("torch"),))
-            return
+    ported = {port.text for _, port in _ports(ctx).ports.values()}
+    naming = [
+        finding
+        for finding in findings
+        if finding.edit is not None
+        and finding.edit.replacement in ported
+        and _TORCH.search(finding.edit.replacement)
+    ]
+    if naming:
+        texts = [finding.edit.replacement for finding in naming if finding.edit is not None]
+        modules = [m for m in SUBMODULES_TO_IMPORT if any(f"{m}." in text for text in texts)]
+        yield Insertion(naming[0].rule, tuple(Import(m) for m in modules or ["torch"]))
 
 
 _TORCH = re.compile(r"(?<![\w.])torch\.")

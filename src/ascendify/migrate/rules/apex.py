@@ -103,7 +103,16 @@ def port_apex(
     target = port.portable if portable else port.npu
     if not (portable or target.startswith("torch.") or ctx.facts.has(target)):
         raise Unported(f"torch_npu {ctx.facts.version} has no {target}")
-    return rules[port.exact], f"{target}({', '.join(_arguments(ctx, node, port))})"
+    # The arguments passed on are copied verbatim: calls ported inside them still apply.
+    text, kept = f"{target}(", []
+    for index, argument in enumerate(_arguments(ctx, node, port)):
+        text += ", " if index else ""
+        for piece in argument:
+            if isinstance(piece, ast.expr):
+                start, end = ctx.span(piece)
+                kept.append((start, end, len(text)))
+            text += ctx.segment(piece) if isinstance(piece, ast.expr) else piece
+    return Port(rules[port.exact], text + ")", tuple(kept))
 
 
 def _variant(ctx: Context, node: ast.Call, candidates: list[ApexPort]) -> ApexPort:
@@ -121,10 +130,11 @@ def _variant(ctx: Context, node: ast.Call, candidates: list[ApexPort]) -> ApexPo
     raise Unported("an argument chooses the update rule only when the program runs")
 
 
-def _arguments(ctx: Context, node: ast.Call, port: ApexPort) -> list[str]:
+def _arguments(ctx: Context, node: ast.Call, port: ApexPort) -> list[tuple[str | ast.expr, ...]]:
+    """The counterpart's arguments, each as text and nodes whose source is passed on."""
     if len(node.args) > len(port.positional):
         raise Unported(f"more than {len(port.positional)} positional arguments")
-    parts = [ctx.segment(arg) for arg in node.args]
+    parts: list[tuple[str | ast.expr, ...]] = [(arg,) for arg in node.args]
     passed = set(port.positional[: len(node.args)])
     defaults = dict(port.must_default)
     for keyword in node.keywords:
@@ -138,8 +148,8 @@ def _arguments(ctx: Context, node: ast.Call, port: ApexPort) -> list[str]:
             continue
         if keyword.arg not in (*port.positional, *port.keeps):
             raise Unported(f"unknown argument {keyword.arg}=")
-        parts.append(f"{keyword.arg}={ctx.segment(keyword.value)}")
-    parts.extend(f"{name}={value}" for name, value in port.adds if name not in passed)
+        parts.append((f"{keyword.arg}=", keyword.value))
+    parts.extend((f"{name}={value}",) for name, value in port.adds if name not in passed)
     return parts
 
 

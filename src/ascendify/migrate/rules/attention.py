@@ -14,11 +14,14 @@ from ascendify.migrate.rules._ports import PORTERS, Port, Porter, Unported
 from ascendify.targets import Safety
 from ascendify.targets.libraries import (
     ATTENTION_BY_NAME,
+    CAUSAL_LOWER_RIGHT,
     COMPRESSED_MASK_SIZE,
     FLASH_ATTN_ADVICE,
+    FLASH_ATTN_FUNC,
     FLASH_ATTN_QKVPACKED_FUNC,
     FLASH_ATTN_VARLEN_FUNC,
     FUSION_ATTENTION,
+    SCALED_DOT_PRODUCT_ATTENTION,
     SPARSE_MODE_BOTTOM_RIGHT_CAUSAL,
     SPARSE_MODE_TOP_LEFT_CAUSAL,
     XFORMERS_ATTENTION,
@@ -83,7 +86,7 @@ def _port_call(ctx: Context, node: ast.Call, qualified: str) -> Port | None:
         return None
     if not ctx.facts.has(FUSION_ATTENTION):
         raise Unported(f"torch_npu {ctx.facts.version} has no npu_fusion_attention")
-    return FusedAttention, _port(ctx, node, form)
+    return Port(FusedAttention, _port(ctx, node, form))
 
 
 PORTERS.append(
@@ -129,7 +132,8 @@ def _is_constant(node: ast.expr | None, value: object) -> bool:
     return node is None or (isinstance(node, ast.Constant) and node.value == value)
 
 
-def _port(ctx: Context, node: ast.Call, form: AttentionForm) -> str:
+def _bound(node: ast.Call, form: AttentionForm) -> dict[str, ast.expr]:
+    """The call's arguments by flash-attn's parameter names."""
     args = _arguments(node, form)
     if form is XFORMERS_ATTENTION:  # xformers' names for flash-attn's parameters
         renamed = {
@@ -140,6 +144,11 @@ def _port(ctx: Context, node: ast.Call, form: AttentionForm) -> str:
             "scale": "softmax_scale",
         }
         args = {renamed.get(name, name): value for name, value in args.items()}
+    return args
+
+
+def _port(ctx: Context, node: ast.Call, form: AttentionForm) -> str:
+    args = _bound(node, form)
     if form is FLASH_ATTN_QKVPACKED_FUNC:
         tensor = _needed(ctx, args, "qkv", repeated=True)
         head = f"{tensor}.shape[3]"
@@ -162,6 +171,35 @@ def _port(ctx: Context, node: ast.Call, form: AttentionForm) -> str:
     options.extend(_sparse_mode(ctx, form, args))
     layout = f'"{form.layout}"'
     return f"{FUSION_ATTENTION}({inputs}, {head}, {layout}, {', '.join(options)})[0]"
+
+
+def sdpa_port(ctx: Context, node: ast.Call, qualified: str) -> str | None:
+    """The call as torch's ``scaled_dot_product_attention`` on (batch, heads, sequence, dim)
+    tensors, transposed from and back to the libraries' (batch, sequence, heads, dim)."""
+    form = ATTENTION_BY_NAME.get(qualified)
+    if form is None:
+        return None
+    if form is FLASH_ATTN_VARLEN_FUNC:
+        raise Unported("torch has no attention over packed sequences of different lengths")
+    args = _bound(node, form)
+    if form is FLASH_ATTN_QKVPACKED_FUNC:
+        inputs = f"*{_atom(ctx, _required(args, 'qkv'))}.transpose(1, 3).unbind(2)"
+    else:
+        moved = (f"{_atom(ctx, _required(args, name))}.transpose(1, 2)" for name in "qkv")
+        inputs = ", ".join(moved)
+    options = []
+    causal = _causal(ctx, form, args)
+    if causal is not False and form is FLASH_ATTN_FUNC:  # from the bottom-right corner
+        q, k = (_needed(ctx, args, name, repeated=True) for name in "qk")
+        mask = f"{CAUSAL_LOWER_RIGHT}({q}.shape[1], {k}.shape[1])"
+        options.append(f"attn_mask={mask}" + ("" if causal is True else f" if {causal} else None"))
+    elif causal is not False:  # as many queries as keys, or xformers' top-left triangle: torch's
+        options.append(f"is_causal={True if causal is True else f'bool({causal})'}")
+    for option, name in (("dropout_p", "dropout_p"), ("scale", "softmax_scale")):
+        if args.get(name) is not None:
+            options.append(f"{option}={ctx.segment(args[name])}")
+    options.append("enable_gqa=True")
+    return f"{SCALED_DOT_PRODUCT_ATTENTION}({inputs}, {', '.join(options)}).transpose(1, 2)"
 
 
 def _required(args: dict[str, ast.expr], name: str) -> ast.expr:
