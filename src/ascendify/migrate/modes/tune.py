@@ -31,7 +31,15 @@ from ascendify.migrate.rules._ports import import_fused_optimizers
 from ascendify.targets import Safety
 from ascendify.targets.apis import HF32_FLAGS
 from ascendify.targets.libraries import FUSED_OPTIMIZER_BY_NAME
-from ascendify.targets.tuning import ALLOW_INTERNAL_FORMAT, DATA_LOADERS, DDP, SET_COMPILE_MODE
+from ascendify.targets.tuning import (
+    ALLOW_INTERNAL_FORMAT,
+    APEX_AMP_INITIALIZE,
+    DATA_LOADERS,
+    DDP,
+    NPU_PROFILER_CONFIG,
+    PROFILER_PROFILES,
+    SET_COMPILE_MODE,
+)
 
 TUNE = Mode("tune", rank=7, when=lambda modes: bool(modes.tune))
 
@@ -141,6 +149,30 @@ class Hf32(TuneRule):
     triggers = (b"allow_tf32",)
 
 
+class ProfilerLevel(TuneRule):
+    """What it does: gives a profiler without options of its own (``torch.profiler.profile``,
+    which the migration moves to ``torch_npu.profiler.profile``) torch_npu's
+    ``experimental_config`` at level 1 with the AI Core pipe-utilisation metrics.
+
+    Why: at its default level the NPU profiler records no per-operator AI Core data, which is
+    what shows an idle NPU; engineers set up the NPU profiler in 9 of 18 hand-ported ModelZoo
+    models.
+
+    Example: ``torch.profiler.profile(activities=acts)`` becomes
+    ``torch_npu.profiler.profile(activities=acts, experimental_config=torch_npu.profiler.
+    _ExperimentalConfig(profiler_level=torch_npu.profiler.ProfilerLevel.Level1,
+    aic_metrics=torch_npu.profiler.AiCMetrics.PipeUtilization))``.
+
+    Fix safety: safe: only what the profiler records changes (and its cost in profiled steps).
+    """
+
+    code = "TUN004"
+    name = "profiler-level"
+    summary = "NPU profiler at level 1 with AI Core metrics (shows idle NPU time per operator)"
+    safety = Safety.SAFE
+    triggers = (b"profiler",)
+
+
 class FusedOptimizer(TuneRule):
     """What it does: replaces ``torch.optim.Adam``, ``AdamW``, ``SGD``, ``RMSprop`` and ``Adadelta``
     with torch_npu's fused optimizers (``torch_npu.optim.NpuFusedAdamW``, ...) when every argument
@@ -234,7 +266,52 @@ class PersistentWorkers(TuneRule):
 @binding_trigger
 def _tuned_name(qualified: str) -> bool:
     """``from torch.optim import AdamW``: lines calling ``AdamW(...)`` alone are visited."""
-    return qualified in FUSED_OPTIMIZER_BY_NAME or qualified == DDP or qualified in DATA_LOADERS
+    return (
+        qualified in FUSED_OPTIMIZER_BY_NAME
+        or qualified in DATA_LOADERS
+        or qualified in PROFILER_PROFILES
+        or qualified == DDP
+    )
+
+
+class ApexCombineGrad(TuneRule):
+    """What it does: adds ``combine_grad=True`` to ``apex.amp.initialize(...)``.
+
+    Why: Ascend's apex build then keeps all gradients in one buffer, so unscaling, clipping and
+    the all-reduce work on one tensor instead of one per parameter; engineers set it in 11 of 18
+    hand-ported ModelZoo models.
+
+    Example: ``amp.initialize(model, optimizer, opt_level="O2")`` becomes
+    ``amp.initialize(model, optimizer, opt_level="O2", combine_grad=True)``.
+
+    Fix safety: unsafe: it needs Ascend's apex build (NVIDIA's apex has no such option) and a fused
+    optimizer, and combined buffers change the order of floating-point sums.
+    """
+
+    code = "TUN105"
+    name = "apex-combine-grad"
+    summary = "apex amp.initialize combine_grad=True (one gradient buffer; Ascend's apex)"
+    safety = Safety.UNSAFE
+    triggers = (b"initialize",)
+
+
+class ApexO2(TuneRule):
+    """What it does: raises ``opt_level="O1"`` of ``apex.amp.initialize(...)`` to ``"O2"``.
+
+    Why: O2 keeps the model in float16 with float32 master weights, so no operator is cast on the
+    fly; engineers chose O2 in 8 of 18 hand-ported ModelZoo models.
+
+    Example: ``amp.initialize(model, optimizer, opt_level="O1")`` becomes
+    ``amp.initialize(model, optimizer, opt_level="O2")``.
+
+    Fix safety: unsafe: more of the computation runs in float16.
+    """
+
+    code = "TUN106"
+    name = "apex-o2"
+    summary = "apex amp opt_level O1 -> O2 (float16 model, float32 master weights)"
+    safety = Safety.UNSAFE
+    triggers = (b"initialize",)
 
 
 def _is_entry_script(module: ast.Module) -> bool:
@@ -321,6 +398,33 @@ def _add_keyword(ctx: Context, node: ast.Call, text: str) -> Edit:
     """An edit adding ``text`` after the call's last argument (calls here have arguments)."""
     at = max(ctx.span(argument)[1] for argument in [*node.args, *node.keywords])
     return Edit(at, at, ", " + text)
+
+
+@checks(ast.Call, rules=(ProfilerLevel, ApexCombineGrad, ApexO2))
+def check_settings(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Call)
+    qualified = ctx.names.qualified_name(node.func)
+    if _unpacked(node) or qualified not in (*PROFILER_PROFILES, APEX_AMP_INITIALIZE):
+        return
+    if qualified in PROFILER_PROFILES and _keyword(node, "experimental_config") is None:
+        option = f"experimental_config={NPU_PROFILER_CONFIG}"
+        edit = _add_keyword(ctx, node, option) if node.args or node.keywords else None
+        if edit is None:
+            _, end = ctx.span(node)
+            edit = Edit(end - 1, end - 1, option)
+        yield ProfilerLevel.finding(node, f"{qualified}(..., experimental_config=level 1)", edit)
+    if qualified != APEX_AMP_INITIALIZE:
+        return
+    if _keyword(node, "combine_grad") is None and node.args:
+        text = "combine_grad=True"
+        yield ApexCombineGrad.finding(
+            node, f"{qualified}(..., {text})", _add_keyword(ctx, node, text)
+        )
+    level = _keyword(node, "opt_level")
+    if level is not None and isinstance(level.value, ast.Constant) and level.value.value == "O1":
+        quote = ctx.segment(level.value)[0]
+        edit = ctx.replace(level.value, f"{quote}O2{quote}")
+        yield ApexO2.finding(level, "opt_level O1 -> O2", edit)
 
 
 @checks(ast.Call, rules=(DdpBroadcastBuffers, DropLast, PersistentWorkers))
