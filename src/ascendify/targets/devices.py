@@ -175,16 +175,20 @@ class CudaOnlyLibrary:
 
 
 CUDA_ONLY_LIBRARIES: tuple[CudaOnlyLibrary, ...] = (
-    CudaOnlyLibrary("flash_attn", "use torch_npu.npu_fusion_attention or "
-                    "torch.nn.functional.scaled_dot_product_attention"),
-    CudaOnlyLibrary("xformers", "use torch.nn.functional.scaled_dot_product_attention or "
-                    "torch_npu.npu_fusion_attention"),
-    CudaOnlyLibrary("bitsandbytes", "CUDA kernels only; use torch_npu quantisation ops or plain "
-                    "torch optimizers"),
-    CudaOnlyLibrary("triton", "Triton kernels do not run on NPU as written; port them or use "
-                    "torch ops"),
-    CudaOnlyLibrary("apex", "NVIDIA apex does not run on NPU; Ascend's apex build offers amp and "
-                    "NpuFused* optimizers, torch.amp covers most uses"),
+    CudaOnlyLibrary("flash_attn", "ascendify migrate ports flash_attn_func, the qkvpacked and "
+                    "varlen forms to torch_npu.npu_fusion_attention (--target portable: "
+                    "scaled_dot_product_attention); elsewhere call npu_fusion_attention"),
+    CudaOnlyLibrary("xformers", "ascendify migrate ports memory_efficient_attention to "
+                    "torch_npu.npu_fusion_attention (--target portable: "
+                    "scaled_dot_product_attention)"),
+    CudaOnlyLibrary("bitsandbytes", "CUDA kernels only: 8-bit optimizers -> torch.optim "
+                    "(AdamW8bit -> torch.optim.AdamW, more optimizer memory); quantized layers -> "
+                    "load the model in bfloat16"),
+    CudaOnlyLibrary("triton", "Triton kernels (@triton.jit) do not run on NPU as written: rewrite "
+                    "them with torch operators or port them to Ascend (triton-ascend, Ascend C)"),
+    CudaOnlyLibrary("apex", "NVIDIA apex does not run on NPU: ascendify migrate ports FusedAdam/"
+                    "FusedSGD (NpuFused*), apex DDP and fused norms (torch); apex.amp -> "
+                    "torch.autocast + torch.amp.GradScaler, or Ascend's apex build"),
     CudaOnlyLibrary("amp_C", "apex's CUDA kernels; remove the import (torch.amp covers mixed "
                     "precision)"),
     CudaOnlyLibrary("fused_layer_norm_cuda", "apex's layer-norm kernels; use "
@@ -196,7 +200,9 @@ CUDA_ONLY_LIBRARIES: tuple[CudaOnlyLibrary, ...] = (
                     "counterpart"),
     CudaOnlyLibrary("tensorrt", "TensorRT is NVIDIA-only; export with torch and use Ascend's "
                     "inference tools"),
-    CudaOnlyLibrary("transformer_engine", "NVIDIA Transformer Engine is CUDA-only"),
+    CudaOnlyLibrary("transformer_engine", "NVIDIA Transformer Engine is CUDA-only: te.Linear/"
+                    "te.LayerNorm -> torch.nn.Linear/LayerNorm, fp8_autocast -> "
+                    "torch.autocast(dtype=torch.bfloat16)"),
     CudaOnlyLibrary("numba.cuda", "numba CUDA kernels do not run on NPU"),
     CudaOnlyLibrary("deepspeed.ops", "DeepSpeed's CUDA ops need the NPU build of DeepSpeed "
                     "(with torch_npu)"),
