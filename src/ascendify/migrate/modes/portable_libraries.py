@@ -101,8 +101,7 @@ class PortableLibraryUnported(PortableRule):
 
 
 def _attention(ctx: Context, node: ast.Call, qualified: str) -> Port | None:
-    text = sdpa_port(ctx, node, qualified)
-    return None if text is None else Port(PortableAttention, text)
+    return Port(PortableAttention, sdpa_port(ctx, node, qualified))
 
 
 def _apex(ctx: Context, node: ast.Call, qualified: str) -> Port | None:

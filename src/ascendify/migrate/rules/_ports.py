@@ -107,37 +107,48 @@ def _analyse(ctx: Context, state: LibraryPorts) -> None:
     }
     if not bound:
         return
-    covered: list[tuple[int, int, type[Rule]]] = []  # spans of ported calls, their rules
+    ported: list[tuple[int, int, Port]] = []  # spans of ported calls, outer ones first
     uses: list[ast.Name] = []
-    for node in ast.walk(ctx.module):
+    for node in ast.walk(ctx.module):  # breadth first: a call before the calls in its arguments
         if isinstance(node, ast.Call):
             qualified = ctx.names.qualified_name(node.func) or ""
             porter = porters.get(_library(qualified))
-            if porter is not None:
-                try:
-                    port = porter.port(ctx, node, qualified)
-                    if port is not None:
-                        state.ports[id(node)] = (porter, port)
-                        covered.append((*ctx.span(node), port.rule))
-                except Unported as reason:
-                    state.unported[id(node)] = (porter, str(reason))
+            if porter is None or _consumed(ctx.span(node), ported) is not None:
+                continue
+            try:
+                port = porter.port(ctx, node, qualified)
+                if port is not None:
+                    state.ports[id(node)] = (porter, port)
+                    ported.append((*ctx.span(node), port))
+            except Unported as reason:
+                state.unported[id(node)] = (porter, str(reason))
         elif isinstance(node, ast.Name) and node.id in bound:
             uses.append(node)
-    used = set()  # locals with a use no port covers
-    porting: dict[str, type[Rule]] = {}  # local -> the rule of the first port using it
+    used = set()  # locals with a use no port consumes
+    porting: dict[str, type[Rule]] = {}  # local -> the rule of the first port consuming it
     for use in sorted(uses, key=lambda use: (use.lineno, use.col_offset)):
-        start, end = ctx.span(use)
-        rule = next((r for s, e, r in covered if s <= start and end <= e), None)
-        if rule is None:
+        port = _consumed(ctx.span(use), ported)
+        if port is None:
             used.add(use.id)
         else:
-            porting.setdefault(use.id, rule)
+            porting.setdefault(use.id, port.rule)
     for statement in ctx.names.imports:
         locals_ = [local for local, _, _ in import_bindings(statement)]
         rules = [porting[local] for local in locals_ if local in porting]
         # An import nothing calls is NPU003's: left and reported.
         if rules and all(local in bound and local not in used for local in locals_):
             state.removable[id(statement)] = rules[0]
+
+
+def _consumed(span: tuple[int, int], ported: list[tuple[int, int, Port]]) -> Port | None:
+    """The port whose replacement consumes the code at ``span``: inside the ported call and not in
+    a part of it the replacement keeps verbatim (those are still the program's)."""
+    start, end = span
+    for outer_start, outer_end, port in ported:
+        inside = outer_start <= start and end <= outer_end
+        if inside and not any(s <= start and end <= e for s, e, _ in port.kept):
+            return port
+    return None
 
 
 def _removed(ctx: Context, node: ast.Import | ast.ImportFrom) -> bool:
@@ -180,12 +191,12 @@ def check_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[
 def import_torch(ctx: Context, module: ast.Module, findings: list[Finding]) -> Iterator[Insertion]:
     """A port that names torch (``torch.nn.LayerNorm``, the causal mask's ``torch.ones``) in a file
     that does not import torch under its own name gets the import."""
-    ported = {port.text for _, port in _ports(ctx).ports.values()}
+    rules = {rule for porter in PORTERS for rule in porter.rules}
     naming = [
         finding
         for finding in findings
-        if finding.edit is not None
-        and finding.edit.replacement in ported
+        if finding.rule in rules
+        and finding.edit is not None
         and _TORCH.search(finding.edit.replacement)
     ]
     if naming:

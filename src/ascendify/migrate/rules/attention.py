@@ -83,7 +83,7 @@ class FusedAttentionUnported(Rule):
 def _port_call(ctx: Context, node: ast.Call, qualified: str) -> Port | None:
     form = ATTENTION_BY_NAME.get(qualified)
     if form is None:
-        return None
+        raise Unported("no exact port")
     if not ctx.facts.has(FUSION_ATTENTION):
         raise Unported(f"torch_npu {ctx.facts.version} has no npu_fusion_attention")
     return Port(FusedAttention, _port(ctx, node, form))
@@ -173,12 +173,12 @@ def _port(ctx: Context, node: ast.Call, form: AttentionForm) -> str:
     return f"{FUSION_ATTENTION}({inputs}, {head}, {layout}, {', '.join(options)})[0]"
 
 
-def sdpa_port(ctx: Context, node: ast.Call, qualified: str) -> str | None:
+def sdpa_port(ctx: Context, node: ast.Call, qualified: str) -> str:
     """The call as torch's ``scaled_dot_product_attention`` on (batch, heads, sequence, dim)
     tensors, transposed from and back to the libraries' (batch, sequence, heads, dim)."""
     form = ATTENTION_BY_NAME.get(qualified)
     if form is None:
-        return None
+        raise Unported("no exact port")
     if form is FLASH_ATTN_VARLEN_FUNC:
         raise Unported("torch has no attention over packed sequences of different lengths")
     args = _bound(node, form)
