@@ -167,9 +167,21 @@ def _served() -> Iterator[type[Rule]]:
 def check_import(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Import | ast.ImportFrom)
     rule = _ports(ctx).removable.get(id(node))
-    edit = None if rule is None else delete_lines(ctx, node)
-    if rule is not None and edit is not None:
+    if rule is None:
+        return
+    # The only statement of a block (try:, if ...:) becomes pass: the block must not be empty.
+    edit = ctx.replace(node, "pass") if _alone_in_block(ctx, node) else delete_lines(ctx, node)
+    if edit is not None:
         yield rule.finding(node, f"{ctx.segment(node)} removed (every use ported)", edit)
+
+
+def _alone_in_block(ctx: Context, statement: ast.stmt) -> bool:
+    for node in ast.walk(ctx.module):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if isinstance(block, list) and block and block[0] is statement:
+                return len(block) == 1 and not isinstance(node, ast.Module)
+    return False
 
 
 @checks(ast.Call, rules=_served)
