@@ -205,3 +205,73 @@ def test_every_emulation_names_something_the_wheel_has(monkeypatch: pytest.Monke
             names.add(entry.get("defined_in", f"{module}.{name}"))
     assert len(EMULATED) > 60
     assert sorted(set(EMULATED) - names) == []
+
+
+@pytest.mark.slow
+def test_fusion_attention_follows_each_documented_argument() -> None:
+    """npu_fusion_attention against attention written out by hand: layouts, head_num, scale,
+    atten_mask (True = masked), sparse_mode 2/3 (top-left / bottom-right causal, compressed mask),
+    keep_prob, TND with cumulative lengths; a mask sparse_mode 3 cannot read is refused."""
+    out = run_python(
+        """
+        import json, torch, torch_npu
+
+        def attend(q, k, v, mask=None, scale=1.0):  # (B, N, S, D), mask True = masked
+            scores = (q @ k.transpose(-2, -1)) * scale
+            if mask is not None:
+                scores = scores.masked_fill(mask, float("-inf"))
+            return torch.softmax(scores, -1) @ v
+
+        g = torch.Generator().manual_seed(0)
+        q, k, v = (torch.randn(2, 3, 4, 8, generator=g) for _ in range(3))  # BNSD
+        kl, vl = (torch.randn(2, 3, 6, 8, generator=g) for _ in range(2))
+        fa = torch_npu.npu_fusion_attention
+        compressed = torch.ones(2048, 2048, dtype=torch.bool).triu(1)
+        top_left = torch.ones(4, 6, dtype=torch.bool).triu(1)
+        bottom_right = torch.ones(4, 6, dtype=torch.bool).triu(3)
+        own = torch.rand(4, 4, generator=g) > 0.7
+        own[:, 0] = False  # no row wholly masked
+        bsnd = lambda t: t.transpose(1, 2)
+        bsh = lambda t: t.transpose(1, 2).reshape(2, t.shape[2], 24)
+        sbh = lambda t: bsh(t).transpose(0, 1)
+        checks = {
+            "bnsd_scale": (fa(q, k, v, 3, "BNSD", scale=0.5)[0], attend(q, k, v, scale=0.5)),
+            "bsnd": (fa(bsnd(q), bsnd(k), bsnd(v), 3, "BSND")[0], bsnd(attend(q, k, v))),
+            "bsh": (fa(bsh(q), bsh(k), bsh(v), 3, "BSH")[0], bsh(attend(q, k, v))),
+            "sbh": (fa(sbh(q), sbh(k), sbh(v), 3, "SBH")[0], sbh(attend(q, k, v))),
+            "own_mask": (fa(q, k, v, 3, "BNSD", atten_mask=own)[0], attend(q, k, v, own)),
+            "top_left": (fa(q, kl, vl, 3, "BNSD", atten_mask=compressed, sparse_mode=2)[0],
+                         attend(q, kl, vl, top_left)),
+            "bottom_right": (fa(q, kl, vl, 3, "BNSD", atten_mask=compressed, sparse_mode=3)[0],
+                             attend(q, kl, vl, bottom_right)),
+        }
+        t = torch.randn(5, 3, 8, generator=g)  # TND: sequences of 2 and 3 tokens
+        def causal(a, b):
+            one = t[None, a:b].transpose(1, 2)
+            mask = torch.ones(b - a, b - a, dtype=torch.bool).triu(1)
+            return attend(one, one, one, mask).transpose(1, 2)[0]
+
+        pieces = [causal(0, 2), causal(2, 5)]
+        checks["tnd"] = (fa(t, t, t, 3, "TND", atten_mask=compressed, sparse_mode=3,
+                            actual_seq_qlen=[2, 5], actual_seq_kvlen=[2, 5])[0], torch.cat(pieces))
+        result = {name: float((a - b).abs().max()) for name, (a, b) in checks.items()}
+        torch.manual_seed(0)
+        dropped = fa(q, k, v, 3, "BNSD", keep_prob=0.5)[0]
+        result["keep_prob_changes"] = float((dropped - checks["bnsd_scale"][1]).abs().max())
+        try:
+            fa(q, k, v, 3, "BNSD", atten_mask=own, sparse_mode=3)
+        except ValueError as error:
+            result["refused"] = "compressed" in str(error)
+        try:
+            fa(q, k, v, 4, "BNSD")
+        except ValueError as error:
+            result["head_num"] = "head_num" in str(error)
+        print(json.dumps(result))
+        """,
+        standin=True,
+    )
+    result = json.loads(out)
+    assert result.pop("refused") is True
+    assert result.pop("head_num") is True
+    assert result.pop("keep_prob_changes") > 0.1
+    assert all(difference < 1e-5 for difference in result.values()), result

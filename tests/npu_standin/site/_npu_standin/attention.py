@@ -66,7 +66,8 @@ def npu_fusion_attention(  # noqa: PLR0917 (the operator's schema)
         lengths = (actual_seq_qlen, actual_seq_kvlen)
         out = _varlen(query, key, value, head_num=head_num, lengths=lengths, options=options)
     else:
-        q, k, v = (_to_bnsd(t, input_layout, head_num, t is not query) for t in (query, key, value))
+        head_dim = query.shape[-1] // head_num  # for BSH/SBH: H is N * D, D the query's
+        q, k, v = (_to_bnsd(t, input_layout, head_dim) for t in (query, key, value))
         mask = atten_mask if causal is None else None
         out = _attention(q, k, v, head_num=head_num, mask=mask, options=options)
         out = _from_bnsd(out, input_layout, query.shape)
@@ -83,15 +84,15 @@ def _check_compressed(mask: torch.Tensor) -> None:
         )
 
 
-def _to_bnsd(t: torch.Tensor, layout: str, head_num: int, is_kv: bool) -> torch.Tensor:
+def _to_bnsd(t: torch.Tensor, layout: str, head_dim: int) -> torch.Tensor:
     if layout == "BNSD":
         return t
     if layout == "BSND":
         return t.transpose(1, 2)
     if layout == "SBH":
         t = t.transpose(0, 1)
-    batch, seq, hidden = t.shape
-    return t.reshape(batch, seq, -1, hidden // head_num if not is_kv else hidden).transpose(1, 2)
+    batch, seq, _ = t.shape
+    return t.reshape(batch, seq, -1, head_dim).transpose(1, 2)
 
 
 def _from_bnsd(out: torch.Tensor, layout: str, shape: torch.Size) -> torch.Tensor:
@@ -100,8 +101,9 @@ def _from_bnsd(out: torch.Tensor, layout: str, shape: torch.Size) -> torch.Tenso
     out = out.transpose(1, 2)
     if layout == "BSND":
         return out
-    out = out.reshape(shape)
-    return out.transpose(0, 1) if layout == "SBH" else out
+    if layout == "SBH":
+        return out.reshape(shape[1], shape[0], shape[2]).transpose(0, 1)
+    return out.reshape(shape)
 
 
 def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, head_num: int,
