@@ -290,3 +290,22 @@ def test_sparse_and_fft_constructors_take_cuda_devices() -> None:
     frequencies = torch.fft.fftfreq(4, device="cuda")
     assert frequencies.tolist() == [0.0, 0.25, -0.5, -0.25]
     assert torch.fft.rfft(torch.ones(4, device="cuda")).device == CPU
+
+
+def test_allocator_and_snapshot_calls_answer_on_the_cpu(tmp_path: Any) -> None:
+    # The originals raise on the CPU: TypeError (the stream argument), AttributeError (no CUDA).
+    pointer = torch.cuda.caching_allocator_alloc(1024)
+    assert pointer != 0
+    torch.cuda.caching_allocator_delete(pointer)
+    assert torch.cuda.memory._snapshot() == {"segments": [], "device_traces": []}
+    assert torch.cuda.memory_snapshot() == []
+    torch.cuda.memory._dump_snapshot(str(tmp_path / "snapshot.pickle"))
+    assert (tmp_path / "snapshot.pickle").stat().st_size > 0
+
+
+def test_the_memory_module_answers_as_torch_cuda() -> None:
+    free, total = torch.cuda.memory.mem_get_info()  # raised: the module's own name was not patched
+    assert 0 < free <= total
+    assert torch.cuda.memory.memory_allocated(0) == torch.cuda.memory.max_memory_reserved() == 0
+    pointer = torch.cuda.memory.caching_allocator_alloc(64, 0, None)
+    torch.cuda.caching_allocator_delete(pointer)  # one allocator behind both names

@@ -7,6 +7,7 @@ what a CUDA event pair measures, and synchronisation points have nothing to wait
 from __future__ import annotations
 
 import os
+import pickle
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -162,6 +163,45 @@ class MemoryFractions:
 
 
 MEMORY_FRACTIONS = MemoryFractions()
+
+
+class HostAllocations:
+    """``caching_allocator_alloc/delete`` on the CPU: host memory held by a tensor until deleted
+    (the CUDA originals refuse a CPU stream argument, and there is no CUDA allocator)."""
+
+    def __init__(self) -> None:
+        self.held: dict[int, torch.Tensor] = {}
+
+    def alloc(self, original: Any, device_map: DeviceMap) -> Any:
+        def caching_allocator_alloc(size: int, device: Any = None, stream: Any = None) -> int:
+            block = torch.empty(size, dtype=torch.uint8)
+            self.held[block.data_ptr()] = block
+            return block.data_ptr()
+
+        return caching_allocator_alloc
+
+    def delete(self, original: Any, device_map: DeviceMap) -> Any:
+        def caching_allocator_delete(mem_ptr: int) -> None:
+            self.held.pop(mem_ptr, None)
+
+        return caching_allocator_delete
+
+
+HOST_ALLOCATIONS = HostAllocations()
+
+
+def empty_snapshot() -> dict[str, list[Any]]:
+    """What ``torch.cuda.memory._snapshot()`` returns where nothing is allocated on a device."""
+    return {"segments": [], "device_traces": []}
+
+
+def dump_snapshot(original: Any, device_map: DeviceMap) -> Any:
+    def _dump_snapshot(filename: str = "dump_snapshot.pickle") -> None:
+        with open(filename, "wb") as stream:
+            pickle.dump(empty_snapshot(), stream)
+
+    return _dump_snapshot
+
 
 MEMORY_SUMMARY = (
     "ascendify.auto: running on the CPU; no CUDA memory is allocated, so every CUDA memory statistic "

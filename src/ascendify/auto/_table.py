@@ -10,6 +10,7 @@ a device without a factory are not applied on that device.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -138,6 +139,14 @@ def _cuda_runtime_rows() -> Iterator[Patch]:
         "torch.cuda.memory_summary": (_cpu.returns(_cpu.MEMORY_SUMMARY),
                                       "a summary saying every CUDA memory statistic is 0"),
         "torch.cuda.memory._record_memory_history": (_cpu.no_op, "nothing to record"),
+        "torch.cuda.memory._snapshot": (_cpu.calls(_cpu.empty_snapshot),
+                                        "an empty snapshot (no segments, no traces)"),
+        "torch.cuda.memory._dump_snapshot": (_cpu.dump_snapshot, "writes an empty snapshot"),
+        "torch.cuda.memory_snapshot": (_cpu.calls(list), "[] (no segments)"),
+        "torch.cuda.caching_allocator_alloc": (_cpu.HOST_ALLOCATIONS.alloc,
+                                               "host memory, held until deleted"),
+        "torch.cuda.caching_allocator_delete": (_cpu.HOST_ALLOCATIONS.delete,
+                                                "releases what alloc held"),
     }  # fmt: skip
     for target, (factory, note) in cpu_only.items():
         yield Patch("AUTO202", target, f"on the CPU: {note}", cpu=factory)
@@ -351,7 +360,18 @@ def patch_table() -> tuple[Patch, ...]:
     for patch in (*_argument_rows(), *_runtime_rows(), *_npu_mirror_rows()):
         earlier = rows.get(patch.target)
         rows[patch.target] = patch if earlier is None else _merged(earlier, patch)
+    for patch in _memory_module_rows(rows):
+        rows.setdefault(patch.target, patch)
     return tuple(rows.values())
+
+
+def _memory_module_rows(rows: dict[str, Patch]) -> Iterator[Patch]:
+    """``torch.cuda.memory.X`` is the same function as ``torch.cuda.X`` but read from another
+    module: it gets the same row (``torch.cuda.memory.mem_get_info()`` raised on the CPU)."""
+    for name in torch.cuda.memory.__all__:
+        row = rows.get(f"torch.cuda.{name}")
+        if row is not None:
+            yield dataclasses.replace(row, target=f"torch.cuda.memory.{name}")
 
 
 def _merged(first: Patch, second: Patch) -> Patch:
