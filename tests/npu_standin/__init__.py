@@ -9,9 +9,15 @@ from pathlib import Path
 SITE = Path(__file__).resolve().parent / "site"
 
 
-def standin_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+AUTOLOAD = Path(__file__).resolve().parent / "autoload"
+
+
+def standin_env(base: Mapping[str, str] | None = None, autoload: bool = False) -> dict[str, str]:
     """``base`` (default: this process's environment) with the stand-in first on PYTHONPATH, so
-    that ``import torch_npu`` in a child Python imports the stand-in."""
+    that ``import torch_npu`` in a child Python imports the stand-in. ``autoload``: also register
+    it as a torch device backend, as torch_npu 2.6+ does, so ``import torch`` imports it (code that
+    never names torch_npu, such as a portable migration's, then runs on the npu)."""
     env = dict(os.environ if base is None else base)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SITE), env.get("PYTHONPATH")]))
+    paths = [str(SITE), *([str(AUTOLOAD)] if autoload else []), env.get("PYTHONPATH")]
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
     return env

@@ -270,10 +270,24 @@ class Context:
 
     def wrap(self, node: ast.AST, before: str, after: str) -> Edit:
         """``before`` + the node's text + ``after``; edits inside the node still apply."""
-        start, end = self.span(node)
-        return Edit(
-            start, end, before + self.source.text[start:end] + after, ((start, end, len(before)),)
-        )
+        return self.compose(*self.span(node), (before, node, after))
+
+    def compose(self, start: int, end: int, pieces: Iterable[str | ast.AST]) -> Edit:
+        """Replace ``text[start:end]`` with the pieces: text, or nodes kept as written (other
+        rules' edits inside them still apply)."""
+        parts: list[str] = []
+        kept: list[tuple[int, int, int]] = []
+        at = 0
+        for piece in pieces:
+            text = piece
+            if isinstance(piece, ast.AST):
+                node_start, node_end = self.span(piece)
+                kept.append((node_start, node_end, at))
+                text = self.source.text[node_start:node_end]
+            assert isinstance(text, str)
+            parts.append(text)
+            at += len(text)
+        return Edit(start, end, "".join(parts), tuple(kept))
 
 
 Checker = Callable[[Context, ast.AST, ast.AST | None], Iterable[Finding]]

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ascendify.targets.apis import Safety
+from ascendify.targets.facts import TorchNpuFacts
+from ascendify.targets.values import VALUE_DIFFERENCES
 
 HELPER_MODULE = "portable_device"  # generated into the result; never an import of ascendify
 HELPER_DEVICE_TYPE = f"{HELPER_MODULE}.device_type()"
@@ -104,3 +106,22 @@ def portable_target(qualified: str) -> tuple[PortableTarget, str] | None:
     if qualified == "torch.cuda":
         return None  # the bare module (as in ``import torch.cuda``) is not an API use
     return PortableTarget(qualified, None, Safety.REPORT_ONLY, _NOT_PORTABLE), ""
+
+
+HELPER_MODULE_OBJECT = f"{HELPER_MODULE}.module()"
+# Their NPU value differs (ascendify.targets.values): code reading it would take another path.
+_DIFFERENT_VALUES = frozenset(entry.cuda for entry in VALUE_DIFFERENCES)
+
+
+def module_member(qualified: str, facts: TorchNpuFacts) -> str | None:
+    """``portable_device.module().X`` for a ``torch.cuda.X`` that the table does not list and that
+    torch_npu's device module has too (``mem_get_info``, ``memory_stats``, ...), else None.
+
+    Right only where an accelerator is known to be present: the CPU's module lacks most of them.
+    """
+    namespace, _, name = qualified.rpartition(".")
+    if namespace != "torch.cuda" or qualified in _DIFFERENT_VALUES or name.startswith("_"):
+        return None
+    if qualified in _BY_NAME or not facts.has(f"torch_npu.npu.{name}"):
+        return None
+    return f"{HELPER_MODULE_OBJECT}.{name}"

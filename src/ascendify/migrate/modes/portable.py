@@ -56,7 +56,9 @@ from ascendify.targets.portable import (
     HELPER_DEVICE_TYPE,
     HELPER_IS_AVAILABLE,
     HELPER_MODULE,
+    HELPER_MODULE_OBJECT,
     LEGACY_TENSOR_DTYPES,
+    module_member,
     portable_target,
 )
 from ascendify.textfile import read_text
@@ -179,6 +181,110 @@ class PortableApiUnsupported(PortableRule):
     safety = Safety.REPORT_ONLY
     operation = Operation.UNSUPPORTED
     triggers = _CUDA_TRIGGERS
+
+
+class PortableGuardKept(PortableRule):
+    """What it does: keeps a ``torch.cuda.is_available()`` check as written when what it protects
+    includes a ``torch.cuda`` API that works on CUDA only (``get_device_capability``, NVTX, CUDA
+    graphs, ...), and reports it; inside a check that is widened, device-module functions torch_npu
+    has too (``mem_get_info``, ``memory_stats``, ...) become ``portable_device.module().X`` (PRT101).
+
+    Why: widened to ``torch.accelerator.is_available()``, the check would let an NPU host run a
+    CUDA call, which raises there; kept, such a host skips the block as a CPU host does.
+
+    Example: in ``if torch.cuda.is_available(): cap = torch.cuda.get_device_capability()`` the
+    check is kept; in ``if torch.cuda.is_available(): free, total = torch.cuda.mem_get_info()`` it
+    becomes ``torch.accelerator.is_available()`` and the call
+    ``portable_device.module().mem_get_info()``.
+
+    Fix safety: report only.
+    """
+
+    code = "PRT105"
+    name = "portable-guard-kept"
+    summary = "CUDA availability check kept: it protects CUDA-only calls"
+    safety = Safety.REPORT_ONLY
+    operation = Operation.ADVICE
+    triggers = _CUDA_TRIGGERS
+
+
+@dataclass
+class _Guards:
+    """The blocks this file runs only when CUDA is available (worked out once per file)."""
+
+    ready: bool = False
+    guarded: set[int] = field(default_factory=set)  # ids of the nodes inside such a block
+    kept: dict[int, str] = field(default_factory=dict)  # id of a check kept -> the call keeping it
+
+
+_AVAILABILITY = "torch.cuda.is_available"
+
+
+def _guards(ctx: Context) -> _Guards:
+    guards = ctx.state(_Guards)
+    if guards.ready:
+        return guards
+    guards.ready = True
+    for node in ast.walk(ctx.module):
+        for checks_, region in _guarded_regions(ctx, node):
+            ids = {id(inner) for part in region for inner in ast.walk(part)}
+            guards.guarded |= ids
+            blocking = next(_cuda_only_names(ctx, region), None)
+            if blocking is not None:
+                guards.kept.update((id(check), blocking) for check in checks_)
+    return guards
+
+
+def _availability_checks(ctx: Context, test: ast.expr) -> list[ast.expr]:
+    """What makes ``test`` (or a term of its ``and``) a CUDA check: ``torch.cuda.is_available``
+    called, or the ``"cuda"`` a device is compared with (``device.type == "cuda"``,
+    ``"cuda" in device``), which the portable target widens to the host's device type."""
+    values = (
+        test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    )
+    found: list[ast.expr] = []
+    for value in values:
+        if isinstance(value, ast.Call) and ctx.names.qualified_name(value.func) == _AVAILABILITY:
+            found.append(value.func)
+        elif isinstance(value, ast.Compare) and all(
+            isinstance(op, ast.Eq | ast.In) for op in value.ops
+        ):
+            found += [
+                side
+                for side in (value.left, *value.comparators)
+                if isinstance(side, ast.Constant) and side.value == CUDA_DEVICE_TYPE
+            ]
+    return found
+
+
+def _guarded_regions(ctx: Context, node: ast.AST) -> Iterator[tuple[list[ast.expr], list[ast.AST]]]:
+    """(the availability checks, what they guard) of an ``if``, a conditional expression or an
+    ``and`` (the operands after the check)."""
+    if isinstance(node, ast.If | ast.IfExp):
+        found = _availability_checks(ctx, node.test)
+        if found:
+            yield found, list(node.body) if isinstance(node, ast.If) else [node.body]
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        for index, value in enumerate(node.values):
+            found = _availability_checks(ctx, value)
+            if found:
+                yield found, list(node.values[index + 1 :])
+                return
+
+
+def _cuda_only_names(ctx: Context, region: list[ast.AST]) -> Iterator[str]:
+    """``torch.cuda`` names in ``region`` with no device-agnostic spelling."""
+    for part in region:
+        for node in ast.walk(part):
+            if not isinstance(node, ast.Attribute | ast.Name):
+                continue
+            qualified = ctx.names.qualified_name(node)
+            if qualified is None:
+                continue
+            found = portable_target(qualified)
+            unportable = found is not None and found[0].portable is None
+            if unportable and module_member(qualified, ctx.facts) is None:
+                yield qualified
 
 
 class PortableAmpDevice(PortableRule):
@@ -374,7 +480,7 @@ def _spell(ctx: Context, qualified: str) -> str:
 # --- torch.cuda names -------------------------------------------------------------------------
 
 
-@checks(ast.Name, ast.Attribute, rules=(PortableApi, PortableApiUnsupported))
+@checks(ast.Name, ast.Attribute, rules=(PortableApi, PortableApiUnsupported, PortableGuardKept))
 def check_cuda_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     if isinstance(parent, ast.Attribute) and parent.value is node:
         return
@@ -384,13 +490,28 @@ def check_cuda_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iter
         return
     binding, rest = resolved
     qualified = ".".join([binding.qualified, *rest])
+    if qualified == "torch.cuda" and _is_module_value(node, parent):
+        # mod = torch.cuda if gpu else torch.cpu: the host's device module (torch.cpu without one)
+        message = f"torch.cuda -> {HELPER_MODULE_OBJECT}"
+        yield PortableApi.finding(node, message, ctx.replace(node, HELPER_MODULE_OBJECT))
+        return
     found = portable_target(qualified)
     if found is None:
         return
     target, tail = found
+    guards = _guards(ctx)
     if target.portable is None:
+        member = module_member(qualified, ctx.facts)
+        if member is not None and id(node) in guards.guarded and isinstance(node.ctx, ast.Load):
+            message = f"{qualified} -> {member} (inside a check that an accelerator is present)"
+            yield PortableApi.finding(node, message, ctx.replace(node, member))
+            return
         note = f": {target.note}" if target.note else ""
         yield PortableApiUnsupported.finding(node, f"{qualified} is not portable{note}")
+        return
+    if id(node) in guards.kept:
+        message = f"{qualified}() kept: it guards {guards.kept[id(node)]}, which runs on CUDA only"
+        yield PortableGuardKept.finding(node, message)
         return
     if not isinstance(node.ctx, ast.Load):
         return
@@ -406,6 +527,12 @@ def check_cuda_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iter
         return
     text = local + new[len(current) :] if new.startswith(current + ".") else _spell(ctx, new)
     yield PortableApi.finding(node, f"{qualified} -> {new}", ctx.replace(node, text))
+
+
+def _is_module_value(node: ast.AST, parent: ast.AST | None) -> bool:
+    """``torch.cuda`` read as a value, not the alias ``CD = torch.cuda`` the file's names follow."""
+    alias = isinstance(parent, ast.Assign) and all(isinstance(t, ast.Name) for t in parent.targets)
+    return isinstance(getattr(node, "ctx", None), ast.Load) and not alias and parent is not None
 
 
 def _legacy_type_use(
@@ -574,21 +701,24 @@ def check_cuda_method(ctx: Context, node: ast.AST, parent: ast.AST | None) -> It
         and not is_own_member(ctx, func)
     ) or any(isinstance(arg, ast.Starred) for arg in node.args):
         return
-    device_args = [ctx.segment(arg) for arg in node.args[:1]]
-    others: list[str] = []
+    device_args: list[ast.AST] = list(node.args[:1])
+    others: list[list[str | ast.AST]] = []
     for keyword in node.keywords:
         if keyword.arg == "device":
-            device_args = [ctx.segment(keyword.value)]
+            device_args = [keyword.value]
         else:
-            others.append(ctx.segment(keyword))
+            others.append([keyword])
     if len(node.args) > 1:
-        others.insert(0, f"non_blocking={ctx.segment(node.args[1])}")
+        others.insert(0, ["non_blocking=", node.args[1]])
     if ctx.modes.has(SPECIFY_DEVICE):
         device_args = []  # the device set from DEVICE_ID, not the index written here
-    arguments = ", ".join([f"{HELPER_DEVICE}({', '.join(device_args)})", *others])
+    # The arguments are kept as written, so CUDA calls inside them are migrated in this pass.
+    pieces: list[str | ast.AST] = ["to(", f"{HELPER_DEVICE}(", *device_args, ")"]
+    for other in others:
+        pieces += [", ", *other]
     _, end = ctx.span(node)
     _, func_end = ctx.span(func)
-    edit = Edit(func_end - len("cuda"), end, f"to({arguments})")
+    edit = ctx.compose(func_end - len("cuda"), end, [*pieces, ")"])
     yield PortableCudaMethod.finding(node, f".cuda() -> .to({HELPER_DEVICE}(...))", edit)
 
 
@@ -704,6 +834,11 @@ class _Expressions:
             and segment[0] in "'\""
             and segment[1:-1] == value
         ):
+            return
+        kept = _guards(ctx).kept.get(id(literal))
+        if compared and kept is not None:
+            message = f"{value!r} kept: the check guards {kept}, which runs on CUDA only"
+            yield PortableGuardKept.finding(literal, message)
             return
         if compared:
             replacement = self.compared(value, segment[0])

@@ -158,6 +158,7 @@ def activate(npu_module: types.ModuleType) -> None:
     PlaceNpuOnHost().__enter__()  # type: ignore[no-untyped-call]
     torch.serialization.register_package(0, _no_tag, _restore_npu_on_host)
     _place_tensor_methods_on_host(npu_module)
+    _accelerator_calls_on_npu(npu_module)
     if dist.is_available():
         _distributed_on_gloo()
 
@@ -180,6 +181,21 @@ def _place_tensor_methods_on_host(npu_module: types.ModuleType) -> None:
     )
     torch.Tensor.type = legacy_types.tensor_type(torch.Tensor.type)  # type: ignore[method-assign]
     torch.Tensor.pin_memory = _pinned_on_host  # type: ignore[method-assign,assignment]
+
+
+# torch.accelerator calls that torch answers through a backend's C++ device guard and allocator,
+# which torch_npu has and the stand-in's Python hooks cannot provide.
+_ACCELERATOR_CALLS = (
+    "synchronize", "empty_cache", "memory_allocated", "max_memory_allocated", "memory_reserved",
+    "max_memory_reserved", "reset_peak_memory_stats",
+)  # fmt: skip
+
+
+def _accelerator_calls_on_npu(npu_module: types.ModuleType) -> None:
+    """``torch.accelerator.synchronize()`` and the memory counters: answered by the npu module."""
+    for name in _ACCELERATOR_CALLS:
+        if hasattr(torch.accelerator, name):
+            setattr(torch.accelerator, name, getattr(npu_module, name))
 
 
 def _distributed_on_gloo() -> None:
