@@ -415,8 +415,8 @@ def _project_with(tmp_path: Path, name: str, kind: str) -> tuple[Path, Path]:
     [
         (["--target", "portable"], "portable_device.py", "own"),
         (["--target", "portable"], "portable_device.py", "dangling link"),
-        (["-r"], "ascend_function", "dangling link"),
-        (["-r"], "ascend_function.py", "dangling link"),
+        (["-sim"], "ascend_function", "dangling link"),
+        (["-sim"], "ascend_function.py", "dangling link"),
     ],
 )
 def test_a_file_of_the_project_the_run_would_replace_is_refused_before_writing(
@@ -426,7 +426,7 @@ def test_a_file_of_the_project_the_run_would_replace_is_refused_before_writing(
     out = tmp_path / "out"
     code, stderr = run(capsys, "migrate", "-i", str(source), "-o", str(out), "-j", "1", *flags)
     assert code == 2
-    flag = flags[0] if flags[0] == "-r" else "--target portable"
+    flag = flags[0] if flags[0] == "-sim" else "--target portable"
     assert one_line_error(stderr).endswith(
         f"but {taken} is the project's own: rename it, or migrate without {flag}"
     )

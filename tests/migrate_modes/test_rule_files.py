@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ascendify.cli import main
 from ascendify.errors import AscendifyError
 from ascendify.migrate._modes import ChangeArgument, RenameFunction, RenameModule
 from ascendify.migrate.rulefile import load_rule_file
@@ -115,3 +116,39 @@ def test_a_bad_rule_file_is_a_usage_error(tmp_path: Path, run_cli: RunCli) -> No
     )
     assert done.returncode == 2
     assert "missing key(s): new" in done.stderr
+
+
+def test_msfmktransplt_habits_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-r FILE`` in msFmkTransplt's format, ``-sim``, ``-v`` of a PyTorch version and the
+    ``transplant_result_file/`` layout work as they do there."""
+    source = tmp_path / "project"
+    source.mkdir()
+    (source / "train.py").write_text(
+        "import torch\n\nops.cuda_sync()\nx = torch.linalg.inv(torch.eye(2))\n"
+    )
+    rules = write(
+        tmp_path, "rule.json",
+        '{"rules": {"FuncNameModifyRule": [{"old_name": "cuda_sync", "new_name": "npu_sync"}]}}',
+    )  # fmt: skip
+    out = tmp_path / "out"
+    code = main(["migrate", "-i", str(source), "-o", str(out), "-j", "1", "-r", str(rules), "-sim",
+                 "-v", "2.7.1", "--transplant-result-file"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    reports = out / "project_msft" / "transplant_result_file"
+    assert sorted(path.name for path in reports.iterdir()) == [
+        "ascendify_analysis", "change_list.csv", "msFmkTranspltlog.txt", "unsupported_op.csv",
+        "unsupported_op.xlsx",
+    ]  # fmt: skip
+    assert "(torch_npu 2.6.0)" in (reports / "msFmkTranspltlog.txt").read_text()
+    assert not (out / "project_msft" / "change_list.csv").exists()
+    text = (out / "project_msft" / "train.py").read_text()
+    assert "ops.npu_sync()" in text
+    assert "ascend_function.linalg_inv(" in text  # -sim replaced the API the NPU cannot run
+    with pytest.raises(SystemExit):
+        main(["migrate", "--help"])
+    usage = " ".join(capsys.readouterr().out.split())
+    assert "-r FILE, --rule FILE, --rules FILE" in usage
+    assert "-sim, --similar, --replace-unsupported" in usage
+    assert "(this was -r before -r became --rule)" in usage

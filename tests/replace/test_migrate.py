@@ -1,8 +1,8 @@
-"""``ascendify migrate -r`` on a project that calls several APIs without NPU kernels.
+"""``ascendify migrate -sim`` on a project that calls several APIs without NPU kernels.
 
 The result imports only ``ascend_function`` functions that exist, runs on this CPU (``--target
 portable``) and prints the results of the original; every replaced call is in change_list.csv; without
-``-r`` nothing is replaced; ``-v`` decides what is replaced.
+``-sim`` nothing is replaced; ``-v`` decides what is replaced.
 """
 
 from __future__ import annotations
@@ -158,13 +158,13 @@ def _flat(value: object) -> list[float]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("replace", [True, False], ids=["-r", "without -r"])
+@pytest.mark.parametrize("replace", [True, False], ids=["-sim", "without -sim"])
 def test_migrated_portable_project_prints_what_the_original_prints(
     tmp_path: Path, run_cli: RunCli, replace: bool
 ) -> None:
     out = tmp_path / "out"
     args = ["migrate", "-i", str(PROJECT), "-o", str(out), "--target", "portable", "--no-analysis"]
-    done = run_cli([*args, "-r"] if replace else args)
+    done = run_cli([*args, "-sim"] if replace else args)
     assert done.returncode == 0, done.stderr
     result = out / "stats_msft"
     assert (result / PACKAGE).is_dir() == replace
@@ -182,10 +182,10 @@ def test_a_package_of_the_project_named_ascend_function_is_not_overwritten(
     (source / folder / PACKAGE / "__init__.py").write_text("def helper():\n    return 1\n")
     (source / "train.py").write_text("import torch\nx = torch.lgamma(torch.ones(2))\n")
     with pytest.raises(
-        AscendifyError, match="is the project's own: rename it, or migrate without -r"
+        AscendifyError, match="is the project's own: rename it, or migrate without -sim"
     ):
         build_modes(source, switches={"replace"})
-    assert not build_modes(source).switches  # without -r it is just a package
+    assert not build_modes(source).switches  # without -sim it is just a package
 
 
 def test_migrating_a_result_again_keeps_its_functions_and_adds_new_ones(tmp_path: Path) -> None:
@@ -216,7 +216,7 @@ def test_a_script_in_a_sub_folder_finds_ascend_function_however_it_is_started(
         'print(json.dumps({"lgamma": torch.lgamma(x).tolist()}))\n'
     )
     out = tmp_path / "out"
-    args = ["migrate", "-i", str(source), "-o", str(out), "--target", "portable", "-r"]
+    args = ["migrate", "-i", str(source), "-o", str(out), "--target", "portable", "-sim"]
     done = run_cli([*args, "--no-analysis"])
     assert done.returncode == 0, done.stderr
     result = out / "project_msft"

@@ -81,6 +81,15 @@ def test_version_resolution() -> None:
         resolve_version("9.9.9")
 
 
+def test_msfmktransplt_pytorch_versions_pick_the_newest_release_not_after_them() -> None:
+    # msFmkTransplt's -v choices: 2.1.0, 2.6.0, 2.7.1, 2.8.0 (no torch_npu data for 2.7.x here)
+    assert resolve_version("2.7.1") == "2.6.0"
+    assert resolve_version("2.8.0") == "2.8.0"
+    assert resolve_version("2.3.1").startswith("2.1.0.post")
+    with pytest.raises(AscendifyError, match="known versions"):
+        resolve_version("2.7.2")  # not one of its versions: a typo is not guessed at
+
+
 def test_facts_know_real_kernels_and_gaps() -> None:
     assert FACTS.has_npu_kernel("addmm")
     assert FACTS.has_npu_kernel("convolution") or FACTS.has_npu_kernel("_convolution")

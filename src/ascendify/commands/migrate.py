@@ -9,6 +9,7 @@ from ascendify._parallel import PARALLEL_FROM, default_jobs, jobs_option
 from ascendify.targets.facts import version_help
 
 NAME = "migrate"
+TRANSPLANT_RESULT_DIR = "transplant_result_file"
 HELP = "Rewrite a PyTorch GPU project for Ascend NPUs into OUT/<name>_msft, with a change list."
 
 
@@ -37,6 +38,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--enable", action="append", default=[], metavar="CODE",
         help="also run this opt-in rule (repeatable), e.g. NPU908: allow_tf32 -> allow_hf32",
+    )  # fmt: skip
+    parser.add_argument(
+        "--transplant-result-file", action="store_const", const=TRANSPLANT_RESULT_DIR,
+        default="", dest="reports",
+        help=f"put the reports and the log in <result>/{TRANSPLANT_RESULT_DIR}/, as current "
+        "msFmkTransplt (CANN) releases do",
     )  # fmt: skip
     parser.add_argument(
         "--no-analysis", action="store_true",
@@ -75,8 +82,10 @@ def _add_target(parser: argparse.ArgumentParser) -> None:
 
 def _add_rules_file(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--rules", type=Path, metavar="FILE", help="user rules (.json, or .toml on Python 3.11+)"
-    )
+        "-r", "--rule", "--rules", dest="rules", type=Path, metavar="FILE",
+        help="custom rules: ascendify's (.json, or .toml on Python 3.11+) or msFmkTransplt's JSON "
+        '({"rules": {"FuncNameModifyRule": ...}}); -r meant --replace-unsupported before, now -sim',
+    )  # fmt: skip
 
 
 def _add_tune(parser: argparse.ArgumentParser) -> None:
@@ -132,5 +141,6 @@ def run(args: argparse.Namespace) -> int:
         diff=args.diff,
         check=args.check,
         companion=None if args.no_analysis else StaticAnalysis(settings.torch_npu_version),
+        reports=args.reports,
     )
     return run_migration(options, Console(), Console(stderr=True))

@@ -57,6 +57,8 @@ class Insertion:
     message: str = ""  # "" names the imports inserted
     # Right after the first import of this module (torch for torch_npu), not after every import.
     follows: str | None = None
+    # ... but before it when that import is of this module (torch.npu exists once torch_npu is in).
+    precedes: str | None = None
     # At the start of this function's body instead (after its docstring): the function binds a
     # name of the imports locally, so the module's import does not reach its other branches.
     inside: ast.FunctionDef | ast.AsyncFunctionDef | None = None
@@ -121,6 +123,16 @@ def _finding(ctx: Context, module: ast.Module, insertion: Insertion, lines: list
     reported: ast.AST = module
     if insertion.follows is not None:
         reported = anchor or (module.body[0] if module.body else module)
+    if (
+        anchor is not None
+        and insertion.precedes is not None
+        and first_import_of(module, insertion.precedes) is anchor
+        and anchor.col_offset == 0
+    ):
+        # ``from torch.npu import amp`` first: the lines go before it.
+        offset = ctx.source.offset(anchor.lineno, 0)
+        text = "".join(line + ctx.source.newline() for line in lines)
+        return insertion.rule.finding(reported, message, Edit(offset, offset, text))
     return insertion.rule.finding(reported, message, _insert_after(ctx, module, anchor, lines))
 
 
@@ -187,12 +199,10 @@ def first_import_of(module: ast.Module, name: str) -> ast.stmt | None:
             Import(alias.name).provides(wanted) for alias in stmt.names
         ):
             return stmt
-        if (
-            isinstance(stmt, ast.ImportFrom)
-            and not stmt.level
-            and Import(stmt.module or "").provides(wanted)
-        ):
-            return stmt
+        if isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
+            named = [Import(stmt.module), *(Import(f"{stmt.module}.{a.name}") for a in stmt.names)]
+            if any(found.provides(wanted) for found in named):
+                return stmt  # from torch.npu import amp, from torch import npu
     return None
 
 

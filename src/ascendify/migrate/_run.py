@@ -81,20 +81,27 @@ def run_migration(options: Options, console: Console, status: Console) -> int:
 
 def _migrate_and_report(options: Options, result_dir: Path | None, status: Console) -> TreeResult:
     plan = plan_tree(options.source, reserved_names(options))
-    log = RunLog(result_dir)
+    reports = None if result_dir is None else result_dir / options.reports
+    if result_dir is not None and options.reports:
+        make_dir(result_dir / options.reports, result_dir)  # a real folder, never a link
+    log = RunLog(reports)
     started = time.perf_counter()
     try:
         log.info(f"migrating {options.source} (torch_npu {options.settings.torch_npu_version})")
         result = _migrate_with_progress(options, result_dir, plan, status, log.file)
         log_tree(log, result)
-        if result_dir is not None:
-            rows = write_change_list(result, result_dir / CHANGE_LIST)
+        if reports is not None:
+            rows = write_change_list(result, reports / CHANGE_LIST)
             log.info(f"{rows} changes written to {CHANGE_LIST}")
             for name in write_extras(options.settings.modes, result):
                 log.info(f"wrote {name}")
             companion = options.companion
-            found = () if companion is None else _write_companion(companion, options, result, log)
-            left = write_unsupported(result, result_dir, found)
+            found = (
+                ()
+                if companion is None
+                else _write_companion(companion, options, reports, result, log)
+            )
+            left = write_unsupported(result, reports, found)
             log.info(f"{left} findings left in place written to {UNSUPPORTED}.csv/.xlsx")
         log.info(f"done in {time.perf_counter() - started:.2f}s")
     finally:
@@ -108,7 +115,8 @@ def _migrate_and_report(options: Options, result_dir: Path | None, status: Conso
 def reserved_names(options: Options) -> frozenset[str]:
     """What the run writes at the top of the result: entries of SRC with these names are not mirrored."""
     companion = {options.companion.directory} if options.companion is not None else set()
-    return REPORT_NAMES | extra_names(options.settings.modes) | companion | {INCOMPLETE_MARKER}
+    reports = frozenset({options.reports}) if options.reports else REPORT_NAMES | companion
+    return reports | extra_names(options.settings.modes) | {INCOMPLETE_MARKER}
 
 
 def _incomplete(result_dir: Path) -> str:
@@ -116,12 +124,12 @@ def _incomplete(result_dir: Path) -> str:
 
 
 def _write_companion(
-    companion: Companion, options: Options, result: TreeResult, log: RunLog
+    companion: Companion, options: Options, reports: Path, result: TreeResult, log: RunLog
 ) -> Sequence[CompanionFinding]:
-    """The companion's reports (the analysis of the original project), kept beside the migration;
+    """The companion's reports (the analysis of the original project), kept beside the migration's;
     what it found that may be left for a human."""
     assert result.result_dir is not None
-    folder = result.result_dir / companion.directory
+    folder = reports / companion.directory
     make_dir(folder, result.result_dir)  # a real folder of the result, never a link
     parts = {
         outcome.path: outcome.inspected for outcome in result.files if outcome.inspected is not None

@@ -118,6 +118,7 @@ class Options:
     diff: bool = False  # print a unified diff; write nothing
     check: bool = False  # exit 1 if anything would change; write nothing
     companion: Companion | None = None  # e.g. the analysis, written into the result too
+    reports: str = ""  # the result's folder for the reports and the log ("": the result itself)
 
     @property
     def preview(self) -> bool:

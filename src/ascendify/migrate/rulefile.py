@@ -16,6 +16,10 @@ The format (docs/migrate-modes.md)::
     value = '"cpu"'                # Python source of the new value
 
 JSON holds the same tables as lists: ``{"rename_function": [{"old": ..., "new": ...}], ...}``.
+msFmkTransplt's custom rule files are read too: ``{"rules": {"FuncNameModifyRule": [{"old_name": ...,
+"new_name": ..., "replace_module": ...}], "ModuleNameModifyRule": [{"old_name": ..., "new_name": ...,
+"parent_module": ...}], "ArgsModifyRule": [{"func_name": ..., "arg_idx": ..., "arg_keyword": ...,
+"arg_new": ...}]}}``, each kind mapped to the rule above that does the same.
 Every problem is reported with the file, the entry and, where the text shows it, the line. The file
 is read like a source file (:func:`ascendify._fs.read_source`: the same size limit) and loads in
 time linear in its size.
@@ -44,6 +48,10 @@ _KEYS = {
     "rename_function": ({"old", "new"}, set()),
     "rename_module": ({"old", "new"}, set()),
     "change_argument": ({"function"}, {"keyword", "position", "value", "remove"}),
+    # msFmkTransplt's custom rule file: {"rules": {"FuncNameModifyRule": [...], ...}}
+    "FuncNameModifyRule": ({"old_name", "new_name"}, {"replace_module"}),
+    "ModuleNameModifyRule": ({"old_name", "new_name"}, {"parent_module"}),
+    "ArgsModifyRule": ({"func_name"}, {"arg_idx", "arg_keyword", "arg_new"}),
 }
 
 
@@ -61,12 +69,15 @@ def load_rule_file(path: Path) -> tuple[UserRule, ...]:
         raise AscendifyError(f"--rules {path}: cannot read: {error.strerror}") from None
     data = _parse(path, text)
     lines = _Lines(path, text)
+    builders = _BUILDERS
+    if set(data) == {"rules"} and isinstance(data["rules"], dict):
+        data, builders = data["rules"], _MSFT_BUILDERS  # msFmkTransplt's format
     rules: list[UserRule] = []
     for table, entries in data.items():
-        if table not in _KEYS:
+        if table not in builders:
             raise AscendifyError(
                 f"{lines.where(table)}: unknown rule kind {table!r} "
-                f"(expected one of: {', '.join(_KEYS)})"
+                f"(expected one of: {', '.join(builders)})"
             )
         if not isinstance(entries, list):
             raise AscendifyError(f"{lines.where(table)}: {table} must be a list of tables")
@@ -74,7 +85,7 @@ def load_rule_file(path: Path) -> tuple[UserRule, ...]:
             label = f"{table}[{index}]"
             try:
                 origin = lines.where(_first_value(entry), after_previous_of=table)
-                rules.append(_BUILDERS[table](entry, origin))
+                rules.append(builders[table](entry, origin))
             except _Problem as problem:
                 raise AscendifyError(f"{lines.where(problem.needle)}: {label}: {problem}") from None
     return tuple(rules)
@@ -214,4 +225,54 @@ _BUILDERS: dict[str, Callable[[object, str], UserRule]] = {
     "rename_function": _rename_function,
     "rename_module": _rename_module,
     "change_argument": _change_argument,
+}
+
+
+# msFmkTransplt's rule kinds, mapped to the same rules. Its names match a call by its qualified
+# name, or a bare name by the called name whatever the receiver (``"old_name": "cuda"``).
+
+
+def _func_name_modify(entry: object, origin: str) -> UserRule:
+    """``old_name`` -> ``new_name``; without ``replace_module`` only the last name changes."""
+    checked = _checked(entry, "FuncNameModifyRule")
+    old, new = _dotted(checked, "old_name"), _dotted(checked, "new_name")
+    replace_module = checked.get("replace_module", False)
+    if not isinstance(replace_module, bool):
+        raise _Problem(f"replace_module must be true or false, not {replace_module!r}", old)
+    module = old.rpartition(".")[0]
+    if not replace_module and module and "." not in new:
+        new = f"{module}.{new}"
+    return RenameFunction(old, new, origin)
+
+
+def _module_name_modify(entry: object, origin: str) -> UserRule:
+    """The module ``parent_module.old_name`` is ``parent_module.new_name``."""
+    checked = _checked(entry, "ModuleNameModifyRule")
+    old, new = _dotted(checked, "old_name"), _dotted(checked, "new_name")
+    parent = checked.get("parent_module")
+    if parent is not None:
+        parent = _dotted(checked, "parent_module")
+        old, new = f"{parent}.{old}", f"{parent}.{new}"
+    return RenameModule(old, new, origin)
+
+
+def _args_modify(entry: object, origin: str) -> UserRule:
+    """The argument at ``arg_idx`` (or named ``arg_keyword``) becomes ``arg_new``; an empty
+    ``arg_new`` removes it."""
+    checked = _checked(entry, "ArgsModifyRule")
+    value = checked.get("arg_new")
+    position = checked.get("arg_idx")
+    change = {
+        "function": checked["func_name"],
+        **({} if position is None or position == -1 else {"position": position}),
+        **({} if checked.get("arg_keyword") is None else {"keyword": checked["arg_keyword"]}),
+        **({"remove": True} if value in (None, "") else {"value": value}),
+    }
+    return _change_argument(change, origin)
+
+
+_MSFT_BUILDERS: dict[str, Callable[[object, str], UserRule]] = {
+    "FuncNameModifyRule": _func_name_modify,
+    "ModuleNameModifyRule": _module_name_modify,
+    "ArgsModifyRule": _args_modify,
 }

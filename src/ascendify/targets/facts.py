@@ -59,11 +59,18 @@ def available_versions() -> list[str]:
     return sorted(versions, key=_version_key)
 
 
+# The PyTorch versions msFmkTransplt's -v has named (its current four, and those of 2024-2025). A
+# torch_npu release is numbered as the torch it is built for; one we have no data for is read as
+# the newest release before it, whose APIs the later one keeps.
+MSFT_PYTORCH_VERSIONS = ("2.1.0", "2.2.0", "2.3.1", "2.4.0", "2.5.1", "2.6.0", "2.7.1", "2.8.0")
+
+
 def version_help() -> str:
     """The releases ``-v`` takes, for --help: the same list its error names (and the docs)."""
     return (
         f"{', '.join(available_versions())} (default {DEFAULT_VERSION}; a prefix such as 2.13 "
-        "picks the newest release it starts)"
+        "picks the newest release it starts); msFmkTransplt's PyTorch versions "
+        f"({', '.join(MSFT_PYTORCH_VERSIONS)}) pick the newest release not after them"
     )
 
 
@@ -76,6 +83,10 @@ def resolve_version(requested: str | None) -> str:
     matching = [v for v in versions if v.startswith(wanted + ".")]
     if matching:
         return matching[-1]
+    if wanted in MSFT_PYTORCH_VERSIONS:
+        before = [v for v in versions if _version_key(v) <= _version_key(wanted)]
+        if before:
+            return before[-1]
     raise AscendifyError(
         f"no torch_npu facts for version {wanted!r}; known versions: {', '.join(versions)}"
     )

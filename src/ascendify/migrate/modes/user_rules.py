@@ -223,14 +223,43 @@ def _root_text(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
+def _called_name(func: ast.expr) -> str | None:
+    """The name a call is made by: ``f`` of ``f(...)`` and of ``x.f(...)``."""
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else None
+
+
+def _calls(ctx: Context, node: ast.Call, function: str) -> bool:
+    """Whether the call is of ``function``: its qualified name, or a bare name (msFmkTransplt's
+    rules) as the called name, whatever the receiver."""
+    if "." not in function:
+        return _called_name(node.func) == function
+    return ctx.names.qualified_name(node.func) == function
+
+
+@checks(ast.Call, rules=(UserRenameFunction,))
+def check_bare_name_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    """Calls named by a bare ``old`` (``x.cuda_sync()``, ``cuda_sync()``): the called name changes."""
+    assert isinstance(node, ast.Call)
+    for rule in ctx.modes.user_rules:
+        if isinstance(rule, RenameFunction) and "." not in rule.old and _calls(ctx, node, rule.old):
+            func = node.func
+            new = rule.new if isinstance(func, ast.Name) else rule.new.rpartition(".")[2]
+            if "." in new:
+                ctx.state(_UserRulesFile).needed.add(new.rpartition(".")[0])
+            _, end = ctx.span(func)
+            edit = Edit(end - len(rule.old), end, new)
+            message = f"{rule.old}() -> {new}() ({rule.origin})"
+            yield UserRenameFunction.finding(node, message, edit)
+            return
+
+
 @checks(ast.Call, rules=(UserChangeArgument,))
 def check_argument(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
-    qualified = ctx.names.qualified_name(node.func)
-    if qualified is None:
-        return
     for rule in ctx.modes.user_rules:
-        if isinstance(rule, ChangeArgument) and rule.function == qualified:
+        if isinstance(rule, ChangeArgument) and _calls(ctx, node, rule.function):
             found = _change_argument(ctx, node, rule)
             if found is not None:
                 yield found
@@ -283,6 +312,17 @@ def insert_imports(
     ctx: Context, module: ast.Module, findings: list[Finding]
 ) -> Iterator[Insertion]:
     state = ctx.state(_UserRulesFile)
-    needed = sorted(name for name in state.needed - state.imported if name)
+    needed = sorted(
+        name for name in state.needed - state.imported if name and not _rebinds(ctx, name)
+    )
     if needed and any(f.rule.mode is USER_RULES and f.edit for f in findings):
         yield Insertion(UserImport, tuple(Import(name) for name in needed))
+
+
+def _rebinds(ctx: Context, module: str) -> bool:
+    """Whether ``import module`` would rebind a name the file gives another module
+    (``import mylib as AA``: ``import AA.BB`` would replace it, and the new name already reads
+    through the file's own ``AA``)."""
+    root = module.partition(".")[0]
+    binding = ctx.names.bindings.get(root)
+    return binding is not None and binding.qualified != root

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from ascendify.migrate._modes import EVERY_TARGET
 from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks
@@ -106,12 +107,15 @@ _DEVICE_KEYWORDS = frozenset(
      "device_ids", "device_id"}
 )  # fmt: skip
 
+# Names of variables, attributes, parameters and keys holding a device.
+_DEVICE_HOLDER = re.compile(
+    r"(?:^|_)(?:dev|device)(?:s|_type|_name|_str)?$|(?:^|_)map_location$", re.I
+)
+
 slot_kind(
     SlotKind(
         label="device",
-        holder=re.compile(
-            r"(?:^|_)(?:dev|device)(?:s|_type|_name|_str)?$|(?:^|_)map_location$", re.I
-        ),
+        holder=_DEVICE_HOLDER,
         keywords=_DEVICE_KEYWORDS,
         convert=to_npu_device,
         argument_rule=DeviceArgument,
@@ -243,4 +247,97 @@ def check_device_index(ctx: Context, node: ast.AST, parent: ast.AST | None) -> I
         replacement = f'f"{NPU_DEVICE_TYPE}:{{{ctx.segment(index)}}}"'
     yield DeviceIndex.finding(
         index, f".to({ctx.segment(index)}) -> .to({replacement})", ctx.replace(index, replacement)
+    )
+
+
+class UnknownDeviceGuard(Rule):
+    """What it does: wraps a ``.to(x)`` target of unknown kind (a name that says neither device,
+    index nor dtype) in msFmkTransplt's guard: ``x.to(y)`` becomes
+    ``x.to(f"npu:{y}" if isinstance(y, int) else y)``.
+
+    Why: an int there is a CUDA device index, which torch_npu does not take as an NPU; a string,
+    a ``torch.device``, a dtype or a tensor passes unchanged.
+
+    Example: ``batch = batch.to(target)`` becomes
+    ``batch = batch.to(f"npu:{target}" if isinstance(target, int) else target)``.
+
+    Fix safety: safe: only an int changes, to the NPU of that index. Only in files that name
+    CUDA somewhere: a file without any CUDA idiom is left as it is.
+    """
+
+    code = "NPU306"
+    name = "unknown-device-guard"
+    summary = ".to(x) of unknown kind -> int guard (as msFmkTransplt)"
+    safety = Safety.SAFE
+    triggers = (b".to(",)
+
+
+@dataclass
+class _TextNames:
+    """Names the file binds to a string somewhere (assigned, or a parameter default)."""
+
+    names: set[str] | None = None
+
+    def of(self, module: ast.Module) -> set[str]:
+        if self.names is None:
+            self.names = set()
+            for node in ast.walk(module):
+                pairs: list[tuple[ast.expr, ast.expr | None]] = []
+                if isinstance(node, ast.Assign):
+                    pairs = [(target, node.value) for target in node.targets]
+                elif isinstance(node, ast.arguments):
+                    positional = [*node.posonlyargs, *node.args]
+                    defaults = [None] * (len(positional) - len(node.defaults)) + node.defaults
+                    pairs = [
+                        (ast.Name(arg.arg), default)
+                        for arg, default in zip(
+                            [*positional, *node.kwonlyargs],
+                            [*defaults, *node.kw_defaults],
+                            strict=True,
+                        )
+                    ]
+                for target, value in pairs:
+                    if isinstance(target, ast.Name) and _is_text(value):
+                        self.names.add(target.id)
+        return self.names
+
+
+def _is_text(value: ast.expr | None) -> bool:
+    return isinstance(value, ast.JoinedStr) or (
+        isinstance(value, ast.Constant) and isinstance(value.value, str)
+    )
+
+
+# The argument text msFmkTransplt leaves alone (a dtype, a memory format, the CPU, a grad flag).
+_NOT_A_DEVICE = re.compile(
+    r"type|bool|int|short|long|half|float|double|complex|memory_format|grad|cpu"
+)
+
+
+@checks(ast.Call, rules=(UnknownDeviceGuard,))
+def check_unknown_device(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Call)
+    func = node.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "to") or device_index(node):
+        return
+    if CUDA_DEVICE_TYPE not in ctx.source.text:
+        return  # code without any CUDA idiom is not the migration's: an int there is the CPU's
+    given = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "device")]
+    if len(given) != 1 or not isinstance(given[0], ast.Name | ast.Attribute):
+        return
+    target = given[0]
+    text = ctx.segment(target)
+    name = holder_name(target)
+    if (
+        name is None
+        or _DEVICE_HOLDER.search(name)
+        or _NOT_A_DEVICE.search(text)
+        or ctx.names.qualified_name(target) is not None  # torch.float16, a module's constant
+    ):
+        return
+    if isinstance(target, ast.Name) and target.id in ctx.state(_TextNames).of(ctx.module):
+        return  # bound to a string: a device name, migrated where it is written
+    guarded = f'f"{NPU_DEVICE_TYPE}:{{{text}}}" if isinstance({text}, int) else {text}'
+    yield UnknownDeviceGuard.finding(
+        target, f".to({text}): an int index -> npu:<index>", ctx.replace(target, guarded)
     )

@@ -190,7 +190,11 @@ def insert_torch_npu(
     names_torch_npu = any("torch_npu" in edit.replacement for edit in edits)
     if names_torch_npu or uses_torch:  # a launcher that only sets environment variables needs none
         yield Insertion(
-            ImportTorchNpu, (Import("torch_npu"),), message="import torch_npu", follows="torch"
+            ImportTorchNpu,
+            (Import("torch_npu"),),
+            message="import torch_npu",
+            follows="torch",
+            precedes="torch.npu",
         )
 
 

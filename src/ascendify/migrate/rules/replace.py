@@ -1,4 +1,4 @@
-"""``-r/--replace-unsupported``: calls of APIs the NPU cannot run go to ``ascend_function``.
+"""``-sim/--similar/--replace-unsupported``: calls of APIs the NPU cannot run go to ``ascend_function``.
 
 Which APIs, and with what, is the catalogue's business (:mod:`ascendify.replace.catalogue`); a call is
 rewritten only when the chosen torch_npu version's data says the NPU has no kernel for it. The result
@@ -38,11 +38,11 @@ _REFERENCE = re.compile(rf"\b{PACKAGE}\.(\w+)")
 
 
 def _check_no_foreign_package(source: Path) -> None:
-    """-r writes ascend_function/ in the result's folders: a package of the project's own must not be lost.
+    """-sim writes ascend_function/ in the result's folders: a package of the project's own must not be lost.
 
-    One that an earlier ``migrate -r`` generated is fine (its functions are kept).
+    One that an earlier ``migrate -sim`` generated is fine (its functions are kept).
     """
-    refuse_projects_own(source, (PACKAGE, f"{PACKAGE}.py"), "-r", f"{PACKAGE}/", _generated)
+    refuse_projects_own(source, (PACKAGE, f"{PACKAGE}.py"), "-sim", f"{PACKAGE}/", _generated)
 
 
 def _generated(taken: Path) -> bool:
@@ -85,15 +85,16 @@ REPLACE = Mode(
     rank=6,
     visits_everything=True,
     switch=Switch(
-        ("-r", "--replace-unsupported"),
-        "route calls the NPU cannot run to ascend_function/ (exact composites, CPU fallbacks)",
+        ("-sim", "--similar", "--replace-unsupported"),
+        "route calls the NPU cannot run to ascend_function/ (exact composites, CPU fallbacks); "
+        "msFmkTransplt's -sim (this was -r before -r became --rule)",
     ),
     extras=Extras(write=_write_replacements, check=_check_no_foreign_package),
 )
 
 
 class ReplaceRule(Rule):
-    """Base of the rules of ``-r/--replace-unsupported``."""
+    """Base of the rules of ``-sim/--replace-unsupported``."""
 
     mode = REPLACE
     targets = EVERY_TARGET
