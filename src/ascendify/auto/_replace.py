@@ -1,5 +1,5 @@
 """``ASCENDIFY_REPLACE_UNSUPPORTED=1``: the redirect also routes APIs the NPU cannot run to the
-replacements of ``ascendify migrate -r`` (the catalogue of :mod:`ascendify.replace`).
+replacements of ``ascendify migrate -sim`` (the catalogue of :mod:`ascendify.replace`).
 
 Opt-in, because fallbacks are slow and exact composites round differently. Which APIs are replaced is
 decided by the data of the installed torch_npu release (the default release when none is installed or

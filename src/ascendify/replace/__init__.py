@@ -1,4 +1,4 @@
-"""Replace APIs the NPU cannot run (``ascendify migrate -r``, ``ASCENDIFY_REPLACE_UNSUPPORTED=1``).
+"""Replace APIs the NPU cannot run (``ascendify migrate -sim``, ``ASCENDIFY_REPLACE_UNSUPPORTED=1``).
 
 - :mod:`ascendify.replace.catalogue`: which APIs, which kind (exact or fallback), tolerance, codes (no torch).
 - :mod:`ascendify.replace.library`: the replacement code itself, copied into results as ``ascend_function``.

@@ -1,6 +1,6 @@
 """The catalogue of replacements: which PyTorch APIs ``ascend_function`` replaces, how, and when.
 
-Pure data (no torch): ``ascendify migrate -r`` reads it to rewrite calls, ``ascendify.auto`` to patch torch.
+Pure data (no torch): ``ascendify migrate -sim`` reads it to rewrite calls, ``ascendify.auto`` to patch torch.
 The replacement code itself is :mod:`ascendify.replace.library`; each entry names one of its functions.
 
 An API is replaced for a torch_npu version only when that version's generated data says the NPU cannot

@@ -1,6 +1,6 @@
 """Replacements for PyTorch APIs that have no NPU kernel in some torch_npu releases.
 
-``ascendify migrate -r`` copies the functions a project calls (with the private helpers they use) into
+``ascendify migrate -sim`` copies the functions a project calls (with the private helpers they use) into
 the result as ``ascend_function/__init__.py``; ``ascendify.auto`` patches them into torch when
 ``ASCENDIFY_REPLACE_UNSUPPORTED=1``. This module imports nothing but torch, so a migrated project runs on
 NPU, CUDA and CPU hosts alike.
