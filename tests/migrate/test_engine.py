@@ -10,6 +10,7 @@ import pytest
 from ascendify.migrate import (
     Changed,
     Failed,
+    Modes,
     Settings,
     Skipped,
     SkipReason,
@@ -107,6 +108,13 @@ def test_suppression_comments(comment: str, kept: bool) -> None:
 def test_files_without_a_trigger_token_are_not_parsed() -> None:
     # Broken syntax proves the parser never ran.
     assert migrate_source(b"def broken(:\n", Settings()) == Skipped(SkipReason.NO_TRIGGER)
+
+
+def test_only_the_tokens_of_the_rules_a_run_applies_get_a_file_parsed() -> None:
+    source = b"import torch\nloader = torch.utils.data.DataLoader(data, num_workers=4)\n"
+    assert migrate_source(source) == Skipped(SkipReason.NO_TRIGGER)
+    tuned = changed(source, Settings(modes=Modes(tune=frozenset({"TUN104"}))))
+    assert b"num_workers=4, persistent_workers=True)" in tuned.data
 
 
 def test_large_files_are_skipped() -> None:

@@ -133,6 +133,9 @@ class Mode:
     # Its rules look at code without CUDA idioms (data loaders, file APIs, user names, every file
     # importing torch), so files are parsed and walked whole, not only where a trigger token is.
     visits_everything: bool = False
+    # Its rules' trigger tokens count only in runs that apply them: an opt-in mode whose tokens are
+    # common words ("optim", "DataLoader") must not get files parsed in every other run.
+    private_triggers: bool = False
     # An on/off mode has a switch: it is on when Modes.switches names it.
     switch: Switch | None = None
     # Any other mode (a target, a sub-command, a file) says from its own Modes field when it is on.
@@ -381,14 +384,19 @@ def load_rules() -> Registry:
         checkers={node_type: list(found) for node_type, found in _CHECKERS.items()},
         finishers=tuple(sorted(_FINISHERS, key=place)),
         binding_triggers=tuple(_BINDING_TRIGGERS),
-        trigger=Tokens.of(
-            (token for rule in _RULES.values() for token in rule.triggers),
-            (word for rule in _RULES.values() for word in rule.trigger_words),
-        ),
+        trigger=_trigger_tokens(rule for rule in _RULES.values() if not rule.mode.private_triggers),
         serves={
             function: frozenset(served() if callable(served) else served)
             for function, served in _SERVES.items()
         },
+    )
+
+
+def _trigger_tokens(rules: Iterable[type[Rule]]) -> Tokens:
+    listed = list(rules)
+    return Tokens.of(
+        (token for rule in listed for token in rule.triggers),
+        (word for rule in listed for word in rule.trigger_words),
     )
 
 
@@ -404,8 +412,13 @@ def registry_for(settings: Settings) -> Registry:
     def needed(function: Callable[..., object]) -> bool:
         return not registry.serves[function].isdisjoint(active)
 
+    trigger = registry.trigger
+    if any(rule.mode.private_triggers for rule in active):
+        every = registry.rules.values()
+        trigger = _trigger_tokens(r for r in every if not r.mode.private_triggers or r in active)
     return dataclasses.replace(
         registry,
+        trigger=trigger,
         checkers={
             kind: [c for c in found if needed(c)] for kind, found in registry.checkers.items()
         },
