@@ -12,11 +12,13 @@ import torch
 from ascendify import auto
 from ascendify.auto._devicemap import DROP, ArgumentKind, DeviceMap
 from ascendify.auto._npu import (
+    KeptValueNpuObject,
     LiveNpuAttribute,
     NpuObject,
     ServedAttribute,
     WarnedNpuObject,
     claims_available,
+    keep_values,
 )
 from ascendify.auto._patcher import Patcher, Replacement
 from ascendify.auto._redirect import redirect_arguments
@@ -223,3 +225,19 @@ def test_an_added_attribute_is_removed_and_a_served_one_is_read_at_every_use() -
     patcher.revert()
     assert not hasattr(module, "ProcessGroup")
     assert module.generators == ()  # type: ignore[attr-defined]
+
+
+def test_npu_values_cuda_code_reads_stay_readable() -> None:
+    npu_rows = {row.target: row for row in rows_for("npu")}
+    capability = npu_rows["torch.cuda.get_device_capability"].npu
+    assert isinstance(capability, KeptValueNpuObject)
+    assert capability.whole == (0, 0)
+    properties = npu_rows["torch.cuda.get_device_properties"].npu
+    assert isinstance(properties, KeptValueNpuObject)
+    assert dict(properties.fields) == {"major": 0, "minor": 0}
+    # as torch_npu answers: None unless TORCH_NPU_DEVICE_CAPABILITY is set; no major/minor
+    assert keep_values(lambda device=None: None, whole=(0, 0))(0)[0] >= 0
+    read = keep_values(lambda: types.SimpleNamespace(name="Ascend910B"), fields={"major": 0})()
+    assert (read.name, read.major) == ("Ascend910B", 0)
+    with pytest.raises(AttributeError):
+        _ = read.multi_processor_count

@@ -6,9 +6,10 @@ NPU names) needs no torch_npu, so it is tested on machines without an NPU.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -70,6 +71,52 @@ class NpuObject:
         if self.arguments is None:
             return found
         return redirect_arguments(found, self.arguments, device_map, receiver=False)
+
+
+def keep_values(
+    function: Callable[..., Any], whole: Any = None, fields: Mapping[str, Any] | None = None
+) -> Callable[..., Any]:
+    """``function`` whose result reads as CUDA code expects (the value-semantics table): ``whole``
+    where it returns None, and ``fields`` where the result lacks them."""
+
+    @functools.wraps(function)
+    def kept(*args: Any, **kwargs: Any) -> Any:
+        value = function(*args, **kwargs)
+        if value is None and whole is not None:
+            return whole
+        return _WithFields(value, fields) if fields else value
+
+    return kept
+
+
+class _WithFields:
+    """A result with stand-ins for the fields it lacks (``major`` of NPU device properties)."""
+
+    def __init__(self, value: Any, fields: Mapping[str, Any]) -> None:
+        self._value = value
+        self._fields = fields
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return getattr(self._value, name)
+        except AttributeError:
+            if name in self._fields:
+                return self._fields[name]
+            raise
+
+    def __repr__(self) -> str:
+        return repr(self._value)
+
+
+@dataclass(frozen=True)
+class KeptValueNpuObject(NpuObject):
+    """Factory: the torch_npu function with :func:`keep_values` of its value differences."""
+
+    whole: Any = None
+    fields: tuple[tuple[str, Any], ...] = ()
+
+    def __call__(self, original: Any, device_map: DeviceMap) -> Any:
+        return keep_values(super().__call__(original, device_map), self.whole, dict(self.fields))
 
 
 class ServedAttribute:

@@ -10,6 +10,7 @@ a device without a factory are not applied on that device.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from ascendify.targets.devices import (
     DEVICE_PARAMETERS,
     METHOD_RENAMES,
 )
+from ascendify.targets.values import differences_of
 
 CPU = "cpu"
 NPU = "npu"
@@ -234,7 +236,13 @@ def _npu_mirror_rows() -> Iterator[Patch]:
         arguments = CUDA_FUNCTION_ARGUMENTS.get(name.removeprefix("torch.cuda."))
         if arguments is not None:
             caveat += " (device arguments redirected)"
+        differences = differences_of(name)
         npu = _npu.NpuObject(target.npu, arguments)
+        if differences:  # get_device_capability() None, properties without major/minor
+            whole = [ast.literal_eval(d.stand_in) for d in differences if d.field is None]
+            fields = tuple((d.field, ast.literal_eval(d.stand_in)) for d in differences if d.field)
+            npu = _npu.KeptValueNpuObject(target.npu, arguments, (whole or [None])[0], fields)
+            caveat += f" (kept readable: {differences[0].differs})"
         yield Patch("AUTO250", name, f"NPU: {target.npu}{caveat}", npu=npu)
 
 

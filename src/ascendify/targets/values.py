@@ -51,3 +51,8 @@ def value_difference(qualified: str, field: str | None) -> ValueDifference | Non
         if entry.cuda == qualified and entry.field == field:
             return entry
     return None
+
+
+def differences_of(qualified: str) -> tuple[ValueDifference, ...]:
+    """Every entry for calls of ``qualified`` (the result itself, and fields read on it)."""
+    return tuple(entry for entry in VALUE_DIFFERENCES if entry.cuda == qualified)
