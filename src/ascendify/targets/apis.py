@@ -224,6 +224,15 @@ _EXPLICIT: tuple[ApiTarget, ...] = (
     ),
     ApiTarget("torch.get_autocast_gpu_dtype", "torch_npu.npu.get_autocast_dtype", Safety.SAFE),
     ApiTarget("torch.set_autocast_gpu_dtype", "torch_npu.npu.set_autocast_dtype", Safety.SAFE),
+    # The unbound methods (map(torch.Tensor.cuda, xs), getattr(torch.Tensor, "cuda")): a bound call
+    # x.cuda() is renamed by the method rule; the method object itself is the user's to port.
+    *(
+        _report(
+            f"torch.{owner}.cuda",
+            f"moves to a CUDA device; on NPU use torch.{owner}.npu (once torch_npu is imported)",
+        )
+        for owner in ("Tensor", "nn.Module")
+    ),
     # Not CUDA APIs, but unusable on NPU as they are.
     _report(
         "torch.nn.DataParallel",
