@@ -40,8 +40,6 @@ class Script:
     # The portable run's arguments where the GPU path refuses a host without an accelerator (as
     # the original does): there the script's own choice of the best device is run.
     portable_args: tuple[str, ...] | None = None
-    # Whether the portable result's GPU path is run on an NPU host too (see CORPUS for those not).
-    portable_on_npu: bool = True
 
     @property
     def file(self) -> str:
@@ -57,9 +55,7 @@ CORPUS = (
     Script("yolo_select_device", ("--device", "cpu"), ("--device", "0"), portable_args=()),
     Script("prefetcher", ("--device", "cpu"), ()),
     Script("gan_style", (), ()),
-    # Not yet on an NPU host when portable: tf32_capable()'s early return on a device type other
-    # than cuda (a negated check) is widened, so torch.cuda.get_device_capability() runs there.
-    Script("capability_checks", ("--cpu",), (), portable_on_npu=False),
+    Script("capability_checks", ("--cpu",), ()),
     Script("star_imports", ("--cpu",), ()),
     Script("nanogpt_ddp", ("--cpu",), (), distributed=True),
 )
@@ -117,14 +113,13 @@ def test_cpu_original_portable_gpu_path_and_npu_gpu_path_train_identically(
 ) -> None:
     runs = {}
     portable_args = script.gpu_args if script.portable_args is None else script.portable_args
-    legs = [
+    for leg, path, args, standin in (
         ("original", SCRIPTS / script.file, script.cpu_args, False),
         ("portable", migrated["portable"] / script.file, portable_args, False),
         ("npu", migrated["npu"] / script.file, script.gpu_args, True),
-    ]
-    if script.portable_on_npu:  # the portable result on an NPU host: its GPU path on the npu
-        legs.append(("portable-npu", migrated["portable"] / script.file, script.gpu_args, True))
-    for leg, path, args, standin in legs:
+        # The portable result on an NPU host: its GPU path on the (stand-in) NPU.
+        ("portable-npu", migrated["portable"] / script.file, script.gpu_args, True),
+    ):
         cwd = tmp_path / leg  # checkpoints are written to the working directory
         cwd.mkdir()
         result = _run(script, path, args, cwd, standin, autoload=leg == "portable-npu")

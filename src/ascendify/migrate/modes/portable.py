@@ -257,9 +257,47 @@ def _availability_checks(ctx: Context, test: ast.expr) -> list[ast.expr]:
     return found
 
 
+_LEAVES = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def _negated_checks(ctx: Context, test: ast.expr) -> list[ast.expr]:
+    """What makes ``test`` a negated CUDA check: ``not torch.cuda.is_available()``, or a device
+    compared unequal to ``"cuda"`` (``device.type != "cuda"``)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        called = test.operand
+        if isinstance(called, ast.Call) and ctx.names.qualified_name(called.func) == _AVAILABILITY:
+            return [called.func]
+    if isinstance(test, ast.Compare) and all(
+        isinstance(op, ast.NotEq | ast.NotIn) for op in test.ops
+    ):
+        return [
+            side
+            for side in (test.left, *test.comparators)
+            if isinstance(side, ast.Constant) and side.value == CUDA_DEVICE_TYPE
+        ]
+    return []
+
+
+def _guarded_after(ctx: Context, node: ast.AST) -> Iterator[tuple[list[ast.expr], list[ast.AST]]]:
+    """``if device.type != "cuda": return`` guards the statements after it in its block."""
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(node, name, None)
+        if not isinstance(block, list):
+            continue
+        for index, stmt in enumerate(block):
+            if (
+                isinstance(stmt, ast.If)
+                and not stmt.orelse
+                and isinstance(stmt.body[-1], _LEAVES)
+                and (found := _negated_checks(ctx, stmt.test))
+            ):
+                yield found, list(block[index + 1 :])
+
+
 def _guarded_regions(ctx: Context, node: ast.AST) -> Iterator[tuple[list[ast.expr], list[ast.AST]]]:
     """(the availability checks, what they guard) of an ``if``, a conditional expression or an
-    ``and`` (the operands after the check)."""
+    ``and`` (the operands after the check), and of an early exit on a negated check."""
+    yield from _guarded_after(ctx, node)
     if isinstance(node, ast.If | ast.IfExp):
         found = _availability_checks(ctx, node.test)
         if found:
