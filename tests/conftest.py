@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -27,6 +28,12 @@ def _record_process_start(event: str, _args: tuple[object, ...]) -> None:
 
 
 sys.addaudithook(_record_process_start)
+
+# A shell that starts a command in the background without job control (`bash .ci/run &`) starts it
+# with SIGINT ignored, and an ignored signal stays ignored across exec: every process a test starts
+# would then shrug off the Ctrl-C the tests send. Restored here, the children start with the default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -212,7 +212,10 @@ def test_parallel_and_serial_runs_agree(project: Path, tmp_path: Path, run_cli: 
         (lambda src, tmp: ["-i", str(tmp / "missing"), "-o", str(tmp)], "not a directory"),
         (lambda src, tmp: ["-i", str(src)], "-o) is required"),
         (lambda src, tmp: ["-i", str(src), "-o", str(tmp), "-v", "0.1"], "no torch_npu facts"),
-        (lambda src, tmp: ["-i", str(src), "-o", str(tmp), "-j", "0"], "-j must be"),
+        (
+            lambda src, tmp: ["-i", str(src), "-o", str(tmp), "-j", "0"],
+            "-j/--jobs: takes a number of workers from 1",
+        ),
     ],
 )
 def test_bad_input_is_refused_with_exit_2(
