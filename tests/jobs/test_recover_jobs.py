@@ -22,6 +22,7 @@ from tests.launch.test_recover import (
     assert_nothing_left,
     line_of,
     uninterrupted,
+    waits_in_all_reduce,
 )
 
 pytestmark = pytest.mark.slow
@@ -91,9 +92,10 @@ def test_a_hang_shows_every_rank_stack_in_describe(job: JobCli, code: Path, tmp_
         in (described)
     )
     script = code.parent / "store" / job_id / "code" / "resumable.py"
-    for rank, waits in ((0, "dist.all_reduce(total)"), (1, "dist.recv(torch.zeros(1), src=0)")):
-        stack = described.split(f"    stack of rank {rank}:\n")[1]
-        assert f'File "{script}", line {line_of(waits)} in main' in stack
+    stacks = [described.split(f"    stack of rank {rank}:\n")[1] for rank in (0, 1)]
+    assert waits_in_all_reduce(stacks[0], script), stacks[0]
+    receive = line_of("dist.recv(torch.zeros(1), src=0)")
+    assert f'File "{script}", line {receive} in main' in stacks[1]
     rank_log = JobLayout(tmp_path / "store" / job_id, job_id).rank_log(1, 1).read_text()
     assert "[ascendify] hang: the stacks of rank 1" in rank_log
     assert_nothing_left(tmp_path)

@@ -133,8 +133,16 @@ class Peers(Protocol):
     def failure(self) -> RankFailure | None:
         """The first failure recorded by any node, or None."""
 
+    def recorded_failure(self) -> RankFailure | None:
+        """The first failure any node recorded, read once this node's ranks have ended: None
+        when there is none, or when node 0 has closed the store (every node was done)."""
+
     def record_failure(self, failure: RankFailure) -> RankFailure:
         """Record ours unless another node was first; return the one that was first."""
+
+    def ended(self, state: str) -> None:
+        """Tell the others this node's ranks have ended: from now on it stops beating while it
+        tears down (stray processes, logs), which must not read as a lost node."""
 
     def finish(self, state: str, interrupted: Callable[[], bool]) -> None:
         """Tell the others this node is done (node 0 waits for all before closing the store,
@@ -184,6 +192,8 @@ class Agent:
                 not_started = self._start_all()
                 ended = self._failed(not_started) if not_started else self._supervise(watchdog)
                 state, failure = ended
+                if self.peers is not None:
+                    self.peers.ended(state)
                 if failure is not None and failure.cause == "hang":
                     self._stacks = self._dump_stacks()
             finally:

@@ -83,7 +83,7 @@ def run_attempts(
             result = Agent(plan, peers, console).run()
             failure = result.root_cause
             if result.state == "succeeded" and peers is not None:
-                failure = peers.failure()  # a node that failed after this one's ranks ended
+                failure = peers.recorded_failure()  # a node that failed after ours ended
                 if failure is not None:
                     result = replace(result, state="stopped", root_cause=failure)
             history.append(attempt_record(attempt, started, result))

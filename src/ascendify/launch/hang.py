@@ -73,11 +73,11 @@ def dump_stacks(ranks: Sequence[RankProcess], folder: Path) -> dict[int, str]:
     A rank with children (data-loader workers) gets theirs after its own, each headed by its pid.
     """
     armed = {rank.rank: [p for p in tree(rank.pid) if _file(folder, p).exists()] for rank in ranks}
-    for processes in armed.values():
-        for process in processes:
-            with contextlib.suppress(psutil.Error):
-                process.send_signal(signal.SIGUSR1)
-    _settle([_file(folder, p) for processes in armed.values() for p in processes])
+    every = [p for processes in armed.values() for p in processes]
+    _sample(every, folder)
+    # A process caught outside Python code (in the garbage collector, say) is asked once more:
+    # the stack must name where the rank waits.
+    _sample([p for p in every if 'File "' not in _read(_file(folder, p))], folder)
     stacks = {}
     for rank in ranks:
         parts = [
@@ -90,18 +90,31 @@ def dump_stacks(ranks: Sequence[RankProcess], folder: Path) -> dict[int, str]:
     return stacks
 
 
+def _sample(processes: list[psutil.Process], folder: Path) -> None:
+    """Ask each process for its stacks (appended to its file) and wait until they are written."""
+    files = [_file(folder, p) for p in processes]
+    before = [_size(path) for path in files]
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            process.send_signal(signal.SIGUSR1)
+    if processes:
+        _settle(files, before)
+
+
 def _file(folder: Path, process: psutil.Process) -> Path:
     return folder / f"{process.pid}.txt"
 
 
-def _settle(files: list[Path]) -> None:
-    """Until every file has content that stopped growing, or :data:`_DUMP_WAIT` passed."""
+def _settle(files: list[Path], before: list[int]) -> None:
+    """Until every file grew past its size ``before`` and stopped growing, or
+    :data:`_DUMP_WAIT` passed."""
     deadline = time.monotonic() + _DUMP_WAIT
     sizes = [-1] * len(files)
     while time.monotonic() < deadline:
         time.sleep(_SETTLE)
         now = [_size(path) for path in files]
-        if all(now) and now == sizes:
+        grown = all(size > old for size, old in zip(now, before, strict=True))
+        if grown and now == sizes:
             return
         sizes = now
 

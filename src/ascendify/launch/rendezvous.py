@@ -307,8 +307,9 @@ class StorePeers:
 
     def failure(self) -> RankFailure | None:
         try:
-            if self._store.check([self._failure_key]):
-                return _decode(self._store.get(self._failure_key))
+            first = self._first_failure()
+            if first is not None:
+                return first
             self._store.add(_beat_key(self._attempt, self._spec.node_rank), 1)
             lost = self._lost_node() if self._spec.node_rank == 0 else None
         except (RuntimeError, OSError) as error:
@@ -318,6 +319,18 @@ class StorePeers:
             return None
         why = f"node {lost} lost: no sign of its launcher for {NODE_LOST_AFTER:g}s"
         return self.record_failure(RankFailure.of_node(lost, why, exit_code=137))
+
+    def recorded_failure(self) -> RankFailure | None:
+        # A store that no longer answers has been closed by node 0 once every node was done.
+        try:
+            return self._first_failure()
+        except (RuntimeError, OSError):
+            return None
+
+    def _first_failure(self) -> RankFailure | None:
+        if self._store.check([self._failure_key]):
+            return _decode(self._store.get(self._failure_key))
+        return None
 
     def _lost_node(self) -> int | None:
         """A node whose beat has not moved for :data:`NODE_LOST_AFTER` seconds (node 0 only)."""
@@ -348,9 +361,12 @@ class StorePeers:
         self._published = pieces
         return total
 
-    def finish(self, state: str, interrupted: Callable[[], bool]) -> None:
+    def ended(self, state: str) -> None:
         with contextlib.suppress(RuntimeError, OSError):
             self._store.set(_done_key(self._attempt, self._spec.node_rank), state)
+
+    def finish(self, state: str, interrupted: Callable[[], bool]) -> None:
+        self.ended(state)
         keys = [_done_key(self._attempt, n) for n in range(self._spec.nnodes)]
         if state == "succeeded" and self._attempt < self._spec.max_restarts:
             # A failure on a node still running would restart the job, this node with it.
