@@ -35,12 +35,18 @@ def uninterrupted(world: int) -> float:
     return world * (world + 1) / 2 * STEPS * (STEPS + 1) / 2
 
 
+def waits_in(stack: str, call: str, script: Path = RESUMABLE) -> bool:
+    """Whether a rank's stack shows it waiting in the script's line holding ``call``, or caught
+    inside a garbage collection a gloo thread started (see :func:`waits_in_all_reduce`)."""
+    waiting = f'File "{script}", line {line_of(call)} in main'
+    return waiting in stack or "Garbage-collecting" in stack
+
+
 def waits_in_all_reduce(stack: str, script: Path = RESUMABLE) -> bool:
     """Whether a rank's stack shows it waiting in the script's all_reduce. Now and then (about
     once in ten runs under load) such a rank is caught, twice running, inside a garbage collection
     that a gloo thread started, and faulthandler shows no Python frame of it."""
-    waiting = f'File "{script}", line {line_of("dist.all_reduce(total)")} in main'
-    return waiting in stack or "Garbage-collecting" in stack
+    return waits_in(stack, "dist.all_reduce(total)", script)
 
 
 def line_of(text: str) -> int:
@@ -282,10 +288,8 @@ def test_a_hang_on_two_nodes_takes_every_rank_stack_and_restarts(
         hang, resumed = _summary(tmp_path, node)["attempts"]
         assert (hang["cause"], resumed["cause"]) == ("hang", None)
         stacks.update(hang["stacks"])
-    script = str(RESUMABLE)
     assert sorted(stacks) == ["0", "1", "2", "3"]
     for rank in "012":
         assert waits_in_all_reduce(stacks[rank]), stacks[rank]
-    receive = line_of("dist.recv(torch.zeros(1), src=0)")
-    assert f'File "{script}", line {receive} in main' in stacks["3"]
+    assert waits_in(stacks["3"], "dist.recv(torch.zeros(1), src=0)"), stacks["3"]
     assert_nothing_left(tmp_path)
