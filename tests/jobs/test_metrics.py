@@ -98,19 +98,19 @@ NOTHING = [
 
 @pytest.mark.parametrize(("tool", "line", "expected", "step"), FORMATS, ids=[f[0] for f in FORMATS])
 def test_common_formats(tool: str, line: str, expected: dict[str, float], step: int | None) -> None:
-    points = parse_lines(MetricParser(), 0, line + "\n", 1.0)
+    points = parse_lines(MetricParser(), 0, f"{line}\n".encode(), 1.0)
     assert {p.name: p.value for p in points} == pytest.approx(expected), tool
     assert {p.step for p in points} == {step}
 
 
 @pytest.mark.parametrize("line", NOTHING)
 def test_lookalikes_hold_nothing(line: str) -> None:
-    assert parse_lines(MetricParser(), 0, line + "\n", 1.0) == []
+    assert parse_lines(MetricParser(), 0, f"{line}\n".encode(), 1.0) == []
 
 
 def test_user_patterns_come_first_and_add_series() -> None:
     rules = user_rules({"acc": r"Acc@1\s+([\d.]+)", "loss": r"objective=(\S+)"})
-    text = "Acc@1  71.5 (70.1)\nstep 2 objective=0.75\n"
+    text = b"Acc@1  71.5 (70.1)\nstep 2 objective=0.75\n"
     points = parse_lines(MetricParser(rules), 3, text, 1.0)
     assert [(p.rank, p.name, p.step, p.value) for p in points] == [
         (3, "acc", None, 71.5),
@@ -124,6 +124,12 @@ def test_user_patterns_come_first_and_add_series() -> None:
         ({"acc": "Acc@1 ([0-9"}, "not a regular expression"),
         ({"1 bad": "x"}, "metric name"),
         ({"acc": "(?P<v>1)"}, "plain group"),
+        ({"acc": r"(?<=acc=)[\d.]+"}, "RE2's syntax"),  # look-behind: not linear
+        ({"acc": r"(\d)\1"}, "RE2's syntax"),  # back-reference
+        ({"acc": "x?"}, "matches the empty string"),
+        ({"acc": "$"}, "matches the empty string"),
+        ({"acc": ".*"}, "matches the empty string"),
+        ({"acc": "[0-9.]*"}, "matches the empty string"),
     ],
 )
 def test_bad_user_patterns_are_named(patterns: dict[str, str], error: str) -> None:
@@ -133,7 +139,7 @@ def test_bad_user_patterns_are_named(patterns: dict[str, str], error: str) -> No
 
 def test_every_line_of_a_chunk_is_its_own() -> None:
     text = "".join(f"step {n} loss {1 / (n + 1):.4f}\n" for n in range(20))
-    points = parse_lines(MetricParser(), 0, text, 1.0)
+    points = parse_lines(MetricParser(), 0, text.encode(), 1.0)
     assert [p.step for p in points] == list(range(20))
     assert points[19].value == pytest.approx(0.05)
 
@@ -173,3 +179,63 @@ def test_tail_reads_complete_lines_and_skips_tqdm_redraws(tmp_path: Path) -> Non
         assert tail.poll() == 2
     assert tail.poll(final=True) == 1
     assert [(p.step, p.value) for p in read_points(out)] == [(1, 0.9), (2, 0.8), (5, 0.7), (6, 0.6)]
+
+
+def test_a_whole_match_gives_the_number_it_ends_with() -> None:
+    """``acc=[0-9.]*`` (no group) reads 0.5 from ``acc=0.5``; a match holding no number, nothing."""
+    rules = user_rules({"acc": "acc=[0-9.]*", "tag": "tag=[a-z]+"})
+    points = parse_lines(MetricParser(rules), 0, b"acc=0.5 tag=x\nacc=\nlast acc=0.75", 1.0)
+    assert [(p.name, p.value) for p in points] == [("acc", 0.5), ("acc", 0.75)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [b"x=" + b"a" * 40, b"x=" + b"a" * 100_000 + b"\n" + b"x=ab", b"\n" * 1000 + b"x=aab"],
+)
+def test_user_patterns_run_in_linear_time(text: bytes) -> None:
+    """``(a+)+b`` on a line of a's backtracks for ever in Python's re; RE2 ends at once."""
+    parser = MetricParser(user_rules({"x": "x=((a+)+b)", "n": "(a+)+b"}))
+    points = parse_lines(parser, 0, text, 1.0)
+    assert [p.name for p in points] == []  # "ab" and "aab" are no numbers: nothing, but an end
+
+
+def test_every_search_moves_forward() -> None:
+    """A pattern can match an empty string inside a text (``\\b``) though not the empty text:
+    each line is read once, the last one too, and the search ends."""
+    rules = user_rules({"v": r"\b\d*"})
+    points = parse_lines(MetricParser(rules), 0, b"5\n\n7 x\n8", 1.0)
+    assert [p.value for p in points] == [5.0, 7.0, 8.0]
+
+
+def test_a_key_and_a_million_blanks_take_linear_time() -> None:
+    """A key and then blanks once took time squared in the blanks (minutes for 16,000)."""
+    text = b"loss" + b" " * 1_000_000 + b"x\nloss 0.5\n"
+    assert [p.value for p in parse_lines(MetricParser(), 0, text, 1.0)] == [0.5]
+
+
+def test_tail_reads_all_a_rank_printed_however_much(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One poll reads every line, chunk after chunk (it once read one chunk a second)."""
+    monkeypatch.setattr("ascendify.jobs.tail.CHUNK", 1024)
+    log = tmp_path / "rank_0.log"
+    log.write_text("".join(f"step {n} loss {n / 1000}\n" for n in range(2000)))
+    out = tmp_path / "metrics.tsv"
+    assert MetricsTail([(0, log)], out, MetricParser()).poll() == 2000
+    assert [p.step for p in read_points(out)] == list(range(2000))
+
+
+def test_tail_skips_a_too_long_line_and_reads_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("ascendify.jobs.tail.CHUNK", 64)
+    log = tmp_path / "rank_0.log"
+    log.write_text("step 1 loss 0.9\n" + "loss 5 " * 100 + "\nstep 2 loss 0.8\nstep 3 loss 0.7")
+    out = tmp_path / "metrics.tsv"
+    tail = MetricsTail([(0, log)], out, MetricParser())
+    assert tail.poll() == 2
+    assert "rank 0: a line longer than 64 bytes at byte 16 of rank_0.log is skipped" in (
+        capsys.readouterr().out
+    )
+    assert tail.poll(final=True) == 1
+    assert [(p.step, p.value) for p in read_points(out)] == [(1, 0.9), (2, 0.8), (3, 0.7)]

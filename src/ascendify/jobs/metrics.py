@@ -5,10 +5,9 @@ Each :class:`MetricRule` names a series and the ways it is printed: ``KEY SEP VA
 separators training code uses (``loss: 1.2``, ``loss=1.2``, ``Loss 1.2``, ``| loss 1.2 |``,
 ``'loss': 1.2``, ``loss is 1.2``) and, for rates, ``VALUE UNIT`` (tqdm's ``15.3it/s``). A step or
 iteration number on the same line (``step 5``, ``iter 10:``, tqdm's ``45/100 [``) is the point's
-step. All rules are one regular expression run over a whole chunk of output at once (no Python
-loop per line), so reading 10,000 lines a second costs little. Users add rules as
-``NAME=REGEX`` (``--metric``, spec field ``metrics``): the regex's first group (else the whole
-match) is the value.
+step. All rules are one regular expression, run on the bytes of the lines that hint at a metric.
+Users add rules as ``NAME=REGEX`` (``--metric``, spec field ``metrics``), run by RE2 in linear
+time: the regex's first group (else the number the match ends with) is the value.
 """
 
 from __future__ import annotations
@@ -18,7 +17,9 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import re2  # type: ignore[import-untyped]
 
 from ascendify.jobs.layout import JobLayout
 
@@ -66,19 +67,20 @@ _STEP_KEYS = r"global_step|step|iteration|iter"
 _TQDM_STEP = r"(?<![\w.])(?P<step>\d+)/\d+ \["
 _NUMBER = r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?"
 # After the key: an optional closing quote, then ":", "=", "is" or blanks, an optional "[" or
-# "tensor(" (print(loss) of a tensor).
-_SEPARATOR = r"""['"]?\s*(?:[:=]|\bis\b)?\s*(?:\[\s*|tensor\()?"""
-_LINE_BREAKS = re.compile(r"[\r\n]")  # tqdm redraws its bar after "\r"
+# "tensor(" (print(loss) of a tensor). Each run of blanks has one reading: "loss" and a million
+# blanks cost a million steps, not a million squared.
+_SEPARATOR = r"""['"]?\s*(?:(?:[:=]|\bis\b)\s*)?(?:\[\s*|tensor\()?"""
+LINE_BREAKS = re.compile(rb"[\r\n]")  # tqdm redraws its bar after "\r"
 # Every line a rule reads holds one of these (lowercased); the rules run on those lines alone.
-_HINTS = re.compile(r"loss|lr|learning|fps|/s|per_second|tok")
+_HINTS = re.compile(rb"loss|lr|learning|fps|/s|per_second|tok")
+_TRAILING_NUMBER = re.compile(_NUMBER.encode() + rb"\Z")
 
 
 class MetricPatternError(ValueError):
     """A user's ``NAME=REGEX`` that cannot be used; the message says which and why."""
 
 
-@dataclass(frozen=True)
-class Point:
+class Point(NamedTuple):
     rank: int
     name: str
     step: int | None
@@ -87,20 +89,38 @@ class Point:
 
 
 def user_rules(patterns: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    """Check ``{NAME: REGEX}`` from ``--metric``/the spec; returns them as (name, regex) pairs."""
+    """Check ``{NAME: REGEX}`` from ``--metric``/the spec; returns them as (name, regex) pairs.
+
+    The patterns run in RE2, whose time is linear in the text: no pattern (``x=(a+)+b``) can
+    keep the reader on one line. RE2 has no look-around or back-references; such a pattern is
+    refused here, as is one that matches the empty string (it would find a value on every line).
+    """
     checked = []
     for name, pattern in patterns.items():
         if not re.fullmatch(r"[A-Za-z_][\w./-]{0,63}", name):
             raise MetricPatternError(f"{name!r}: a metric name is letters, digits, _ . / -")
-        try:
-            compiled = re.compile(pattern)
-        except re.error as error:
-            message = f"{name}: {pattern!r} is not a regular expression: {error}"
-            raise MetricPatternError(message) from None
+        compiled = _user_pattern(name, pattern)
         if compiled.groupindex:
             raise MetricPatternError(f"{name}: use a plain group (...) for the value, not (?P<>)")
+        if compiled.search(b"") is not None:
+            raise MetricPatternError(
+                f"{name}: {pattern!r} matches the empty string, so it would read every line: "
+                "make it need the value, e.g. acc=([0-9.]+)"
+            )
         checked.append((name, pattern))
     return tuple(checked)
+
+
+def _user_pattern(name: str, pattern: str) -> Any:
+    """``pattern`` compiled by RE2 (linear time); bytes are matched as UTF-8."""
+    try:
+        return re2.compile(pattern)
+    except re2.error as error:
+        message = (
+            f"{name}: {pattern!r} is not a regular expression in RE2's syntax (linear time: no "
+            f"look-around, no back-references): {error}"
+        )
+        raise MetricPatternError(message) from None
 
 
 class MetricParser:
@@ -108,47 +128,52 @@ class MetricParser:
 
     One search of the chunk (lowercased, so no rule needs case-insensitive matching, which costs
     seven times more) finds the lines holding any of :data:`_HINTS`; the full expression runs
-    on those alone. A user's patterns run on the original text, before the rules: where both
-    read a series from a line, the user's value wins.
+    on those alone. A user's patterns run on the original bytes, before the rules: where both
+    read a series from a line, the user's value wins. Every search starts past the line it last
+    found, so the reader always moves forward.
     """
 
     def __init__(self, user: Iterable[tuple[str, str]] = ()) -> None:
-        self._user = [(name, re.compile(pattern)) for name, pattern in user]
+        self._user = [(name, _user_pattern(name, pattern)) for name, pattern in user]
         # Three alternatives, not one per rule: each costs a try at every character of a line.
-        # The key or unit matched says which series it is (see _series).
+        # The key or unit matched says which series it is (see _name).
         keys = "|".join([_STEP_KEYS, *(rule.keys for rule in RULES)])
         units = "|".join(rule.units for rule in RULES if rule.units)
         self._pattern = re.compile(
-            rf"(?<![\w/.])['\"]?(?P<key>{keys})(?![\w/]){_SEPARATOR}(?P<value>{_NUMBER})"
-            rf"|(?<![\w.])(?P<rate>{_NUMBER}) ?(?P<unit>{units})(?![\w/])"
-            rf"|{_TQDM_STEP}"
+            (
+                rf"(?<![\w/.])['\"]?(?P<key>{keys})(?![\w/]){_SEPARATOR}(?P<value>{_NUMBER})"
+                rf"|(?<![\w.])(?P<rate>{_NUMBER}) ?(?P<unit>{units})(?![\w/])"
+                rf"|{_TQDM_STEP}"
+            ).encode()
         )
-        self._series: dict[tuple[str, str], str] = {}  # (key or unit, which) -> series, as met
+        self._series: dict[tuple[bytes, str], str] = {}  # (key or unit, which) -> series, as met
 
-    def _name(self, word: str, which: str) -> str:
+    def _name(self, word: bytes, which: str) -> str:
         """The series a key (``which`` = "keys") or unit (``"units"``) belongs to."""
         name = self._series.get((word, which))
         if name is None:
-            if which == "keys" and re.fullmatch(_STEP_KEYS, word):
+            text = word.decode()
+            if which == "keys" and re.fullmatch(_STEP_KEYS, text):
                 name = STEP
             else:
-                name = next(r.name for r in RULES if re.fullmatch(getattr(r, which) or "$^", word))
+                name = next(r.name for r in RULES if re.fullmatch(getattr(r, which) or "$^", text))
             self._series[(word, which)] = name
         return name
 
-    def lines(self, text: str) -> Iterator[dict[str, float]]:
-        """Per line of ``text`` that holds any metric: {name: value} (the first of each name)."""
-        low = text.lower()
-        if len(low) != len(text):  # a few characters lowercase to two: keep the offsets
-            low = text.encode("ascii", "replace").decode("ascii").lower()
-        for start, end in self._candidate_lines(text, low):
-            found: dict[str, float] = {}
-            for name, pattern in self._user:
-                for match in pattern.finditer(text, start, end):
-                    value = _number(match.group(1) if pattern.groups else match.group(0))
-                    if value is not None:
-                        found.setdefault(name, value)
-            for match in self._pattern.finditer(low, start, end):
+    def lines(self, data: bytes) -> list[dict[str, float]]:
+        """Per line of ``data`` that holds any metric, in order: {name: value} (the first of each
+        name). A line ends at "\n" or "\r" (tqdm redraws its bar after "\r")."""
+        found: dict[int, dict[str, float]] = {}  # a line's end -> its values
+        starts: dict[int, int] = {}  # a line's end -> its start, for the lines the rules read
+        for name, pattern in self._user:
+            for start, end, number in _user_values(pattern, data):
+                found.setdefault(end, {}).setdefault(name, number)
+                starts[end] = start  # the user's line may hold a step too
+        low = data.lower()  # ASCII only: the offsets stay those of ``data``
+        starts.update((end, start) for start, end in _lines_with(_HINTS, low))
+        for end in sorted(starts) if self._user else starts:
+            values = found.get(end)
+            for match in self._pattern.finditer(low, starts[end], end):
                 key, rate, unit, step = match.group("key", "rate", "unit", "step")
                 if key is not None:
                     name, value = self._name(key, "keys"), _number(match.group("value"))
@@ -157,30 +182,46 @@ class MetricParser:
                 else:
                     name, value = STEP, _number(step)
                 if value is not None:
-                    found.setdefault(name, value)
-            if found:
-                yield found
-
-    def _candidate_lines(self, text: str, low: str) -> list[tuple[int, int]]:
-        """(start, end) of every line holding a hint or a user pattern's match, in order."""
-        lines: dict[int, int] = {}
-        searches = [(_HINTS, low), *((pattern, text) for _, pattern in self._user)]
-        for pattern, source in searches:
-            position = 0  # always a line's start: the search goes on after each line found
-            while (match := pattern.search(source, position)) is not None:
-                start = 1 + max(
-                    text.rfind("\n", position, match.start()),
-                    text.rfind("\r", position, match.start()),
-                    position - 1,
-                )
-                ending = _LINE_BREAKS.search(text, match.start())
-                end = len(text) if ending is None else ending.start()
-                lines[start] = end
-                position = end + 1
-        return sorted(lines.items())
+                    if values is None:
+                        values = found[end] = {}
+                    values.setdefault(name, value)
+        return [found[end] for end in sorted(found)]
 
 
-def _number(text: str | None) -> float | None:
+def _lines_with(pattern: Any, data: bytes) -> Iterator[tuple[int, int]]:
+    """(start, end) of every line of ``data`` where ``pattern`` finds a match, in order. The next
+    search starts after the line found: each line is given once and the search always ends."""
+    size = len(data)
+    position = 0
+    while position <= size and (match := pattern.search(data, position)) is not None:
+        at = match.start()
+        start = 1 + max(
+            data.rfind(b"\n", position, at), data.rfind(b"\r", position, at), position - 1
+        )
+        ending = LINE_BREAKS.search(data, at)
+        end = size if ending is None else ending.start()
+        yield start, end
+        position = end + 1
+
+
+def _user_values(pattern: Any, data: bytes) -> Iterator[tuple[int, int, float]]:
+    """(line start, line end, value) of each line of ``data`` where a user's pattern reads a number. The
+    pattern runs again on the line alone: a match found in the whole chunk may run past it."""
+    for start, end in _lines_with(pattern, data):
+        for match in pattern.finditer(data, start, end):
+            value = _number(match.group(1) if pattern.groups else _value_of(match.group(0)))
+            if value is not None:
+                yield start, end, value
+                break
+
+
+def _value_of(matched: bytes) -> bytes:
+    """A whole match as a value: itself, or the number it ends with (``acc=[0-9.]+``)."""
+    number = _TRAILING_NUMBER.search(matched)
+    return matched if number is None else number.group(0)
+
+
+def _number(text: bytes | None) -> float | None:
     try:
         value = float(text)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -188,13 +229,14 @@ def _number(text: str | None) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def parse_lines(parser: MetricParser, rank: int, text: str, now: float) -> list[Point]:
-    """The points of ``text`` (complete lines) printed by ``rank``."""
+def parse_lines(parser: MetricParser, rank: int, data: bytes, now: float) -> list[Point]:
+    """The points of ``data`` (complete lines) printed by ``rank``."""
     points = []
-    for found in parser.lines(text):
+    for found in parser.lines(data):
         step = found.pop(STEP, None)
+        at = None if step is None else int(step)
         for name, value in found.items():
-            points.append(Point(rank, name, None if step is None else int(step), value, now))
+            points.append(Point(rank, name, at, value, now))
     return points
 
 

@@ -14,6 +14,7 @@ import shutil
 import signal
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,10 @@ from ascendify.storage import is_remote, local_path
 
 STOPPED_EXIT_CODE = 128 + signal.SIGTERM
 ATTEMPT_POLL = 0.5  # how often the node launchers' summaries are read for restarts
+# How long a job's end waits for the metric reader to read the ranks' last lines (a loud rank's
+# backlog); a stopped job waits less. Past it the end is recorded all the same.
+READER_CATCH_UP = 300.0
+READER_CATCH_UP_STOPPED = 10.0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -58,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     finally:
         ended.set()
-        reader.join()
+        _wait_for_reader(reader, stop)
         watcher.join()
         _upload_logs(spec, layout)
     state, code, cause = outcome(results, layout, stopped=stop.is_set())
@@ -76,6 +81,24 @@ def _read_metrics(spec: JobSpec, layout: JobLayout) -> tuple[threading.Event, th
     reader = threading.Thread(target=tail.run, args=(ended,), name="metrics", daemon=True)
     reader.start()
     return ended, reader
+
+
+def _wait_for_reader(reader: threading.Thread, stop: threading.Event) -> None:
+    """Let the metric reader read every rank's last lines, within a bound (a shorter one once a
+    stop is asked for): nothing it does may keep the job's end from being recorded."""
+    started = time.monotonic()
+    while reader.is_alive():
+        limit = READER_CATCH_UP_STOPPED if stop.is_set() else READER_CATCH_UP
+        waited = time.monotonic() - started
+        if waited >= limit:
+            with contextlib.suppress(OSError):
+                print(
+                    f"ascendify job: metrics: the reader had not read every line after "
+                    f"{limit:g}s; the job's end is recorded without the rest",
+                    flush=True,
+                )
+            return
+        reader.join(min(0.5, limit - waited))
 
 
 def _watch_attempts(

@@ -3,8 +3,10 @@ appends the points found to the job's ``metrics.tsv``.
 
 It runs in a thread of the job runner, never in the ranks' write path: a rank writes to its pipe,
 the launcher to the file, and this thread reads the file some time later (every
-:data:`POLL_SECONDS`), a chunk at a time. TensorBoard event files the ranks write into the
-job's output or working folders are read as well when the ``tensorboard`` extra is installed.
+:data:`POLL_SECONDS`), a chunk at a time, until it has read all there is: a rank that prints
+faster than the reader parses is read late, never in part. A line longer than :data:`CHUNK` is
+skipped with a note in the runner's log. TensorBoard event files the ranks write into the job's
+output or working folders are read as well when the ``tensorboard`` extra is installed.
 """
 
 from __future__ import annotations
@@ -19,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from ascendify.jobs.layout import JobLayout
-from ascendify.jobs.metrics import MetricParser, Point, append_points, parse_lines
+from ascendify.jobs.metrics import LINE_BREAKS, MetricParser, Point, append_points, parse_lines
 
 POLL_SECONDS = 1.0
 TB_POLL_SECONDS = 5.0
-CHUNK = 4 << 20  # bytes read from one log per poll, at most
+CHUNK = 4 << 20  # bytes parsed at a time; a longer line is skipped
 TB_PREFIX = "events.out.tfevents."
 TB_RANK = -1  # TensorBoard points are the job's, not one rank's
 _SKIPPED_DIRS = frozenset({"inputs", "code", ".git", "__pycache__"})  # staged data can be huge
@@ -35,6 +37,7 @@ class _LogFile:
     path: Path
     offset: int = 0
     last_step: dict[str, int | None] = field(default_factory=dict)
+    skipping: bool = False  # inside a line longer than CHUNK: read on to its end
 
 
 class MetricsTail:
@@ -66,14 +69,28 @@ class MetricsTail:
         return cls(logs, layout.metrics, parser, tb_dirs)
 
     def poll(self, final: bool = False) -> int:
-        """Read what the logs gained since the last poll; returns the number of points added."""
+        """Read all the logs gained since the last poll; returns the number of points added.
+
+        A chunk of each log at a time, in turns, until every log is read to its end: points are
+        written chunk by chunk, so memory stays bounded however far behind the reader is.
+        """
         now = time.time()
-        points: list[Point] = []
-        for log in self._logs:
-            points += self._read(log, now, final)
-        points += self._tb.poll(now)
+        added = 0
+        reading = self._logs
+        while reading:
+            points: list[Point] = []
+            unfinished = []
+            for log in reading:
+                found, more = self._read(log, now, final)
+                points += found
+                if more:
+                    unfinished.append(log)
+            append_points(self._out, points)
+            added += len(points)
+            reading = unfinished
+        points = self._tb.poll(now)
         append_points(self._out, points)
-        return len(points)
+        return added + len(points)
 
     def run(self, stop: threading.Event) -> None:
         """Poll until ``stop`` is set, then read what is left (the last lines of every rank)."""
@@ -86,20 +103,45 @@ class MetricsTail:
         self._tb.due = True
         self.poll(final=True)
 
-    def _read(self, log: _LogFile, now: float, final: bool) -> list[Point]:
+    def _read(self, log: _LogFile, now: float, final: bool) -> tuple[list[Point], bool]:
+        """The points of the next chunk of ``log``, and whether there may be more to read."""
         try:
             with log.path.open("rb") as handle:
                 handle.seek(log.offset)
                 chunk = handle.read(CHUNK)
         except FileNotFoundError:
-            return []
+            return [], False
+        full = len(chunk) == CHUNK
         # Complete lines only (a line ends at "\n", or "\r" where tqdm redraws), but all at the end.
-        end = len(chunk) if final else max(chunk.rfind(b"\n"), chunk.rfind(b"\r")) + 1
+        end = max(chunk.rfind(b"\n"), chunk.rfind(b"\r")) + 1
+        if log.skipping:
+            return self._skip(log, chunk, full)
+        if end == 0 and full:  # one line fills the chunk: too long to be a metric line
+            print(
+                f"ascendify job: metrics: rank {log.rank}: a line longer than {CHUNK} bytes at byte "
+                f"{log.offset} of {log.path.name} is skipped",
+                flush=True,
+            )
+            log.skipping = True
+            return self._skip(log, chunk, full)
+        if final and not full:
+            end = len(chunk)
         if end == 0:
-            return []
+            return [], False
         log.offset += end
-        points = parse_lines(self._parser, log.rank, chunk[:end].decode("utf-8", "replace"), now)
-        return _new_steps(points, log.last_step)
+        points = parse_lines(self._parser, log.rank, chunk[:end], now)
+        return _new_steps(points, log.last_step), full
+
+    @staticmethod
+    def _skip(log: _LogFile, chunk: bytes, full: bool) -> tuple[list[Point], bool]:
+        """Pass over the rest of a too long line: up to its line break, else the whole chunk."""
+        ending = LINE_BREAKS.search(chunk)
+        if ending is None:
+            log.offset += len(chunk)
+            return [], full
+        log.offset += ending.end()
+        log.skipping = False
+        return [], True
 
 
 def _new_steps(points: list[Point], last_step: dict[str, int | None]) -> list[Point]:
