@@ -81,7 +81,7 @@ def test_stop_is_obeyed_while_the_reader_reads(
     job_id = submitted.stdout.strip()
     store = JobStore(jobs_dir)
     layout = JobLayout(store.job_dir(job_id), job_id)
-    wait_for(lambda: layout.metrics.exists(), 120, "the first points")
+    wait_for(layout.metrics.exists, 120, "the first points")
     stopped = job("stop", job_id, timeout=120)
     assert stopped.returncode == 0, stopped.stderr
     assert store.get(job_id).state == "stopped"

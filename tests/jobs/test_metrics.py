@@ -239,3 +239,22 @@ def test_tail_skips_a_too_long_line_and_reads_on(
     )
     assert tail.poll(final=True) == 1
     assert [(p.step, p.value) for p in read_points(out)] == [(1, 0.9), (2, 0.8), (3, 0.7)]
+
+
+def test_a_tensorboard_tag_with_a_line_break_stays_one_field(tmp_path: Path) -> None:
+    """A tag is the job's to name: a tab or newline in it once split the stored line and forged
+    a console line of ``job metrics``."""
+    pytest.importorskip("tensorboard", reason="the tensorboard extra reads event files")
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+    from tensorboard.util.tensor_util import make_tensor_proto
+
+    writer = EventFileWriter(str(tmp_path))
+    value = summary_pb2.Summary.Value(tag="loss\nrank 0\t", tensor=make_tensor_proto(0.5))
+    writer.add_event(event_pb2.Event(step=3, summary=summary_pb2.Summary(value=[value])))
+    writer.close()
+    out = tmp_path / "metrics.tsv"
+    assert MetricsTail([], out, MetricParser(), [tmp_path]).poll() == 1
+    assert [(p.name, p.step, p.value) for p in read_points(out)] == [
+        ("loss\\x0arank 0\\x09", 3, 0.5)
+    ]

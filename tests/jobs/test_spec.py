@@ -67,6 +67,8 @@ def test_credentials_in_env_are_not_kept(project: Path) -> None:
         "GITHUB_PAT", "OPENAI_API_KEY", "WANDB_API_KEY", "AWS_SECRET_ACCESS_KEY",
         "AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID", "DB_PASSWORD", "MY_SECRET", "SSH_PRIVATE_KEY",
         "HF_TOKEN", "AZURE_CREDENTIALS", "STRIPE_KEY", "pat", "password", "api_key",
+        "DB_PASS", "AUTH", "COOKIE", "SSH_PRIVATE", "HTTP_AUTHORIZATION", "PROXY_AUTH",
+        "SESSION_COOKIE", "OAUTH_CLIENT", "DOCKER_CREDS", "GPG_PASSPHRASE",
     ],
 )  # fmt: skip
 def test_secret_shaped_names_are_never_stored(project: Path, name: str) -> None:
@@ -76,7 +78,9 @@ def test_secret_shaped_names_are_never_stored(project: Path, name: str) -> None:
     assert is_secret_name(name)
 
 
-@pytest.mark.parametrize("name", ["LEVEL", "KEYBOARD", "PATH", "HF_HOME", "KEY_FILE", "PATTERN"])
+@pytest.mark.parametrize(
+    "name", ["LEVEL", "KEYBOARD", "PATH", "HF_HOME", "KEY_FILE", "PATTERN", "AUTHOR", "PASSES"]
+)
 def test_ordinary_names_are_kept(name: str) -> None:
     assert not is_secret_name(name)
 
@@ -89,6 +93,29 @@ def test_env_names_alone_take_their_value_from_the_environment() -> None:
         pairs(["MISSING"], "env", environment)
     with pytest.raises(SpecError, match="hyper: expected KEY=VALUE, got 'lr'"):
         pairs(["lr"], "hyper")
+
+
+@pytest.mark.parametrize("what", ["hyper", "env"])
+def test_a_name_with_a_line_break_is_refused_in_one_line(what: str) -> None:
+    """Printed, such a name once forged a console line of its own."""
+    with pytest.raises(SpecError) as refused:
+        pairs(["lr\nascendify job: job 1 succeeded=1"], what, {} if what == "env" else None)
+    assert "is not a usable name" in str(refused.value)
+    assert "\n" not in str(refused.value)
+
+
+def test_rerun_needs_every_secret_of_the_env(project: Path, tmp_path: Path) -> None:
+    """A secret's value is never stored: a rerun once went without it, saying nothing."""
+    from ascendify.errors import AscendifyError
+    from ascendify.jobs.service import rerun
+    from ascendify.jobs.store import JobStore
+
+    store = JobStore(tmp_path / "store")
+    spec = resolve({"code_dir": str(project), "boot_file": "rank.py", "env": {"DB_PASS": "pw"}})
+    old = store.create(spec.to_json())
+    with pytest.raises(AscendifyError, match="had DB_PASS in its env, whose value is never stored"):
+        rerun(store, old.id, environment={"OTHER": "1"})
+    assert [job.id for job in store.jobs()] == [old.id]  # nothing submitted
 
 
 def test_secret_shaped_hyperparameters_are_named() -> None:

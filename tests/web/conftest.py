@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +11,7 @@ import pytest
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.metrics import Point, append_points
 from ascendify.jobs.store import JobRecord, JobStore
+from ascendify.web import Pages, bind
 
 pytest.importorskip("flask", reason="the job pages need the ui extra (flask)")
 
@@ -42,27 +43,33 @@ def store(tmp_path: Path) -> JobStore:
     return JobStore(tmp_path / "store")
 
 
-Serve = Callable[..., str]
+class Serve:
+    """Serves the pages of a store on 127.0.0.1 (a free port) in threads: ``serve()`` gives the
+    base URL, ``serve.token(base)`` the token of that server (actions allowed)."""
+
+    def __init__(self, store: JobStore) -> None:
+        self._store = store
+        self._served: dict[str, Pages] = {}
+
+    def __call__(self, allow_actions: bool = False) -> str:
+        pages = bind(self._store, host="127.0.0.1", port=0, allow_actions=allow_actions)
+        threading.Thread(target=pages.server.serve_forever, args=(0.02,), daemon=True).start()
+        self._served[pages.base] = pages
+        return pages.base
+
+    def token(self, base: str) -> str:
+        token = self._served[base].token
+        assert token is not None, "served without actions"
+        return token
+
+    def close(self) -> None:
+        for pages in self._served.values():
+            pages.server.shutdown()
+            pages.server.server_close()
 
 
 @pytest.fixture
 def serve(store: JobStore) -> Iterator[Serve]:
-    """Serve the pages of ``store`` on 127.0.0.1 (a free port) in a thread; returns the base URL."""
-    from werkzeug.serving import make_server
-
-    from ascendify.web.app import create_app
-
-    servers = []
-
-    def start(allow_actions: bool = False) -> str:
-        server = make_server(
-            "127.0.0.1", 0, create_app(store, allow_actions=allow_actions), threaded=True
-        )
-        threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
-        servers.append(server)
-        return f"http://127.0.0.1:{server.port}/"
-
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+    served = Serve(store)
+    yield served
+    served.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -81,23 +82,97 @@ def test_unknown_job_and_rank_are_404(store: JobStore, serve: Serve) -> None:
     status, body = fetch(base + f"api/jobs/{job.id}/logs?rank=3")
     assert status == 404
     assert "outside 0..0" in json.loads(body)["error"]
+    status, body = fetch(base + f"api/jobs/{job.id}/logs?rank=0&offset=-5")  # once HTTP 500
+    assert status == 400
+    assert "offset -5: a byte offset is 0 or more" in json.loads(body)["error"]
 
 
 @pytest.mark.parametrize(
     ("allow", "headers", "status"),
     [
-        (False, {"X-Ascendify-Action": "1", "Origin": "{base}"}, 403),  # read-only
-        (True, {"Origin": "{base}"}, 403),  # no action header: a plain cross-site form
-        (True, {"X-Ascendify-Action": "1", "Origin": "http://evil.example"}, 403),
-        (True, {"X-Ascendify-Action": "1"}, 403),  # no origin at all
-        (True, {"X-Ascendify-Action": "1", "Origin": "{base}"}, 202),
+        (False, {"X-Ascendify-Token": "{token}", "Origin": "{base}"}, 403),  # read-only
+        (True, {"Origin": "{base}"}, 403),  # no token: a plain cross-site form
+        (True, {"X-Ascendify-Token": "not-it", "Origin": "{base}"}, 403),
+        (True, {"X-Ascendify-Token": "{token}", "Origin": "http://evil.example"}, 403),
+        (True, {"X-Ascendify-Token": "{token}"}, 403),  # no origin at all
+        (True, {"X-Ascendify-Token": "{token}", "Origin": "{base}"}, 202),
     ],
 )
-def test_actions_need_the_flag_and_the_same_origin(
+def test_actions_need_the_flag_the_token_and_the_same_origin(
     store: JobStore, serve: Serve, allow: bool, headers: dict[str, str], status: int
 ) -> None:
     job = recorded_job(store, "ended", [1.0])  # stopping an ended job changes nothing
     base = serve(allow_actions=allow)
-    given = {key: value.format(base=base.rstrip("/")) for key, value in headers.items()}
+    token = serve.token(base) if allow else "any"
+    given = {
+        key: value.format(base=base.rstrip("/"), token=token) for key, value in headers.items()
+    }
     assert fetch(base + f"api/jobs/{job.id}/stop", "POST", given)[0] == status
     assert store.get(job.id).state == "succeeded"
+
+
+def test_dns_rebinding_reads_and_acts_on_nothing(store: JobStore, serve: Serve) -> None:
+    """A page of attacker.example whose name resolves to 127.0.0.1: its requests name its own
+    host and origin. They once stopped a running job (202) and reran another (201)."""
+    job = recorded_job(store, "private", [1.0], log="step 0 loss 1.0\n", state="running")
+    base = serve(allow_actions=True)
+    port = base.rstrip("/").rsplit(":", 1)[1]
+    foreign = {"Host": f"attacker.example:{port}", "Origin": f"http://attacker.example:{port}"}
+    for path in ("", f"jobs/{job.id}", "api/jobs", f"api/jobs/{job.id}", f"api/jobs/{job.id}/logs"):
+        status, body = fetch(base + path, headers=foreign)
+        assert status == 403, path
+        assert "private" not in body
+        assert "step 0" not in body
+    acting = {**foreign, "X-Ascendify-Token": serve.token(base)}  # even with the token
+    assert fetch(base + f"api/jobs/{job.id}/stop", "POST", acting)[0] == 403
+    assert fetch(base + f"api/jobs/{job.id}/rerun", "POST", acting)[0] == 403
+    assert [(one.id, one.state) for one in store.jobs()] == [(job.id, "running")]
+    # Another port of this host is another server: refused as well.
+    assert fetch(base + "api/jobs", headers={"Host": "127.0.0.1:1"})[0] == 403
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "LOCALHOST", "[::1]"])
+def test_the_served_names_are_answered(store: JobStore, serve: Serve, host: str) -> None:
+    base = serve()
+    port = base.rstrip("/").rsplit(":", 1)[1]
+    assert fetch(base + "api/jobs", headers={"Host": f"{host}:{port}"})[0] == 200
+
+
+def test_served_hosts() -> None:
+    from ascendify.web import served_hosts
+
+    assert served_hosts("127.0.0.1", 8422) == {
+        "127.0.0.1:8422", "localhost:8422", "[::1]:8422"
+    }  # fmt: skip
+    assert "box.example:80" in served_hosts("box.example", 80)
+    assert "box.example" in served_hosts("box.example", 80)  # the default port goes unsaid
+    everywhere = served_hosts("0.0.0.0", 8422)
+    assert {"127.0.0.1:8422", "0.0.0.0:8422"} <= everywhere
+    assert not any(name.startswith("attacker") for name in everywhere)
+
+
+def test_the_token_reaches_the_page_and_stays(store: JobStore, serve: Serve) -> None:
+    """Opened with ?token=, the page holds it for its buttons, and a cookie keeps it for the
+    pages opened from there; without it the page holds none."""
+    job = recorded_job(store, "one", [1.0])
+    base = serve(allow_actions=True)
+    token = serve.token(base)
+    request = urllib.request.Request(base + f"?token={token}")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        cookie = response.headers["Set-Cookie"].split(";")[0]
+    assert cookie.endswith("=" + token)
+    status, page = fetch(base + f"jobs/{job.id}", headers={"Cookie": cookie})
+    assert (status, f'data-token="{token}"' in page) == (200, True)
+    status, page = fetch(base + f"jobs/{job.id}")
+    assert (status, token in page) == (200, False)
+
+
+@pytest.mark.parametrize("port", ["-1", "65536", "99999"])
+def test_a_port_outside_0_to_65535_is_refused(
+    tmp_path: Path, port: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--port 99999`` once served on another port (65537 on port 1)."""
+    from ascendify.cli import main
+
+    assert main(["job", "ui", "--jobs-dir", str(tmp_path), "--port", port]) == 2
+    assert f"--port {port}: a port is 0..65535" in capsys.readouterr().err

@@ -173,7 +173,8 @@ def test_rerun_button_with_actions_allowed(
     (code / "train.py").write_text("print('step 0 loss 0.5')\n")
     browser.get(serve() + f"jobs/{old.id}")
     assert browser.find_elements("id", "rerun") == []  # read-only
-    browser.get(serve(allow_actions=True) + f"jobs/{old.id}")
+    base = serve(allow_actions=True)
+    browser.get(base + f"jobs/{old.id}?token={serve.token(base)}")
     browser.find_element("id", "rerun").click()
     until(lambda: len(store.jobs()) == 2, 30, "the rerun to be recorded")
     new = next(job for job in store.jobs() if job.id != old.id)

@@ -22,7 +22,7 @@ from pathlib import Path
 from ascendify._fs import shown
 from ascendify.errors import AscendifyError
 from ascendify.jobs.layout import JobLayout
-from ascendify.jobs.spec import MANIFEST_ENGINES, JobSpec, check_fits
+from ascendify.jobs.spec import MANIFEST_ENGINES, REDACTED, JobSpec, check_fits
 from ascendify.jobs.store import (
     ACTIVE,
     FINAL,
@@ -116,18 +116,33 @@ def _start_runner(store: JobStore, spec: JobSpec, layout: JobLayout) -> None:
     runner.returncode = 0
 
 
-def rerun(store: JobStore, job_id: str, hyper: Mapping[str, str] | None = None) -> JobRecord:
+def rerun(
+    store: JobStore,
+    job_id: str,
+    hyper: Mapping[str, str] | None = None,
+    environment: Mapping[str, str] | None = None,
+) -> JobRecord:
     """The same job again: the stored spec on the old job's code snapshot, with ``hyper``
     changing or adding hyperparameters. The new job names the old one (``rerun_of``).
 
-    Credentials were never stored: the rerun takes them from the current environment.
+    Credentials were never stored: the rerun takes them from ``environment`` (this process's),
+    and is refused, naming them, when any is not set there.
     """
+    environment = os.environ if environment is None else environment
     old = store.get(job_id)
     spec = JobSpec.from_json(old.spec)
+    secrets = [name for name, value in old.spec["env"].items() if value == REDACTED]
+    missing = [name for name in secrets if name not in environment]
+    if missing:
+        raise AscendifyError(
+            f"job {old.id} had {', '.join(missing)} in its env, whose value is never stored: "
+            "set it in this environment to rerun the job"
+        )
     code = JobLayout(store.job_dir(old.id), old.id).code
     if not code.is_dir():
         raise AscendifyError(f"job {old.id} has no code snapshot left in {code}")
-    changed = replace(spec, code_dir=code, hyper={**spec.hyper, **(hyper or {})})
+    env = {**spec.env, **{name: environment[name] for name in secrets}}
+    changed = replace(spec, code_dir=code, env=env, hyper={**spec.hyper, **(hyper or {})})
     check_fits(changed)  # the new hyperparameters, as validate checks them
     return submit(store, changed, rerun_of=old.id)
 

@@ -43,8 +43,9 @@ SPEC_SUFFIXES = (".toml", ".yaml", ".yml", ".json")
 # values are never stored (the job store, spec.json) nor shown (describe, the job pages): the ranks
 # get them through their environment only. docs/jobs.md lists these.
 SECRET_NAMES = (
-    "*SECRET*", "*TOKEN*", "*PASSWORD*", "*PASSWD*", "*CREDENTIAL*", "*ACCESS_KEY*",
-    "*PRIVATE_KEY*", "*API_KEY*", "*APIKEY*", "*_KEY", "*_PAT", "PAT",
+    "*SECRET*", "*TOKEN*", "*PASSWORD*", "*PASSWD*", "*PASS", "*PASSPHRASE*", "*CREDENTIAL*",
+    "*CREDS*", "*ACCESS_KEY*", "*PRIVATE*", "*API_KEY*", "*APIKEY*", "*_KEY", "*_PAT", "PAT",
+    "AUTH", "AUTH_*", "*_AUTH", "*_AUTH_*", "*AUTHORIZATION*", "*OAUTH*", "*COOKIE*",
 )  # fmt: skip
 REDACTED = "***"
 # ModelArts declares a job hung after about 30 minutes without progress.
@@ -362,12 +363,17 @@ def _table(raw: Mapping[str, Any], key: str) -> dict[str, str]:
         raise SpecError(key, f"expected a table of NAME = value, got {_shown(value)}")
     table: dict[str, str] = {}
     for name, item in value.items():
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", str(name)):
-            raise SpecError(key, f"{_shown(name)} is not a usable name")
+        _check_name(key, str(name))
         if isinstance(item, Mapping | list):
             raise SpecError(key, f"{name}: expected a single value, got {_shown(item)}")
         table[str(name)] = str(item).lower() if isinstance(item, bool) else str(item)
     return table
+
+
+def _check_name(table: str, name: str) -> None:
+    """An env or hyperparameter name: one word (a newline in it would forge console lines)."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", name):
+        raise SpecError(table, f"{_shown(name)} is not a usable name")
 
 
 def _metrics(raw: Mapping[str, Any]) -> dict[str, str]:
@@ -411,6 +417,8 @@ def pairs(
         elif not equals or not key:
             form = "KEY=VALUE or NAME" if environment is not None else "KEY=VALUE"
             raise SpecError(what, f"expected {form}, got {_shown(value)}")
+        if what != "metrics":  # a metric's name is checked with its pattern
+            _check_name(what, key)
         table[key] = item
     return table
 

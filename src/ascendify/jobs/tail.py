@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
 import time
 from collections.abc import Iterable
@@ -28,6 +29,7 @@ TB_POLL_SECONDS = 5.0
 CHUNK = 4 << 20  # bytes parsed at a time; a longer line is skipped
 TB_PREFIX = "events.out.tfevents."
 TB_RANK = -1  # TensorBoard points are the job's, not one rank's
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # in a series name: stored and shown escaped
 _SKIPPED_DIRS = frozenset({"inputs", "code", ".git", "__pycache__"})  # staged data can be huge
 
 
@@ -190,8 +192,13 @@ class TensorBoardReader:
                 for value in event.summary.value:
                     with contextlib.suppress(ValueError, TypeError):
                         number = float(make_ndarray(value.tensor).item())
-                        points.append(Point(TB_RANK, value.tag, event.step, number, now))
+                        tag = _CONTROL.sub(_escaped, value.tag)  # a tab or line break: one field
+                        points.append(Point(TB_RANK, tag, event.step, number, now))
         return points
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\x{ord(match.group()):02x}"
 
 
 def _event_files(root: Path) -> list[Path]:

@@ -3,19 +3,23 @@
 ``/`` lists the jobs, ``/jobs/<id>`` shows one (spec, state history, live log tails of every rank,
 metric curves drawn by the vendored uPlot, another job overlaid with ``?compare=<id>``). The pages
 fetch everything they show from the API (``/api/jobs``, ``/api/jobs/<id>``,
-``/api/jobs/<id>/metrics``, ``/api/jobs/<id>/logs``). Read-only unless the app is made with
-``allow_actions``: then ``POST /api/jobs/<id>/stop`` and ``/rerun`` work, for requests from the
-page's own origin only (see :func:`_same_origin`). Secret-shaped values are never shown.
+``/api/jobs/<id>/metrics``, ``/api/jobs/<id>/logs``). Only requests whose ``Host`` is one the
+server serves (``app.config[SERVED_HOSTS]``, set once it is bound) are answered. Read-only unless
+the app is made with ``allow_actions``: then ``POST /api/jobs/<id>/stop`` and ``/rerun`` work
+for requests that carry the token and come from the page's own origin (see :func:`_may_act`).
+Secret-shaped values are never shown.
 """
 
 from __future__ import annotations
 
+import hmac
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from flask import Flask, abort, jsonify, render_template, request
+from flask import Flask, Response, abort, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import HTTPException
 
@@ -29,12 +33,18 @@ from ascendify.jobs.store import JobRecord, JobStore
 LIST_LIMIT = 500
 LOG_TAIL_BYTES = 16 << 10  # what a log view starts with
 LOG_CHUNK_BYTES = 256 << 10  # at most this much new log per request
-ACTION_HEADER = "X-Ascendify-Action"  # a custom header: a cross-site form or fetch cannot send it
+TOKEN_HEADER = "X-Ascendify-Token"  # a custom header: a cross-site form cannot send it
+SERVED_HOSTS = "ASCENDIFY_SERVED_HOSTS"  # app.config key: the Host values answered
 
 
-def create_app(store: JobStore, *, allow_actions: bool = False) -> Flask:
+def create_app(store: JobStore, *, allow_actions: bool = False, token: str | None = None) -> Flask:
+    """The pages of ``store``; with ``allow_actions``, stop and rerun for requests holding
+    ``token``. No request is answered until ``app.config[SERVED_HOSTS]`` names its Host."""
+    if allow_actions and not token:
+        raise ValueError("actions need a token")
     app = Flask(__name__)
     app.json.sort_keys = False  # type: ignore[attr-defined]
+    page_token = _guard(app, token)
 
     def job_or_404(job_id: str) -> JobRecord:
         try:
@@ -44,13 +54,17 @@ def create_app(store: JobStore, *, allow_actions: bool = False) -> Flask:
 
     @app.get("/")
     def index() -> ResponseReturnValue:
-        return render_template("index.html", allow_actions=allow_actions)
+        return render_template("index.html", allow_actions=allow_actions, token=page_token())
 
     @app.get("/jobs/<job_id>")
     def job_page(job_id: str) -> ResponseReturnValue:
         job = job_or_404(job_id)
         return render_template(
-            "job.html", job=job, allow_actions=allow_actions, compare=request.args.get("compare")
+            "job.html",
+            job=job,
+            allow_actions=allow_actions,
+            token=page_token(),
+            compare=request.args.get("compare"),
         )
 
     @app.get("/api/jobs")
@@ -81,14 +95,20 @@ def create_app(store: JobStore, *, allow_actions: bool = False) -> Flask:
         except AscendifyError as error:
             abort(404, description=str(error))
         offset = request.args.get("offset", type=int)
+        if offset is not None and offset < 0:
+            abort(400, description=f"offset {offset}: a byte offset is 0 or more")
         return jsonify({"rank": rank, **log_tail(path, offset), "active": job.active})
 
     @app.post("/api/jobs/<job_id>/<action>")
     def api_action(job_id: str, action: str) -> ResponseReturnValue:
         if not allow_actions:
             abort(403, description="read-only: start the page with --allow-actions")
-        if not _same_origin():
-            abort(403, description="actions are taken from the job page itself only")
+        if not _may_act(token):
+            abort(
+                403,
+                description="actions are taken from the job page opened with the URL "
+                "`ascendify job ui` printed (its token) only",
+            )
         job = job_or_404(job_id)
         if action == "stop":
             # stop waits for the job to end: not in the request.
@@ -111,13 +131,48 @@ def create_app(store: JobStore, *, allow_actions: bool = False) -> Flask:
     return app
 
 
-def _same_origin() -> bool:
-    """A POST counts only with the action header and from the page's own origin.
+def _guard(app: Flask, token: str | None) -> Callable[[], str | None]:
+    """Refuse every request not addressed to a served Host; keep the token of a page opened
+    with it in a cookie. Returns what gives a page its token (None: opened without)."""
+    app.config[SERVED_HOSTS] = frozenset()
 
-    The custom header cannot be set by a cross-site form, and a cross-site ``fetch`` with it needs
-    a CORS preflight this server never answers; the Origin (or Referer) check is a second lock.
+    def cookie() -> str:
+        # One per port: the cookies of a host are shared by all its ports.
+        return f"ascendify-token-{request.environ.get('SERVER_PORT', '')}"
+
+    @app.before_request
+    def addressed_here() -> None:
+        """A page of another site whose name was made to resolve here (DNS rebinding) sends its
+        own name as Host: it is refused before anything is read."""
+        served = app.config[SERVED_HOSTS]
+        if request.host.lower() not in served:
+            abort(403, description=f"this server answers for {' or '.join(sorted(served))} only")
+
+    def page_token() -> str | None:
+        """The token, for a page opened with it (in the URL, or its cookie since then)."""
+        given = request.args.get("token") or request.cookies.get(cookie())
+        return token if token and given and hmac.compare_digest(given, token) else None
+
+    @app.after_request
+    def remember_token(response: Response) -> Response:
+        given = request.args.get("token")
+        if token and given and hmac.compare_digest(given, token):
+            response.set_cookie(cookie(), token, httponly=True, samesite="Strict")
+        return response
+
+    return page_token
+
+
+def _may_act(token: str | None) -> bool:
+    """A POST acts only with the token in its header, from the page's own origin.
+
+    The Host was checked already (``addressed_here``); the token is in the pages served to
+    those who opened the printed URL, which another site cannot read. The custom header cannot
+    be set by a cross-site form, and a cross-site ``fetch`` with it needs a CORS preflight this
+    server never answers; the Origin (or Referer) check is a last lock.
     """
-    if request.headers.get(ACTION_HEADER) != "1":
+    given = request.headers.get(TOKEN_HEADER)
+    if not (token and given and hmac.compare_digest(given, token)):
         return False
     origin = request.headers.get("Origin") or request.headers.get("Referer")
     return origin is not None and urlsplit(origin).netloc == request.host

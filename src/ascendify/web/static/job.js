@@ -153,9 +153,14 @@ function actions() {
     const button = document.getElementById(action);
     if (!button) continue;
     button.addEventListener("click", async () => {
-      const response = await fetch(API + JOB + "/" + action, {method: "POST", headers: {"X-Ascendify-Action": "1"}});
-      const result = await response.json();
       const shown = document.getElementById("action-result");
+      const token = document.body.dataset.token;
+      if (!token) {
+        shown.textContent = "open the page with the URL `ascendify job ui` printed (it holds the token actions need)";
+        return;
+      }
+      const response = await fetch(API + JOB + "/" + action, {method: "POST", headers: {"X-Ascendify-Token": token}});
+      const result = await response.json();
       shown.textContent = response.ok ? (action === "rerun" ? "rerun: " : "stopping ") + result.job : result.error || response.status;
       if (response.ok && action === "rerun") location.href = result.job;
     });
