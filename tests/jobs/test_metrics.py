@@ -10,6 +10,7 @@ from ascendify.jobs.metrics import (
     MetricParser,
     MetricPatternError,
     Point,
+    Series,
     append_points,
     parse_lines,
     progress,
@@ -258,3 +259,17 @@ def test_a_tensorboard_tag_with_a_line_break_stays_one_field(tmp_path: Path) -> 
     assert [(p.name, p.step, p.value) for p in read_points(out)] == [
         ("loss\\x0arank 0\\x09", 3, 0.5)
     ]
+
+
+def test_a_downsampled_series_keeps_ends_and_extremes() -> None:
+    values = [float(n % 10) for n in range(10_000)]
+    values[5_003] = 99.0
+    series = Series("loss", 0, list(range(10_000)), values, [1.0] * 10_000)
+    shown = series.downsampled(100)
+    assert len(shown.values) <= 100
+    assert (shown.steps[0], shown.steps[-1]) == (0, 9_999)
+    assert shown.steps == sorted(shown.steps)
+    assert 5_003 in shown.steps
+    assert (min(shown.values), max(shown.values)) == (0.0, 99.0)
+    assert series.downsampled(10_000) is series
+    assert series.to_json(times=False, limit=100)["count"] == 10_000

@@ -161,6 +161,7 @@ def test_page_of_100k_points_loads_quickly(
     print(report)
     browser.save_screenshot(str(artifacts / "page-100k.png"))
     assert drawn_pixels(browser, "loss") > 200
+    assert int(chart_attribute(browser, "loss", "drawn") or 0) <= 4000  # the API's chart worth
     assert seconds < 10  # the target is 1 s; a busy shared machine must not fail the suite
 
 

@@ -288,18 +288,44 @@ class Series:
     values: list[float]
     times: list[float]
 
-    def to_json(self, times: bool = True) -> dict[str, object]:
+    def to_json(self, times: bool = True, limit: int | None = None) -> dict[str, object]:
         """As ``job metrics --json`` and the API give it; ``times`` (when each point was read)
-        costs a third of the encoding, and charts do without."""
+        costs a third of the encoding, and charts do without. With ``limit``, at most that many
+        points (see :meth:`downsampled`); ``count`` is the number of points stored."""
+        shown = self if limit is None else self.downsampled(limit)
         found: dict[str, object] = {
             "name": self.name,
             "rank": self.rank,
-            "steps": self.steps,
-            "values": self.values,
+            "count": len(self.values),
+            "steps": shown.steps,
+            "values": shown.values,
         }
         if times:
-            found["times"] = self.times
+            found["times"] = shown.times
         return found
+
+    def downsampled(self, limit: int) -> Series:
+        """At most ``limit`` (4 or more) of the points, in order: the first, the last, and the
+        lowest and highest of each of ``(limit - 2) // 2`` runs of neighbours, so that a chart
+        of them shows every spike the full series has."""
+        count = len(self.values)
+        if count <= limit:
+            return self
+        runs = (limit - 2) // 2
+        size = -(-count // runs)  # rounded up: at most ``runs`` runs
+        kept = {0, count - 1}
+        for start in range(0, count, size):
+            run = self.values[start : start + size]
+            kept.add(start + run.index(min(run)))
+            kept.add(start + run.index(max(run)))
+        order = sorted(kept)
+        return Series(
+            self.name,
+            self.rank,
+            [self.steps[i] for i in order],
+            [self.values[i] for i in order],
+            [self.times[i] for i in order],
+        )
 
 
 def read_series(path: Path, name: str | None = None, rank: int | None = None) -> list[Series]:

@@ -33,6 +33,10 @@ from ascendify.jobs.store import JobRecord, JobStore
 LIST_LIMIT = 500
 LOG_TAIL_BYTES = 16 << 10  # what a log view starts with
 LOG_CHUNK_BYTES = 256 << 10  # at most this much new log per request
+# Points of a series the metrics API gives (?points=N): a chart is some 1,000 pixels wide, and
+# the lowest and highest of each run of points are kept. `job metrics` gives every point.
+CHART_POINTS = 4000
+MIN_POINTS, MAX_POINTS = 4, 100_000
 TOKEN_HEADER = "X-Ascendify-Token"  # a custom header: a cross-site form cannot send it
 SERVED_HOSTS = "ASCENDIFY_SERVED_HOSTS"  # app.config key: the Host values answered
 
@@ -83,8 +87,11 @@ def create_app(store: JobStore, *, allow_actions: bool = False, token: str | Non
         name = request.args.get("name")
         rank = request.args.get("rank", type=int)
         times = request.args.get("times") == "1"
+        limit = request.args.get("points", default=CHART_POINTS, type=int)
+        if not MIN_POINTS <= limit <= MAX_POINTS:
+            abort(400, description=f"points {limit}: from {MIN_POINTS} to {MAX_POINTS} a series")
         found = read_series(JobLayout(store.job_dir(job.id), job.id).metrics, name, rank)
-        return jsonify({"job": job.id, "series": [one.to_json(times) for one in found]})
+        return jsonify({"job": job.id, "series": [one.to_json(times, limit) for one in found]})
 
     @app.get("/api/jobs/<job_id>/logs")
     def api_logs(job_id: str) -> ResponseReturnValue:

@@ -27,7 +27,7 @@ function curves(results) {
     for (const series of result.series) {
       const label = (results.length > 1 ? job + " " : "") + (series.rank < 0 ? "events" : "rank " + series.rank);
       if (!byName.has(series.name)) byName.set(series.name, []);
-      byName.get(series.name).push({label, x: xs(series), y: series.values});
+      byName.get(series.name).push({label, x: xs(series), y: series.values, count: series.count});
     }
   }
   const rank = (name) => (ORDER.includes(name) ? ORDER.indexOf(name) : ORDER.length);
@@ -42,7 +42,9 @@ function chartData(lines) {
 function draw(name, lines) {
   const data = chartData(lines);
   const labels = lines.map((line) => line.label).join("|");
-  const points = lines.reduce((total, line) => total + line.y.length, 0);
+  // The points stored; the API sends a chart's worth of them (the lowest and highest kept).
+  const points = lines.reduce((total, line) => total + line.count, 0);
+  const drawn = lines.reduce((total, line) => total + line.y.length, 0);
   let chart = charts.get(name);
   if (chart && chart.labels !== labels) {
     chart.plot.destroy();
@@ -70,6 +72,7 @@ function draw(name, lines) {
     chart.plot.setData(data);
   }
   chart.box.dataset.points = String(points);
+  chart.box.dataset.drawn = String(drawn);
   chart.box.dataset.lines = String(lines.length);
 }
 
