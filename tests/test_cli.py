@@ -72,5 +72,5 @@ def test_job_list_limit_is_a_count(capsys: pytest.CaptureFixture[str], limit: st
     with pytest.raises(SystemExit) as exit_info:
         build_parser().parse_args(["job", "list", "--limit", limit])
     assert exit_info.value.code == 2
-    assert f"takes a number of jobs, 0 or more, not '{limit}'" in capsys.readouterr().err
+    assert f"takes a count, 0 or more, not '{limit}'" in capsys.readouterr().err
     assert build_parser().parse_args(["job", "list", "--limit", "0"]).limit == 0

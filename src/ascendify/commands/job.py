@@ -101,6 +101,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         sub.add_argument("job_id", metavar="ID", help="job id (a unique prefix is enough)")
         if name == "logs":
             sub.add_argument("-f", "--follow", action="store_true", help="until the job ends")
+            sub.add_argument(
+                "--tail", type=_limit, metavar="N", help="from each log's last N lines on"
+            )
             sub.add_argument("--node", type=int, metavar="N", help="node N's worker log")
             sub.add_argument("--rank", type=int, metavar="R", help="rank R's own log")
         if name == "rerun":
@@ -122,9 +125,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _limit(text: str) -> int:
-    """``--limit N``: 0 or more (a negative count once dropped the oldest job instead)."""
+    """``--limit N``, ``--tail N``: 0 or more (a negative count once dropped the oldest job)."""
     if not (text.isdecimal() and len(text) < 20):
-        raise argparse.ArgumentTypeError(f"takes a number of jobs, 0 or more, not {text!r}")
+        raise argparse.ArgumentTypeError(f"takes a count, 0 or more, not {text!r}")
     return int(text)
 
 
@@ -332,15 +335,14 @@ def _logs(store: JobStore, args: argparse.Namespace) -> int:
 
     job = store.get(args.job_id)
     paths = service.log_files(store, job, args.node, args.rank)
+    starts = [0 if args.tail is None else service.tail_start(path, args.tail) for path in paths]
     if args.follow:
-        _write(service.follow(store, job.id, paths))
+        _write(service.follow(store, job.id, paths, starts))
         return 0
-    for path in paths:
-        try:
-            sys.stdout.buffer.write(path.read_bytes())
-        except FileNotFoundError:
+    for path, start in zip(paths, starts, strict=True):
+        if not path.exists():
             _say(f"no log yet at {path}")
-    sys.stdout.buffer.flush()
+        _write(service.log_blocks(path, start, whole=True))
     return 0
 
 

@@ -35,6 +35,7 @@ from ascendify.jobs.store import (
 # A runner records itself within moments of the submit; a queued job without one is lost.
 RUNNER_START_TIMEOUT = 60.0
 FOLLOW_POLL = 0.2
+LOG_BLOCK = 1 << 20  # bytes of a log read at a time by `job logs`
 # Process start times agree to this many seconds (psutil rounds them differently per platform).
 _SAME_START = 1.0
 
@@ -245,20 +246,68 @@ def log_files(store: JobStore, job: JobRecord, node: int | None, rank: int | Non
     return [layout.worker_log(n) for n in range(job.nodes)]
 
 
-def follow(store: JobStore, job_id: str, paths: Sequence[Path]) -> Iterator[bytes]:
+def follow(
+    store: JobStore, job_id: str, paths: Sequence[Path], starts: Sequence[int] | None = None
+) -> Iterator[bytes]:
     """The lines of every file of ``paths`` (each node's worker log: rank-prefixed lines) as they
-    are written, a file's new lines at a time, until the job has ended."""
-    positions = [0] * len(paths)
+    are written, from ``starts`` (default: each file's beginning), until the job has ended.
+
+    A block of complete lines at a time, at most :data:`LOG_BLOCK` bytes (a longer line comes in
+    pieces): memory stays bounded whatever the log's size.
+    """
+    positions = list(starts) if starts is not None else [0] * len(paths)
     while True:
         ended = store.get(job_id).state in FINAL
         for index, path in enumerate(paths):
-            with contextlib.suppress(FileNotFoundError), path.open("rb") as handle:
-                handle.seek(positions[index])
-                chunk = handle.read()
-                complete = chunk if ended else chunk[: chunk.rfind(b"\n") + 1]
-                positions[index] += len(complete)
-                yield from complete.splitlines(keepends=True)
+            for block in log_blocks(path, positions[index], whole=ended):
+                positions[index] += len(block)
+                yield block
         if ended:
             return
         time.sleep(FOLLOW_POLL)
         reconcile(store)
+
+
+def log_blocks(path: Path, start: int, *, whole: bool) -> Iterator[bytes]:
+    """What ``path`` holds from ``start`` on, in blocks of complete lines (``whole``: the last,
+    unfinished line too)."""
+    with contextlib.suppress(FileNotFoundError), path.open("rb") as handle:
+        handle.seek(start)
+        while block := handle.read(LOG_BLOCK):
+            if len(block) == LOG_BLOCK or whole:
+                cut = block.rfind(b"\n") + 1 or len(block)  # a longer line: in pieces
+            else:
+                cut = block.rfind(b"\n") + 1  # the last line is still being written
+            if cut == 0:
+                return
+            handle.seek(start + cut)
+            start += cut
+            yield block[:cut]
+
+
+def tail_start(path: Path, lines: int) -> int:
+    """Where the last ``lines`` lines of ``path`` start (0 when it has fewer; its end for 0),
+    read backwards a block at a time."""
+    if lines == 0:
+        return path.stat().st_size if path.exists() else 0
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        return 0
+    with handle:
+        end = handle.seek(0, os.SEEK_END)
+        position = end
+        breaks = 0
+        while position > 0:
+            size = min(LOG_BLOCK, position)
+            position -= size
+            handle.seek(position)
+            block = handle.read(size)
+            if position + size == end and block.endswith(b"\n"):
+                block = block[:-1]  # the last line's own break
+            at = len(block)
+            while (at := block.rfind(b"\n", 0, at)) >= 0:
+                breaks += 1
+                if breaks == lines:
+                    return position + at + 1
+        return 0
