@@ -273,3 +273,32 @@ def test_a_downsampled_series_keeps_ends_and_extremes() -> None:
     assert (min(shown.values), max(shown.values)) == (0.0, 99.0)
     assert series.downsampled(10_000) is series
     assert series.to_json(times=False, limit=100)["count"] == 10_000
+
+
+@pytest.mark.parametrize("stopped", [False, True])
+def test_the_job_end_waits_for_a_reader_that_moves_on_only(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    stopped: bool,
+) -> None:
+    """A reader that reads nothing more (here: one held on an event) is left behind, sooner once
+    a stop was asked for; the runner then records the job's end."""
+    import threading
+
+    from ascendify.jobs import runner
+
+    monkeypatch.setattr(runner, "READER_STALL", 3600.0 if stopped else 0.5)
+    monkeypatch.setattr(runner, "READER_CATCH_UP_STOPPED", 0.5)
+    held = threading.Event()
+    reader = threading.Thread(target=held.wait, daemon=True)
+    reader.start()
+    stop = threading.Event()
+    if stopped:
+        stop.set()
+    tail = MetricsTail([(0, tmp_path / "rank_0.log")], tmp_path / "metrics.tsv", MetricParser())
+    runner._wait_for_reader(reader, tail, stop)
+    assert reader.is_alive()
+    assert "the reader had not read every line" in capsys.readouterr().out
+    held.set()
+    reader.join()

@@ -170,7 +170,7 @@ class MetricParser:
                 found.setdefault(end, {}).setdefault(name, number)
                 starts[end] = start  # the user's line may hold a step too
         low = data.lower()  # ASCII only: the offsets stay those of ``data``
-        starts.update((end, start) for start, end in _lines_with(_HINTS, low))
+        starts.update((end, start) for start, end, _ in _lines_with(_HINTS, low))
         for end in sorted(starts) if self._user else starts:
             values = found.get(end)
             for match in self._pattern.finditer(low, starts[end], end):
@@ -188,9 +188,10 @@ class MetricParser:
         return [found[end] for end in sorted(found)]
 
 
-def _lines_with(pattern: Any, data: bytes) -> Iterator[tuple[int, int]]:
-    """(start, end) of every line of ``data`` where ``pattern`` finds a match, in order. The next
-    search starts after the line found: each line is given once and the search always ends."""
+def _lines_with(pattern: Any, data: bytes) -> Iterator[tuple[int, int, Any]]:
+    """(start, end, first match) of every line of ``data`` where ``pattern`` finds a match, in
+    order. The next search starts after the line found: each line is given once and the search
+    always ends."""
     size = len(data)
     position = 0
     while position <= size and (match := pattern.search(data, position)) is not None:
@@ -200,19 +201,25 @@ def _lines_with(pattern: Any, data: bytes) -> Iterator[tuple[int, int]]:
         )
         ending = LINE_BREAKS.search(data, at)
         end = size if ending is None else ending.start()
-        yield start, end
+        yield start, end, match
         position = end + 1
 
 
 def _user_values(pattern: Any, data: bytes) -> Iterator[tuple[int, int, float]]:
-    """(line start, line end, value) of each line of ``data`` where a user's pattern reads a number. The
-    pattern runs again on the line alone: a match found in the whole chunk may run past it."""
-    for start, end in _lines_with(pattern, data):
-        for match in pattern.finditer(data, start, end):
-            value = _number(match.group(1) if pattern.groups else _value_of(match.group(0)))
-            if value is not None:
-                yield start, end, value
-                break
+    """(line start, line end, value) of each line of ``data`` where a user's pattern reads a
+    number: the first match, or, when that is no number or runs past the line, the first of the
+    line's own matches that is one."""
+    for start, end, first in _lines_with(pattern, data):
+        value = _user_value(pattern, first) if first.end() <= end else None
+        if value is None:
+            found = (_user_value(pattern, match) for match in pattern.finditer(data, start, end))
+            value = next((number for number in found if number is not None), None)
+        if value is not None:
+            yield start, end, value
+
+
+def _user_value(pattern: Any, match: Any) -> float | None:
+    return _number(match.group(1) if pattern.groups else _value_of(match.group(0)))
 
 
 def _value_of(matched: bytes) -> bytes:

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ascendify._fs import shown
 from ascendify.jobs.layout import JobLayout
@@ -27,11 +27,15 @@ from ascendify.jobs.store import JobStore
 from ascendify.launch.attempts import restarts
 from ascendify.storage import is_remote, local_path
 
+if TYPE_CHECKING:
+    from ascendify.jobs.tail import MetricsTail
+
 STOPPED_EXIT_CODE = 128 + signal.SIGTERM
 ATTEMPT_POLL = 0.5  # how often the node launchers' summaries are read for restarts
-# How long a job's end waits for the metric reader to read the ranks' last lines (a loud rank's
-# backlog); a stopped job waits less. Past it the end is recorded all the same.
-READER_CATCH_UP = 300.0
+# A job's end waits for the metric reader to read the ranks' last lines (a loud rank's backlog)
+# while it moves on; a reader that read nothing for READER_STALL seconds, or a stopped job's reader
+# after READER_CATCH_UP_STOPPED, is left behind and the end recorded all the same.
+READER_STALL = 60.0
 READER_CATCH_UP_STOPPED = 10.0
 
 
@@ -53,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
     store.transition(job_id, "running", f"engine {spec.engine}, {spec.nodes} x {spec.cards}")
-    ended, reader = _read_metrics(spec, layout)
+    ended, reader, tail = _read_metrics(spec, layout)
     watcher = threading.Thread(target=_watch_attempts, args=(spec, layout, store, ended))
     watcher.start()
     try:
@@ -63,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     finally:
         ended.set()
-        _wait_for_reader(reader, stop)
+        _wait_for_reader(reader, tail, stop)
         watcher.join()
         _upload_logs(spec, layout)
     state, code, cause = outcome(results, layout, stopped=stop.is_set())
@@ -71,7 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _read_metrics(spec: JobSpec, layout: JobLayout) -> tuple[threading.Event, threading.Thread]:
+def _read_metrics(
+    spec: JobSpec, layout: JobLayout
+) -> tuple[threading.Event, threading.Thread, MetricsTail]:
     """The metric reader's thread: it tails the rank logs until ``ended`` is set."""
     from ascendify.jobs.metrics import MetricParser
     from ascendify.jobs.tail import MetricsTail
@@ -80,25 +86,32 @@ def _read_metrics(spec: JobSpec, layout: JobLayout) -> tuple[threading.Event, th
     ended = threading.Event()
     reader = threading.Thread(target=tail.run, args=(ended,), name="metrics", daemon=True)
     reader.start()
-    return ended, reader
+    return ended, reader, tail
 
 
-def _wait_for_reader(reader: threading.Thread, stop: threading.Event) -> None:
-    """Let the metric reader read every rank's last lines, within a bound (a shorter one once a
-    stop is asked for): nothing it does may keep the job's end from being recorded."""
-    started = time.monotonic()
+def _wait_for_reader(reader: threading.Thread, tail: MetricsTail, stop: threading.Event) -> None:
+    """Let the metric reader read every rank's last lines while it moves on (``tail`` is its
+    :class:`~ascendify.jobs.tail.MetricsTail`), within a bound once a stop is asked for: nothing
+    it does may keep the job's end from being recorded."""
+    read, moved = tail.position(), time.monotonic()
+    stopped: float | None = None
     while reader.is_alive():
-        limit = READER_CATCH_UP_STOPPED if stop.is_set() else READER_CATCH_UP
-        waited = time.monotonic() - started
-        if waited >= limit:
+        reader.join(0.5)
+        now = time.monotonic()
+        if tail.position() != read:
+            read, moved = tail.position(), now
+        if stop.is_set() and stopped is None:
+            stopped = now
+        if now - moved > READER_STALL or (
+            stopped is not None and now - stopped > READER_CATCH_UP_STOPPED
+        ):
             with contextlib.suppress(OSError):
                 print(
-                    f"ascendify job: metrics: the reader had not read every line after "
-                    f"{limit:g}s; the job's end is recorded without the rest",
+                    "ascendify job: metrics: the reader had not read every line; the job's end "
+                    "is recorded without the rest",
                     flush=True,
                 )
             return
-        reader.join(min(0.5, limit - waited))
 
 
 def _watch_attempts(

@@ -70,6 +70,10 @@ class MetricsTail:
             tb_dirs.append(Path(spec.train_url))
         return cls(logs, layout.metrics, parser, tb_dirs)
 
+    def position(self) -> int:
+        """The bytes of the rank logs read so far: it grows while the reader moves on."""
+        return sum(log.offset for log in self._logs)
+
     def poll(self, final: bool = False) -> int:
         """Read all the logs gained since the last poll; returns the number of points added.
 
