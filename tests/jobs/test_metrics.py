@@ -133,9 +133,13 @@ def test_user_patterns_come_first_and_add_series() -> None:
         ({"acc": "[0-9.]*"}, "matches the empty string"),
     ],
 )
-def test_bad_user_patterns_are_named(patterns: dict[str, str], error: str) -> None:
-    with pytest.raises(MetricPatternError, match=error):
+def test_bad_user_patterns_are_named(
+    patterns: dict[str, str], error: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(MetricPatternError, match=error) as refused:
         user_rules(patterns)
+    assert "b'" not in str(refused.value)
+    assert capfd.readouterr().err == ""  # RE2 logs nothing of its own
 
 
 def test_every_line_of_a_chunk_is_its_own() -> None:

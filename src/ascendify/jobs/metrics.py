@@ -113,12 +113,16 @@ def user_rules(patterns: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
 
 def _user_pattern(name: str, pattern: str) -> Any:
     """``pattern`` compiled by RE2 (linear time); bytes are matched as UTF-8."""
+    options = re2.Options()
+    options.log_errors = False  # the error is ours to tell, in one line
     try:
-        return re2.compile(pattern)
+        return re2.compile(pattern, options=options)
     except re2.error as error:
+        why = error.args[0] if error.args else error
+        why = why.decode("utf-8", "replace") if isinstance(why, bytes) else why
         message = (
             f"{name}: {pattern!r} is not a regular expression in RE2's syntax (linear time: no "
-            f"look-around, no back-references): {error}"
+            f"look-around, no back-references): {why}"
         )
         raise MetricPatternError(message) from None
 
