@@ -67,9 +67,10 @@ _STEP_KEYS = r"global_step|step|iteration|iter"
 _TQDM_STEP = r"(?<![\w.])(?P<step>\d+)/\d+ \["
 _NUMBER = r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?"
 # After the key: an optional closing quote, then ":", "=", "is" or blanks, an optional "[" or
-# "tensor(" (print(loss) of a tensor). Each run of blanks has one reading: "loss" and a million
-# blanks cost a million steps, not a million squared.
-_SEPARATOR = r"""['"]?\s*(?:(?:[:=]|\bis\b)\s*)?(?:\[\s*|tensor\()?"""
+# "tensor(" (print(loss) of a tensor). Blanks, not line breaks: a match stays on its line. Each
+# run of blanks has one reading: "loss" and a million blanks cost a million steps, not a million
+# squared.
+_SEPARATOR = r"""['"]?[^\S\r\n]*(?:(?:[:=]|\bis\b)[^\S\r\n]*)?(?:\[[^\S\r\n]*|tensor\()?"""
 LINE_BREAKS = re.compile(rb"[\r\n]")  # tqdm redraws its bar after "\r"
 # Every line a rule reads holds one of these (lowercased); the rules run on those lines alone.
 _HINTS = re.compile(rb"loss|lr|learning|fps|/s|per_second|tok")
@@ -150,6 +151,9 @@ class MetricParser:
                 rf"|{_TQDM_STEP}"
             ).encode()
         )
+        # The same, with line breaks as matches of their own: a chunk of metric lines is read by
+        # one findall, its lines told apart by the breaks (see _dense_lines).
+        self._dense = re.compile(self._pattern.pattern + rb"|(?P<eol>[\r\n])")
         self._series: dict[tuple[bytes, str], str] = {}  # (key or unit, which) -> series, as met
 
     def _name(self, word: bytes, which: str) -> str:
@@ -167,13 +171,15 @@ class MetricParser:
     def lines(self, data: bytes) -> list[dict[str, float]]:
         """Per line of ``data`` that holds any metric, in order: {name: value} (the first of each
         name). A line ends at "\n" or "\r" (tqdm redraws its bar after "\r")."""
+        low = data.lower()  # ASCII only: the offsets stay those of ``data``
+        if not self._user and len(_HINTS.findall(low)) >= low.count(b"\n") + low.count(b"\r"):
+            return self._dense_lines(low)
         found: dict[int, dict[str, float]] = {}  # a line's end -> its values
         starts: dict[int, int] = {}  # a line's end -> its start, for the lines the rules read
         for name, pattern in self._user:
             for start, end, number in _user_values(pattern, data):
                 found.setdefault(end, {}).setdefault(name, number)
                 starts[end] = start  # the user's line may hold a step too
-        low = data.lower()  # ASCII only: the offsets stay those of ``data``
         starts.update((end, start) for start, end, _ in _lines_with(_HINTS, low))
         for end in sorted(starts) if self._user else starts:
             values = found.get(end)
@@ -190,6 +196,31 @@ class MetricParser:
                         values = found[end] = {}
                     values.setdefault(name, value)
         return [found[end] for end in sorted(found)]
+
+    def _dense_lines(self, low: bytes) -> list[dict[str, float]]:
+        """:meth:`lines` of a chunk with hints on (nearly) every line: one ``findall`` of the
+        whole chunk costs the same as a search per line, without the steps of each line."""
+        found: list[dict[str, float]] = []
+        values: dict[str, float] = {}
+        names = self._series
+        for key, after_key, rate, unit, step, eol in self._dense.findall(low):
+            if eol:
+                if values:
+                    found.append(values)
+                    values = {}
+                continue
+            if key:
+                name, number = names.get((key, "keys")) or self._name(key, "keys"), after_key
+            elif unit:
+                name, number = names.get((unit, "units")) or self._name(unit, "units"), rate
+            else:
+                name, number = STEP, step
+            value = _number(number)
+            if value is not None:
+                values.setdefault(name, value)
+        if values:
+            found.append(values)
+        return found
 
 
 def _lines_with(pattern: Any, data: bytes) -> Iterator[tuple[int, int, Any]]:
