@@ -306,3 +306,18 @@ def test_the_job_end_waits_for_a_reader_that_moves_on_only(
     assert "the reader had not read every line" in capsys.readouterr().out
     held.set()
     reader.join()
+
+
+def test_a_chunk_reads_as_its_lines_one_by_one() -> None:
+    """Dense chunks (a hint on every line) are read whole, sparse ones line by line: both give
+    what each line gives alone."""
+    lines = [format_[1] for format_ in FORMATS] + NOTHING
+    alone = [
+        point
+        for line in lines
+        for point in parse_lines(MetricParser(), 0, f"{line}\n".encode(), 1.0)
+    ]
+    dense = "".join(f"{line}\n" for line in lines)
+    sparse = "".join(f"{line}\n" + "a plain line\n" * 5 for line in lines)
+    assert parse_lines(MetricParser(), 0, dense.encode(), 1.0) == alone
+    assert parse_lines(MetricParser(), 0, sparse.encode(), 1.0) == alone
