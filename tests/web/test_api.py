@@ -130,6 +130,7 @@ def test_dns_rebinding_reads_and_acts_on_nothing(store: JobStore, serve: Serve) 
         assert status == 403, path
         assert "private" not in body
         assert "step 0" not in body
+        assert "127.0.0.1" not in body  # nor the names it serves
     acting = {**foreign, "X-Ascendify-Token": serve.token(base)}  # even with the token
     assert fetch(base + f"api/jobs/{job.id}/stop", "POST", acting)[0] == 403
     assert fetch(base + f"api/jobs/{job.id}/rerun", "POST", acting)[0] == 403
