@@ -204,3 +204,28 @@ def test_metrics_are_sent_downsampled(store: JobStore, serve: Serve) -> None:
     (few,) = get_json(base + f"api/jobs/{job.id}/metrics?points=10")["series"]
     assert len(few["values"]) <= 10
     assert fetch(base + f"api/jobs/{job.id}/metrics?points=1")[0] == 400
+
+
+def test_metrics_are_read_on_from_the_last_request(store: JobStore, serve: Serve) -> None:
+    """The server parses only the points added since the page last asked."""
+    from ascendify.jobs.layout import JobLayout
+    from ascendify.jobs.metrics import Point, append_points
+
+    job = recorded_job(store, "growing", [3.0, 2.0], state="running")
+    base = serve()
+    first = get_json(base + f"api/jobs/{job.id}/metrics")["series"][0]
+    assert (first["count"], first["values"]) == (2, [3.0, 2.0])
+    metrics = JobLayout(store.job_dir(job.id), job.id).metrics
+    append_points(metrics, [Point(0, "loss", 2, 1.0, 2.0), Point(1, "loss", 0, 9.0, 2.0)])
+    with metrics.open("a") as handle:
+        handle.write("0\tloss\t3\t0.")  # a line being written: read once it is whole
+    series = get_json(base + f"api/jobs/{job.id}/metrics")["series"]
+    assert [(s["rank"], s["steps"], s["values"]) for s in series] == [
+        (0, [0, 1, 2], [3.0, 2.0, 1.0]),
+        (1, [0], [9.0]),
+    ]
+    with metrics.open("a") as handle:
+        handle.write("5\t4.0\n")
+    (rank_0,) = get_json(base + f"api/jobs/{job.id}/metrics?rank=0&times=1")["series"]
+    assert (rank_0["steps"], rank_0["values"]) == ([0, 1, 2, 3], [3.0, 2.0, 1.0, 0.5])
+    assert rank_0["times"] == [1.0, 1.0, 2.0, 4.0]

@@ -339,11 +339,11 @@ class Series:
             "name": self.name,
             "rank": self.rank,
             "count": len(self.values),
-            "steps": shown.steps,
-            "values": shown.values,
+            "steps": shown.steps[:],  # copies: a reader's lists grow while the answer is written
+            "values": shown.values[:],
         }
         if times:
-            found["times"] = shown.times
+            found["times"] = shown.times[:]
         return found
 
     def downsampled(self, limit: int) -> Series:
@@ -375,11 +375,20 @@ def read_series(path: Path, name: str | None = None, rank: int | None = None) ->
     ``name`` and ``rank`` when given. Straight from the file's fields: a page asks for 100,000."""
     grouped: dict[tuple[str, str], Series] = {}
     wanted_rank = None if rank is None else str(rank)
-    for rank_text, point_name, step, value, stamp in _rows(path):
-        if (name is not None and point_name != name) or (
-            wanted_rank is not None and rank_text != wanted_rank
-        ):
-            continue
+    _group(
+        (
+            row
+            for row in _rows(path)
+            if (name is None or row[1] == name) and (wanted_rank is None or row[0] == wanted_rank)
+        ),
+        grouped,
+    )
+    return sorted(grouped.values(), key=lambda s: (s.name, s.rank))
+
+
+def _group(rows: Iterable[list[str]], grouped: dict[tuple[str, str], Series]) -> None:
+    """Add the points of ``rows`` to their (name, rank) series in ``grouped``."""
+    for rank_text, point_name, step, value, stamp in rows:
         found = grouped.get((point_name, rank_text))
         if found is None:
             found = grouped[(point_name, rank_text)] = Series(
@@ -388,7 +397,30 @@ def read_series(path: Path, name: str | None = None, rank: int | None = None) ->
         found.steps.append(int(step) if step else None)
         found.values.append(float(value))
         found.times.append(float(stamp))
-    return sorted(grouped.values(), key=lambda s: (s.name, s.rank))
+
+
+class SeriesReader:
+    """The series of one metrics file, read on from where the last :meth:`read` stopped: a page
+    asking every 2 seconds for the curves of a long job parses only the points added since."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._offset = 0
+        self._grouped: dict[tuple[str, str], Series] = {}
+
+    def read(self) -> list[Series]:
+        """Every series, up to the last complete line written (the lists grow in place)."""
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(self._offset)
+                data = handle.read()
+        except FileNotFoundError:
+            data = b""
+        complete = data[: data.rfind(b"\n") + 1]
+        self._offset += len(complete)
+        rows = (line.split("\t") for line in complete.decode("utf-8", "replace").splitlines())
+        _group((fields for fields in rows if len(fields) == 5), self._grouped)
+        return sorted(self._grouped.values(), key=lambda s: (s.name, s.rank))
 
 
 @dataclass(frozen=True)

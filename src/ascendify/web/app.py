@@ -15,7 +15,9 @@ from __future__ import annotations
 import hmac
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,7 +28,7 @@ from werkzeug.exceptions import HTTPException
 from ascendify.errors import AscendifyError
 from ascendify.jobs import service
 from ascendify.jobs.layout import JobLayout
-from ascendify.jobs.metrics import job_progress, read_series
+from ascendify.jobs.metrics import SeriesReader, job_progress
 from ascendify.jobs.spec import REDACTED, is_secret_name
 from ascendify.jobs.store import JobRecord, JobStore
 
@@ -37,6 +39,7 @@ LOG_CHUNK_BYTES = 256 << 10  # at most this much new log per request
 # the lowest and highest of each run of points are kept. `job metrics` gives every point.
 CHART_POINTS = 4000
 MIN_POINTS, MAX_POINTS = 4, 100_000
+CACHED_JOBS = 4  # jobs whose series the server keeps between requests (a page, a compared job)
 TOKEN_HEADER = "X-Ascendify-Token"  # a custom header: a cross-site form cannot send it
 SERVED_HOSTS = "ASCENDIFY_SERVED_HOSTS"  # app.config key: the Host values answered
 
@@ -49,6 +52,7 @@ def create_app(store: JobStore, *, allow_actions: bool = False, token: str | Non
     app = Flask(__name__)
     app.json.sort_keys = False  # type: ignore[attr-defined]
     page_token = _guard(app, token)
+    series_of = _SeriesCache()
 
     def job_or_404(job_id: str) -> JobRecord:
         try:
@@ -90,8 +94,8 @@ def create_app(store: JobStore, *, allow_actions: bool = False, token: str | Non
         limit = request.args.get("points", default=CHART_POINTS, type=int)
         if not MIN_POINTS <= limit <= MAX_POINTS:
             abort(400, description=f"points {limit}: from {MIN_POINTS} to {MAX_POINTS} a series")
-        found = read_series(JobLayout(store.job_dir(job.id), job.id).metrics, name, rank)
-        return jsonify({"job": job.id, "series": [one.to_json(times, limit) for one in found]})
+        path = JobLayout(store.job_dir(job.id), job.id).metrics
+        return jsonify({"job": job.id, "series": series_of(path, name, rank, times, limit)})
 
     @app.get("/api/jobs/<job_id>/logs")
     def api_logs(job_id: str) -> ResponseReturnValue:
@@ -136,6 +140,30 @@ def create_app(store: JobStore, *, allow_actions: bool = False, token: str | Non
         return jsonify({"error": error.description}), error.code or 500
 
     return app
+
+
+class _SeriesCache:
+    """The series of the jobs whose curves are shown, read on from the last request (the
+    :class:`SeriesReader` of a few jobs is kept)."""
+
+    def __init__(self) -> None:
+        self._readers: OrderedDict[Path, SeriesReader] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(
+        self, path: Path, name: str | None, rank: int | None, times: bool, limit: int
+    ) -> list[dict[str, object]]:
+        """The series of ``name`` and ``rank`` (all when None) as the API gives them."""
+        with self._lock:  # the reader's lists grow in place: read and shown by one request
+            reader = self._readers.pop(path, None) or SeriesReader(path)
+            self._readers[path] = reader
+            while len(self._readers) > CACHED_JOBS:
+                self._readers.popitem(last=False)
+            return [
+                one.to_json(times, limit)
+                for one in reader.read()
+                if (name is None or one.name == name) and (rank is None or one.rank == rank)
+            ]
 
 
 def _guard(app: Flask, token: str | None) -> Callable[[], str | None]:
