@@ -212,9 +212,9 @@ def test_every_search_moves_forward() -> None:
     assert [p.value for p in points] == [5.0, 7.0, 8.0]
 
 
-def test_a_key_and_a_million_blanks_take_linear_time() -> None:
+def test_a_key_and_many_blanks_take_linear_time() -> None:
     """A key and then blanks once took time squared in the blanks (minutes for 16,000)."""
-    text = b"loss" + b" " * 1_000_000 + b"x\nloss 0.5\n"
+    text = b"loss" + b" " * 200_000 + b"x\nloss 0.5\n"
     assert [p.value for p in parse_lines(MetricParser(), 0, text, 1.0)] == [0.5]
 
 
