@@ -133,9 +133,10 @@ class MetricParser:
 
     One search of the chunk (lowercased, so no rule needs case-insensitive matching, which costs
     seven times more) finds the lines holding any of :data:`_HINTS`; the full expression runs
-    on those alone. A user's patterns run on the original bytes, before the rules: where both
-    read a series from a line, the user's value wins. Every search starts past the line it last
-    found, so the reader always moves forward.
+    on those alone; a chunk with hints on (nearly) every line is read whole, in one ``findall``.
+    A user's patterns run on the original bytes, before the rules: where both read a series from
+    a line, the user's value wins. Every search starts past the line it last found, so the reader
+    always moves forward.
     """
 
     def __init__(self, user: Iterable[tuple[str, str]] = ()) -> None:
