@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ascendify.cli import main
 from tests.conftest import ascendify_env
 from tests.npu_standin import standin_env
 
@@ -183,3 +184,32 @@ def test_the_compare_command_imports_no_torch(clean: Path) -> None:
     )
     done = _python("-c", probe)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.slow
+def test_a_command_that_does_not_exist_exits_2_and_leaves_no_dump(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "d"
+    assert main(["compare", "dump", "-o", str(out), "--", "no-such-program-ascendify"]) == 2
+    assert "cannot run 'no-such-program-ascendify'" in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_a_file_the_program_writes_into_the_dump_folder_is_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "d"
+    script = tmp_path / "writer.py"
+    script.write_text(
+        "import os, pathlib\n"
+        "folder = pathlib.Path(os.environ['ASCENDIFY_COMPARE_DUMP'])\n"
+        "(folder / 'rank7.jsonl').write_text('my own notes\\n')\n"
+        "(folder / 'rank99999999999.jsonl').write_text('{}\\n')\n",
+        encoding="utf-8",
+    )
+    main(["compare", "dump", "-o", str(out), "--", sys.executable, str(script)])
+    assert "rank7.jsonl was not written by the recorder" in capsys.readouterr().out
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert "7" not in manifest["ranks"]

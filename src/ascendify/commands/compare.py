@@ -117,6 +117,8 @@ def _dump(words: list[str]) -> int:
 
 
 def _print_dump(outcome: DumpOutcome) -> None:
+    for path in outcome.foreign:
+        print(f"warning: {path} was not written by the recorder; left out of the dump")
     ranks = ", ".join(f"rank {rank}: {count}" for rank, count in sorted(outcome.records.items()))
     print(f"dump in {outcome.directory}: records {ranks or 'none (no module ran)'}")
 

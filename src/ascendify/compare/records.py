@@ -18,17 +18,22 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ascendify.errors import AscendifyError
+from ascendify.textfile import read_json
 
 MANIFEST = "manifest.json"
 SETTINGS = "settings.json"
 FORWARD = "fwd"
 KINDS = (FORWARD, "grad", "param_grad", "loss", "grad_norm")
+# Ranks are small numbers: a manifest naming rank 10**30 is not a dump of a real job.
+MAX_RANK = 2**20
+_RANK_NAME = re.compile(r"0|[1-9][0-9]{0,6}")
 # A record's identity in both dumps; call counts may differ, so the call index is part of it.
 Key = tuple[int, int, str, str, int, int]  # rank, step, kind, path, call, slot
 
@@ -138,8 +143,19 @@ def read_rank(path: Path, rank: int) -> Iterator[Record]:
                 continue
             try:
                 yield _record(rank, json.loads(line))
-            except (ValueError, KeyError, TypeError) as error:
+            except (ValueError, KeyError, TypeError, AttributeError) as error:
                 raise AscendifyError(f"{path}:{number}: not a dump record ({error})") from None
+            except RecursionError:
+                raise AscendifyError(
+                    f"{path}:{number}: not a dump record (nested too deeply)"
+                ) from None
+
+
+def rank_number(name: object, where: Path) -> int:
+    """A rank named by a manifest key or a file name: a small decimal number, else an error."""
+    if not isinstance(name, str) or not _RANK_NAME.fullmatch(name) or int(name) >= MAX_RANK:
+        raise AscendifyError(f"{where}: {str(name)[:40]!r} is not a rank number")
+    return int(name)
 
 
 def load_dump(directory: Path) -> Dump:
@@ -150,21 +166,34 @@ def load_dump(directory: Path) -> Dump:
     if not manifest_path.is_file():
         raise AscendifyError(f"{manifest_path}: missing; is {directory} a compare dump?")
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        manifest = read_json(manifest_path, "dump manifest")
     except ValueError as error:
         raise AscendifyError(f"{manifest_path}: not JSON ({error})") from None
-    if not isinstance(manifest, dict) or not manifest.get("ranks"):
+    ranks = manifest.get("ranks") if isinstance(manifest, dict) else None
+    if not ranks or not isinstance(ranks, dict):
         raise AscendifyError(f"{manifest_path}: records no rank; did the command run any module?")
     records: list[Record] = []
-    for name in manifest["ranks"]:
-        path = directory / rank_file(int(name))
+    for name, header in ranks.items():
+        rank = rank_number(name, manifest_path)
+        if not isinstance(header, dict):
+            raise AscendifyError(f"{manifest_path}: rank {rank}'s header is not an object")
+        path = directory / rank_file(rank)
         if not path.is_file():
             raise AscendifyError(f"{path}: missing (the manifest lists rank {name})")
-        records.extend(read_rank(path, int(name)))
+        records.extend(read_rank(path, rank))
     return Dump(directory, manifest, tuple(records))
 
 
-def read_header(path: Path) -> dict[str, Any]:
-    with path.open(encoding="utf-8") as lines:
-        header: dict[str, Any] = json.loads(lines.readline())["header"]
-    return header
+# A header is a few hundred bytes; a longer first line was not written by the recorder.
+_MAX_HEADER = 64 * 2**10
+
+
+def read_header(path: Path) -> dict[str, Any] | None:
+    """The header line of a rank file; None when the file is not one the recorder wrote (a program
+    may write its own files into the dump folder)."""
+    try:
+        with path.open(encoding="utf-8") as lines:
+            header = json.loads(lines.readline(_MAX_HEADER))["header"]
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        return None
+    return header if isinstance(header, dict) else None

@@ -15,14 +15,22 @@ from ascendify._autostart import child_environment
 from ascendify.compare._startup import write_sitecustomize
 from ascendify.compare.judge import Comparison, judge, measure_stats
 from ascendify.compare.metrics import TOLERANCES, PairMetrics, sample_metrics, stat_metrics
-from ascendify.compare.records import MANIFEST, Dump, Record, TensorStats, load_dump, read_header
+from ascendify.compare.records import (
+    MANIFEST,
+    MAX_RANK,
+    Dump,
+    Record,
+    TensorStats,
+    load_dump,
+    read_header,
+)
 from ascendify.compare.settings import DUMP_VARIABLE, DumpSettings
 from ascendify.errors import AscendifyError
 
 if TYPE_CHECKING:
     import numpy
 
-_RANK_FILE = re.compile(r"rank(\d+)\.jsonl")
+_RANK_FILE = re.compile(r"rank(0|[1-9][0-9]{0,6})\.jsonl")
 
 
 @dataclass(frozen=True)
@@ -30,6 +38,7 @@ class DumpOutcome:
     directory: Path
     exit_code: int
     records: dict[int, int]  # records per rank
+    foreign: tuple[Path, ...] = ()  # files named like rank files that the recorder did not write
 
 
 def dump_program(command: Sequence[str], out: Path, settings: DumpSettings) -> DumpOutcome:
@@ -41,30 +50,60 @@ def dump_program(command: Sequence[str], out: Path, settings: DumpSettings) -> D
         raise AscendifyError(
             f"{out}: exists and is not an empty folder; give a new one for the dump"
         )
+    created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     settings.write(out)
+    try:
+        returncode = _run_recorded(command, out)
+    except AscendifyError:
+        # Nothing ran: leave no half-made dump behind (an empty folder the user gave stays).
+        for path in out.iterdir():
+            path.unlink()
+        if created:
+            out.rmdir()
+        raise
+    headers, records, foreign = _rank_files(out)
+    manifest = {
+        "command": list(command),
+        "settings": asdict(settings),
+        "exit_code": returncode,
+        "ranks": headers,
+    }
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    return DumpOutcome(out, returncode, records, foreign)
+
+
+def _run_recorded(command: Sequence[str], out: Path) -> int:
     with tempfile.TemporaryDirectory(prefix="ascendify-compare-") as startup:
         write_sitecustomize(Path(startup))
         env = child_environment([Path(startup)])
         env[DUMP_VARIABLE] = str(out.resolve())
-        completed = subprocess.run(list(command), env=env, check=False)
+        try:
+            return subprocess.run(list(command), env=env, check=False).returncode
+        except OSError as error:  # no such program, not executable
+            raise AscendifyError(f"cannot run {command[0]!r}: {error.strerror}") from None
+
+
+def _rank_files(out: Path) -> tuple[dict[str, Any], dict[int, int], tuple[Path, ...]]:
+    """The headers and record counts of the rank files the recorder wrote, and the files of the
+    program's own whose names look like rank files: those are left out of the manifest, so the
+    dump stays readable."""
     headers: dict[str, Any] = {}
     records: dict[int, int] = {}
+    foreign: list[Path] = []
     for path in sorted(out.iterdir()):
         match = _RANK_FILE.fullmatch(path.name)
-        if match:
-            rank = int(match.group(1))
-            headers[str(rank)] = read_header(path)
-            with path.open(encoding="utf-8") as lines:
-                records[rank] = sum(1 for _ in lines) - 1
-    manifest = {
-        "command": list(command),
-        "settings": asdict(settings),
-        "exit_code": completed.returncode,
-        "ranks": headers,
-    }
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
-    return DumpOutcome(out, completed.returncode, records)
+        if not match:
+            continue
+        header = read_header(path) if int(match.group(1)) < MAX_RANK else None
+        if header is None:
+            foreign.append(path)
+            continue
+        rank = int(match.group(1))
+        headers[str(rank)] = header
+        with path.open("rb") as lines:
+            records[rank] = sum(1 for _ in lines) - 1
+    return headers, records, tuple(foreign)
 
 
 class _Samples:
