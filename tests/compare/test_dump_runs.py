@@ -186,7 +186,6 @@ def test_the_compare_command_imports_no_torch(clean: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
-@pytest.mark.slow
 def test_a_command_that_does_not_exist_exits_2_and_leaves_no_dump(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -196,7 +195,6 @@ def test_a_command_that_does_not_exist_exits_2_and_leaves_no_dump(
     assert not out.exists()
 
 
-@pytest.mark.slow
 def test_a_file_the_program_writes_into_the_dump_folder_is_left_out(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -213,3 +211,21 @@ def test_a_file_the_program_writes_into_the_dump_folder_is_left_out(
     assert "rank7.jsonl was not written by the recorder" in capsys.readouterr().out
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert "7" not in manifest["ranks"]
+
+
+def test_stop_after_ends_a_long_run_cleanly_on_every_rank(tmp_path: Path) -> None:
+    # 1,000 steps asked for; both ranks end after step 1 with exit 0, nothing left running
+    launcher = ("-m", "ascendify", "run", "--nproc-per-node", "2", "--log-dir", str(tmp_path / "l"))
+    command = (sys.executable, *launcher, sys.executable, str(TINY), "--steps", "1000")
+    out = _dump(tmp_path / "d", *command, options=("--stop-after", "2"))
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["exit_code"] == 0
+    for rank in ("0", "1"):
+        steps = {
+            json.loads(line)["s"]
+            for line in (out / f"rank{rank}.jsonl").read_text().splitlines()[1:]
+        }
+        assert steps == {0, 1}
+    rank_log = next((tmp_path / "l").rglob("*rank*0*"))
+    assert "2 step(s) recorded; ending the program (--stop-after)" in rank_log.read_text()
+    assert rank_log.read_text().count("\n") < 100  # far from 1,000 losses

@@ -22,7 +22,8 @@ HELP = (
 )
 USAGE = """\
 ascendify compare dump -o DIR [--steps N] [--level stats|tensors] [--modules REGEX] [--backward]
-                       [--step-on auto|optimizer|forward] [--max-elements N] -- CMD ARGS...
+                       [--step-on auto|optimizer|forward] [--max-elements N] [--stop-after STEPS]
+                       -- CMD ARGS...
 ascendify compare A B [-o OUT] [--tolerance auto|strict|msprobe|bf16|fp16]
 ascendify compare run --a "CMD_A" --b "CMD_B" [-o OUT] [dump and tolerance options]
 ascendify compare loss A B [--rank R] [--max-mean-rel 0.02] [--max-rel F] [-o OUT] [--json]"""
@@ -71,6 +72,8 @@ def _add_dump_options(parser: argparse.ArgumentParser) -> None:
     )
     add("--max-elements", type=int, default=defaults.max_elements,
         help="--level tensors: elements kept per tensor (default %(default)s)")  # fmt: skip
+    add("--stop-after", type=int, default=defaults.stop_after, metavar="STEPS",
+        help="end the program cleanly (exit 0) once STEPS steps ended; 0: run to its end")  # fmt: skip
 
 
 def _add_compare_options(parser: argparse.ArgumentParser) -> None:
@@ -88,7 +91,13 @@ def _settings(args: argparse.Namespace) -> DumpSettings:
     from ascendify.compare.settings import DumpSettings
 
     return DumpSettings(
-        args.steps, args.level, args.modules, args.backward, args.step_on, args.max_elements
+        args.steps,
+        args.level,
+        args.modules,
+        args.backward,
+        args.step_on,
+        args.max_elements,
+        args.stop_after,
     ).check()
 
 

@@ -401,6 +401,18 @@ class Recorder:
         self.reindexed.clear()
         if self.settings.steps and self.step >= self.settings.steps:
             self.close()
+        if self.settings.stop_after and self.step >= self.settings.stop_after:
+            self.close()
+            # Every rank ends the same step, so every rank stops here: no collective is left
+            # waiting. SystemExit runs the program's finally blocks and atexit handlers.
+            if os.getpid() == self.owner:
+                print(
+                    f"ascendify compare: {self.step} step(s) recorded; ending the program "
+                    "(--stop-after)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                raise SystemExit(0)
 
     def _flush(self) -> None:
         by_device: dict[torch.device, list[torch.Tensor]] = defaultdict(list)

@@ -26,10 +26,13 @@ class DumpSettings:
     # latter until an optimizer exists (an inference script never creates one).
     step_on: str = "auto"
     max_elements: int = 4096  # --level tensors: a tensor's sample, evenly strided
+    stop_after: int = 0  # end the program once this many steps ended; 0: let it run to its end
 
     def check(self) -> DumpSettings:
         if self.steps < 0:
             raise AscendifyError(f"--steps {self.steps}: give a number of steps, or 0 for all")
+        if self.stop_after < 0:
+            raise AscendifyError(f"--stop-after {self.stop_after}: give a number of steps")
         if self.max_elements < 1:
             raise AscendifyError(f"--max-elements {self.max_elements}: give at least 1")
         if self.level not in LEVELS or self.step_on not in STEP_ON:
