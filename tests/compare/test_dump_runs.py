@@ -229,3 +229,74 @@ def test_stop_after_ends_a_long_run_cleanly_on_every_rank(tmp_path: Path) -> Non
     rank_log = next((tmp_path / "l").rglob("*rank*0*"))
     assert "2 step(s) recorded; ending the program (--stop-after)" in rank_log.read_text()
     assert rank_log.read_text().count("\n") < 100  # far from 1,000 losses
+
+
+FUNCTIONAL = SCRIPTS / "functional_blocks.py"
+
+
+def test_the_api_level_names_a_changed_operator_inside_its_module(tmp_path: Path) -> None:
+    options = ("--level", "api", "--steps", "1")
+    a = _dump(tmp_path / "a", sys.executable, str(FUNCTIONAL), "--steps", "1", options=options)
+    same = _dump(
+        tmp_path / "same", sys.executable, str(FUNCTIONAL), "--steps", "1", options=options
+    )
+    done = _compare(a, same, "--tolerance", "strict")
+    assert done.returncode == 0, done.stdout + done.stderr
+    b = _dump(
+        tmp_path / "b", sys.executable, str(FUNCTIONAL), "--steps", "1", "--perturb", "softmax",
+        options=options,
+    )  # fmt: skip
+    done = _compare(a, b)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "first divergence: operator torch.softmax in blocks.1 (step 0, call 0)" in done.stdout
+    records = [json.loads(line) for line in (a / "rank0.jsonl").read_text().splitlines()[1:]]
+    operators = {r["p"] for r in records if r["k"] == "api"}
+    assert {
+        "blocks.1:torch.matmul",
+        "blocks.1:torch.softmax",
+        "blocks.1:torch.nn.functional.gelu",
+    } <= operators
+    assert not any(p.endswith((".transpose", ".chunk", "__get__")) for p in operators)
+
+
+def test_apis_keeps_only_the_operators_asked_for(tmp_path: Path) -> None:
+    options = ("--level", "api", "--steps", "1", "--apis", "softmax")
+    a = _dump(tmp_path / "a", sys.executable, str(FUNCTIONAL), "--steps", "1", options=options)
+    records = [json.loads(line) for line in (a / "rank0.jsonl").read_text().splitlines()[1:]]
+    assert {r["p"].rpartition(":")[2] for r in records if r["k"] == "api"} == {"torch.softmax"}
+
+
+def test_nan_check_names_the_rank_step_operator_module_and_line_and_ends_both_ranks(
+    tmp_path: Path,
+) -> None:
+    launcher = ("-m", "ascendify", "run", "--nproc-per-node", "2", "--log-dir", str(tmp_path / "l"))
+    command = (
+        sys.executable, *launcher, sys.executable, str(FUNCTIONAL), "--steps", "1000",
+        "--nan-step", "2", "--nan-rank", "1",
+    )  # fmt: skip
+    done = _ascendify("compare", "dump", "-o", str(tmp_path / "d"), "--nan-check", "--", *command)
+    assert done.returncode != 0
+    found = json.loads((tmp_path / "d" / "nan_check.json").read_text())
+    assert (found["rank"], found["step"], found["operator"], found["module"]) == (
+        1, 2, "torch.log", "blocks.2",
+    )  # fmt: skip
+    assert found["where"].startswith(f"{FUNCTIONAL}:")
+    assert "in forward" in found["where"]
+    assert (
+        "first NaN/inf: ascendify compare --nan-check: rank 1, step 2: operator torch.log in blocks.2"
+        in done.stdout
+    )
+    manifest = json.loads((tmp_path / "d" / "manifest.json").read_text())
+    assert manifest["nan_check"]["operator"] == "torch.log"
+    rank0 = next((tmp_path / "l").rglob("*rank*0*")).read_text()
+    assert "step 999" not in rank0  # rank 0 was ended with rank 1, not left to run
+
+
+def test_nan_check_reports_a_float16_overflow_as_such(tmp_path: Path) -> None:
+    command = (sys.executable, str(FUNCTIONAL), "--steps", "2", "--fp16-overflow")
+    done = _ascendify("compare", "dump", "-o", str(tmp_path / "d"), "--nan-check", "--", *command)
+    assert done.returncode == 65
+    found = json.loads((tmp_path / "d" / "nan_check.json").read_text())
+    assert found["float16_overflow"] is True
+    assert found["module"] == "blocks.0"
+    assert "float16 overflow (|x| > 65504 became inf)" in done.stdout

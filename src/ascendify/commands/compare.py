@@ -21,9 +21,9 @@ HELP = (
     "module call, 'compare A B' names the first divergence, 'compare run --a CMD --b CMD' does both."
 )
 USAGE = """\
-ascendify compare dump -o DIR [--steps N] [--level stats|tensors] [--modules REGEX] [--backward]
-                       [--step-on auto|optimizer|forward] [--max-elements N] [--stop-after STEPS]
-                       -- CMD ARGS...
+ascendify compare dump -o DIR [--steps N] [--level stats|tensors|api] [--modules REGEX]
+                       [--apis REGEX] [--backward] [--step-on auto|optimizer|forward]
+                       [--max-elements N] [--nan-check] [--stop-after STEPS] -- CMD ARGS...
 ascendify compare A B [-o OUT] [--tolerance auto|strict|msprobe|bf16|fp16]
 ascendify compare run --a "CMD_A" --b "CMD_B" [-o OUT] [dump and tolerance options]
 ascendify compare loss A B [--rank R] [--max-mean-rel 0.02] [--max-rel F] [-o OUT] [--json]"""
@@ -58,7 +58,8 @@ def _add_dump_options(parser: argparse.ArgumentParser) -> None:
         "--level",
         choices=LEVELS,
         default=defaults.level,
-        help="tensors: also a strided sample of each tensor",
+        help="tensors: also a strided sample of each tensor; api: also every torch operator "
+        "call (torch functions, tensor methods, torch.nn.functional) inside its module",
     )
     add("--modules", metavar="REGEX", help="record only module paths this expression finds")
     add(
@@ -72,6 +73,11 @@ def _add_dump_options(parser: argparse.ArgumentParser) -> None:
     )
     add("--max-elements", type=int, default=defaults.max_elements,
         help="--level tensors: elements kept per tensor (default %(default)s)")  # fmt: skip
+    add("--apis", metavar="REGEX",
+        help="--level api: record only operators whose name this expression finds")  # fmt: skip
+    add("--nan-check", action="store_true",
+        help="stop at the first operator whose output holds a NaN or inf, on any rank, at any "
+        "step; name it, its module, rank, step and line")  # fmt: skip
     add("--stop-after", type=int, default=defaults.stop_after, metavar="STEPS",
         help="end the program cleanly (exit 0) once STEPS steps ended; 0: run to its end")  # fmt: skip
 
@@ -98,6 +104,8 @@ def _settings(args: argparse.Namespace) -> DumpSettings:
         args.step_on,
         args.max_elements,
         args.stop_after,
+        args.apis,
+        args.nan_check,
     ).check()
 
 
@@ -136,6 +144,8 @@ def _dump(words: list[str]) -> int:
 def _print_dump(outcome: DumpOutcome) -> None:
     for path in outcome.foreign:
         print(f"warning: {path} was not written by the recorder; left out of the dump")
+    if outcome.nan_check is not None:
+        print(f"first NaN/inf: {outcome.nan_check.get('message', '')}")
     ranks = ", ".join(f"rank {rank}: {count}" for rank, count in sorted(outcome.records.items()))
     print(f"dump in {outcome.directory}: records {ranks or 'none (no module ran)'}")
 

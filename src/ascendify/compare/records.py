@@ -7,7 +7,8 @@ A dump is a folder::
     rank0.jsonl            rank 0's records, one JSON object a line, after one header line
     rank0.tensors          with --level tensors: the sampled tensors, float32 little-endian
 
-A record is one module call (``fwd``), the gradient of one of its outputs (``grad``), one
+A record is one module call (``fwd``), one torch operator call inside it (``api``, with
+``--level api``: torch functions, tensor methods, ``torch.nn.functional``), the gradient of one of its outputs (``grad``), one
 parameter's gradient (``param_grad``), a loss (``loss``: the tensor ``backward()`` was called on) or
 the gradient norm at an optimizer step (``grad_norm``). Each tensor of a record is a row
 ``[dtype, shape, min, max, mean, norm, nan, inf]``, followed by ``[offset, count]`` of its sample
@@ -30,7 +31,9 @@ from ascendify.textfile import read_json
 MANIFEST = "manifest.json"
 SETTINGS = "settings.json"
 FORWARD = "fwd"
-KINDS = (FORWARD, "grad", "param_grad", "loss", "grad_norm")
+API = "api"  # one torch operator call (--level api): its path is "<module path>:<operator>"
+KINDS = (FORWARD, API, "grad", "param_grad", "loss", "grad_norm")
+NAN_CHECK = "nan_check.json"  # --nan-check: the first operator that produced a NaN or inf
 # Ranks are small numbers: a manifest naming rank 10**30 is not a dump of a real job.
 MAX_RANK = 2**20
 _RANK_NAME = re.compile(r"0|[1-9][0-9]{0,6}")

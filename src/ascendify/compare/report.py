@@ -21,7 +21,7 @@ from ascendify.compare.judge import (
     Verdict,
 )
 from ascendify.compare.loss import LossVerdict, verdict_lines
-from ascendify.compare.records import FORWARD
+from ascendify.compare.records import API, FORWARD
 from ascendify.tabular import Row, write_csv, write_xlsx
 
 HEADER = (
@@ -55,9 +55,18 @@ def _number(value: float | None) -> str:
 
 def display_name(verdict: Verdict) -> str:
     record = verdict.record
-    if record.kind in (FORWARD, record.path):
+    if record.kind in (FORWARD, API, record.path):
         return record.path
     return f"{record.path} [{record.kind}]"
+
+
+def _what(verdict: Verdict) -> str:
+    """A module by its path; an operator as "operator NAME in MODULE"."""
+    record = verdict.record
+    if record.kind == API:
+        module, _, operator = record.path.rpartition(":")
+        return f"operator {operator} in {module or 'no module'}"
+    return display_name(verdict)
 
 
 def metrics_text(outputs: TensorsVerdict | None) -> str:
@@ -88,7 +97,7 @@ def first_divergence_line(comparison: Comparison) -> str | None:
     ranks = {verdict.record.rank for verdict in comparison.verdicts}
     if len(ranks) > 1:
         where += f", rank {record.rank}"
-    line = f"first divergence: {display_name(first)} ({where}): {metrics_text(first.outputs)}"
+    line = f"first divergence: {_what(first)} ({where}): {metrics_text(first.outputs)}"
     if first.status == INHERITED:
         line += (
             " (its inputs differ already: the data, code outside any module, or an earlier "
@@ -208,7 +217,7 @@ def _y(error: float, low: float, high: float) -> float:
 def render_svg(comparison: Comparison) -> str:
     points = [
         v for v in comparison.verdicts
-        if v.record.kind == FORWARD and v.outputs is not None and v.outputs.worst is not None
+        if v.record.kind in (FORWARD, API) and v.outputs is not None and v.outputs.worst is not None
     ]  # fmt: skip
     errors = [v.outputs.worst.error for v in points if v.outputs and v.outputs.worst]
     finite = [e for e in errors if math.isfinite(e)]

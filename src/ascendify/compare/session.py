@@ -18,6 +18,7 @@ from ascendify.compare.metrics import TOLERANCES, PairMetrics, sample_metrics, s
 from ascendify.compare.records import (
     MANIFEST,
     MAX_RANK,
+    NAN_CHECK,
     Dump,
     Record,
     TensorStats,
@@ -26,6 +27,7 @@ from ascendify.compare.records import (
 )
 from ascendify.compare.settings import DUMP_VARIABLE, DumpSettings
 from ascendify.errors import AscendifyError
+from ascendify.textfile import read_json
 
 if TYPE_CHECKING:
     import numpy
@@ -39,6 +41,7 @@ class DumpOutcome:
     exit_code: int
     records: dict[int, int]  # records per rank
     foreign: tuple[Path, ...] = ()  # files named like rank files that the recorder did not write
+    nan_check: dict[str, Any] | None = None  # --nan-check: the first NaN or inf found
 
 
 def dump_program(command: Sequence[str], out: Path, settings: DumpSettings) -> DumpOutcome:
@@ -63,14 +66,28 @@ def dump_program(command: Sequence[str], out: Path, settings: DumpSettings) -> D
             out.rmdir()
         raise
     headers, records, foreign = _rank_files(out)
+    nan_check = read_nan_check(out)
     manifest = {
         "command": list(command),
         "settings": asdict(settings),
         "exit_code": returncode,
         "ranks": headers,
+        "nan_check": nan_check,
     }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
-    return DumpOutcome(out, returncode, records, foreign)
+    return DumpOutcome(out, returncode, records, foreign, nan_check)
+
+
+def read_nan_check(out: Path) -> dict[str, Any] | None:
+    """What ``--nan-check`` found first in a dump folder, or None."""
+    path = out / NAN_CHECK
+    if not path.is_file():
+        return None
+    try:
+        found = read_json(path, "NaN check")
+    except (AscendifyError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
 
 
 def _run_recorded(command: Sequence[str], out: Path) -> int:
