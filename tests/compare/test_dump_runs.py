@@ -300,3 +300,51 @@ def test_nan_check_reports_a_float16_overflow_as_such(tmp_path: Path) -> None:
     assert found["float16_overflow"] is True
     assert found["module"] == "blocks.0"
     assert "float16 overflow (|x| > 65504 became inf)" in done.stdout
+
+
+def _msprobe_dump(out: Path, *arguments: str) -> Path:
+    """The functional script dumped by msprobe's own PrecisionDebugger, as a msprobe user does."""
+    done = _python(str(FUNCTIONAL), "--steps", "2", "--msprobe", str(out), *arguments)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out
+
+
+def test_msprobes_compare_accepts_a_dump_written_in_its_format(tmp_path: Path) -> None:
+    pytest.importorskip("msprobe", reason="mindstudio-probe (the test extra) is not installed")
+    ours = _dump(
+        tmp_path / "ours", sys.executable, str(FUNCTIONAL), "--steps", "2",
+        options=("--steps", "2", "--format", "msprobe"),
+    )  # fmt: skip
+    theirs = _msprobe_dump(tmp_path / "msprobe")
+    done = _python(
+        "-c", "from msprobe.msprobe import main; main()", "compare",
+        "--target_path", str(ours / "step0"), "--golden_path", str(theirs / "step0"),
+        "--output_path", str(tmp_path / "result"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    result = next((tmp_path / "result").glob("compare_result_*.csv"))
+    rows = list(csv.DictReader(result.open(encoding="utf-8")))
+    assert {row["NPU Name"] for row in rows} >= {
+        "Module.blocks.1.Block.forward.0.output.0", "Module.head.Linear.forward.0.output.0",
+    }  # fmt: skip
+    assert {row["Result"] for row in rows} == {"pass"}
+
+
+def test_a_msprobe_dump_is_read_and_names_the_same_first_divergent_module(tmp_path: Path) -> None:
+    pytest.importorskip("msprobe", reason="mindstudio-probe (the test extra) is not installed")
+    ours_a = _dump(
+        tmp_path / "a", sys.executable, str(FUNCTIONAL), "--steps", "2", options=("--steps", "2")
+    )
+    ours_b = _dump(
+        tmp_path / "b", sys.executable, str(FUNCTIONAL), "--steps", "2", "--perturb", "softmax",
+        options=("--steps", "2"),
+    )  # fmt: skip
+    theirs_b = _msprobe_dump(tmp_path / "msprobe_b", "--perturb", "softmax")
+    ours = _compare(ours_a, ours_b)
+    mixed = _compare(ours_a, theirs_b)
+    assert ours.returncode == mixed.returncode == 1, mixed.stdout + mixed.stderr
+    line = "first divergence: blocks.1 (step 0, call 0)"
+    assert line in ours.stdout
+    assert line in mixed.stdout
+    clean = _compare(ours_a, _msprobe_dump(tmp_path / "msprobe_a"))
+    assert clean.returncode == 0, clean.stdout + clean.stderr

@@ -23,8 +23,10 @@ HELP = (
 USAGE = """\
 ascendify compare dump -o DIR [--steps N] [--level stats|tensors|api] [--modules REGEX]
                        [--apis REGEX] [--backward] [--step-on auto|optimizer|forward]
-                       [--max-elements N] [--nan-check] [--stop-after STEPS] -- CMD ARGS...
-ascendify compare A B [-o OUT] [--tolerance auto|strict|msprobe|bf16|fp16]
+                       [--max-elements N] [--nan-check] [--stop-after STEPS]
+                       [--format ascendify|msprobe] -- CMD ARGS...
+ascendify compare A B [-o OUT] [--tolerance auto|strict|msprobe|bf16|fp16]  (A, B: ascendify
+                      or msprobe dumps)
 ascendify compare run --a "CMD_A" --b "CMD_B" [-o OUT] [dump and tolerance options]
 ascendify compare loss A B [--rank R] [--max-mean-rel 0.02] [--max-rel F] [-o OUT] [--json]"""
 EPILOG = (
@@ -73,6 +75,9 @@ def _add_dump_options(parser: argparse.ArgumentParser) -> None:
     )
     add("--max-elements", type=int, default=defaults.max_elements,
         help="--level tensors: elements kept per tensor (default %(default)s)")  # fmt: skip
+    add("--format", choices=("ascendify", "msprobe"), default="ascendify",
+        help="msprobe: also write msprobe's step<S>/rank<R>/dump.json layout, for its compare "
+        "and visualiser")  # fmt: skip
     add("--apis", metavar="REGEX",
         help="--level api: record only operators whose name this expression finds")  # fmt: skip
     add("--nan-check", action="store_true",
@@ -136,7 +141,7 @@ def _dump(words: list[str]) -> int:
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD ARGS...")
     args = parser.parse_args(words)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    outcome = dump_program(command, args.output, _settings(args))
+    outcome = dump_program(command, args.output, _settings(args), args.format)
     _print_dump(outcome)
     return outcome.exit_code
 

@@ -111,6 +111,7 @@ class _Tensor:
     vector: list[float] | torch.Tensor | None
     sample: torch.Tensor | None = None
     where: tuple[int, int] | None = None  # the sample's place in the tensors file, once written
+    requires_grad: bool = False
 
 
 @dataclass
@@ -124,6 +125,7 @@ class _Pending:
     order: int
     inputs: list[_Tensor]
     outputs: list[_Tensor]
+    module_class: str = ""  # a module call's class (msprobe's names carry it)
 
 
 @dataclass
@@ -274,7 +276,10 @@ class Recorder:
             index = self._next_call(FORWARD, call.path)
             outputs = [self._tensor(t) for t in results]
             self.pending.append(
-                _Pending(self.step, FORWARD, call.path, index, 0, call.start, self.tick, inputs, outputs)
+                _Pending(
+                    self.step, FORWARD, call.path, index, 0, call.start, self.tick, inputs, outputs,
+                    type(module).__name__,
+                )
             )  # fmt: skip
             if self.settings.backward and torch.is_grad_enabled():
                 for slot, result in enumerate(results):
@@ -345,7 +350,9 @@ class Recorder:
     def _measure(self, tensor: torch.Tensor) -> _Tensor:
         shape = tuple(tensor.shape)
         if not _measurable(tensor) or tensor.numel() == 0:
-            return _Tensor(_dtype_name(tensor.dtype), shape, None)
+            return _Tensor(
+                _dtype_name(tensor.dtype), shape, None, requires_grad=tensor.requires_grad
+            )
         x = tensor.detach()
         if x.dtype != torch.float32:
             x = x.float()
@@ -363,7 +370,9 @@ class Recorder:
         if self.settings.level == "tensors":
             stride = -(-x.numel() // self.settings.max_elements)
             sample = x.reshape(-1)[::stride].clone()
-        return _Tensor(_dtype_name(tensor.dtype), shape, vector, sample)
+        return _Tensor(
+            _dtype_name(tensor.dtype), shape, vector, sample, requires_grad=tensor.requires_grad
+        )
 
     def _single(self, kind: str, path: str, tensor: torch.Tensor, slot: int = 0) -> None:
         if not self.recording:
@@ -624,13 +633,15 @@ class Recorder:
                 self.tensors_offset += len(data)
             low, high, mean, norm, nan, inf = row
             return TensorStats(
-                tensor.dtype, tensor.shape, low, high, mean, norm, int(nan), int(inf), tensor.where
-            )
+                tensor.dtype, tensor.shape, low, high, mean, norm, int(nan), int(inf), tensor.where,
+                tensor.requires_grad,
+            )  # fmt: skip
 
         return Record(
             self.rank, pending.step, pending.kind, pending.path, pending.call, pending.slot,
             pending.start, pending.order,
             tuple(stats(t) for t in pending.inputs), tuple(stats(t) for t in pending.outputs),
+            pending.module_class,
         )  # fmt: skip
 
     def _open_tensors(self) -> Any:

@@ -21,7 +21,7 @@ import json
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,7 @@ class TensorStats:
     nan: int
     inf: int
     sample: tuple[int, int] | None = None  # offset and element count in the rank's tensors file
+    requires_grad: bool = False
 
     @property
     def numel(self) -> int:
@@ -82,6 +83,7 @@ class Record:
     order: int  # ... and when it ended: records nested in this one began after it and ended before
     inputs: tuple[TensorStats, ...]
     outputs: tuple[TensorStats, ...]
+    module_class: str = ""  # a module call's class name, when the recorder knew it
 
     @property
     def key(self) -> Key:
@@ -118,6 +120,11 @@ def record_line(record: Record) -> str:
         "in": [tensor_row(t) for t in record.inputs],
         "out": [tensor_row(t) for t in record.outputs],
     }  # fmt: skip
+    if record.module_class:
+        document["t"] = record.module_class
+    tensors = (*record.inputs, *record.outputs)
+    if any(t.requires_grad for t in tensors):  # one digit a tensor, inputs then outputs
+        document["g"] = "".join("1" if t.requires_grad else "0" for t in tensors)
     return json.dumps(document, separators=(",", ":")) + "\n"
 
 
@@ -130,12 +137,22 @@ def _tensor(row: list[Any]) -> TensorStats:
 
 
 def _record(rank: int, document: dict[str, Any]) -> Record:
-    return Record(
+    record = Record(
         rank, int(document["s"]), str(document["k"]), str(document["p"]), int(document["c"]),
         int(document.get("x", 0)), int(document["b"]), int(document["o"]),
         tuple(_tensor(row) for row in document["in"]),
         tuple(_tensor(row) for row in document["out"]),
+        str(document.get("t", "")),
     )  # fmt: skip
+    flags = document.get("g")
+    if not isinstance(flags, str):
+        return record
+    tensors = [
+        replace(t, requires_grad=f == "1")
+        for t, f in zip((*record.inputs, *record.outputs), flags, strict=False)
+    ]
+    count = len(record.inputs)
+    return replace(record, inputs=tuple(tensors[:count]), outputs=tuple(tensors[count:]))
 
 
 def read_rank(path: Path, rank: int) -> Iterator[Record]:

@@ -15,6 +15,7 @@ from ascendify._autostart import child_environment
 from ascendify.compare._startup import write_sitecustomize
 from ascendify.compare.judge import Comparison, judge, measure_stats
 from ascendify.compare.metrics import TOLERANCES, PairMetrics, sample_metrics, stat_metrics
+from ascendify.compare.msprobe import is_msprobe_dump, read_msprobe, write_msprobe
 from ascendify.compare.records import (
     MANIFEST,
     MAX_RANK,
@@ -44,8 +45,16 @@ class DumpOutcome:
     nan_check: dict[str, Any] | None = None  # --nan-check: the first NaN or inf found
 
 
-def dump_program(command: Sequence[str], out: Path, settings: DumpSettings) -> DumpOutcome:
-    """Run ``command`` unchanged with the recorder armed in each of its Python processes."""
+FORMATS = ("ascendify", "msprobe")
+
+
+def dump_program(
+    command: Sequence[str], out: Path, settings: DumpSettings, output_format: str = "ascendify"
+) -> DumpOutcome:
+    """Run ``command`` unchanged with the recorder armed in each of its Python processes; with
+    ``output_format`` msprobe, also write msprobe's layout of the records beside them."""
+    if output_format not in FORMATS:
+        raise AscendifyError(f"--format {output_format!r}: one of {', '.join(FORMATS)}")
     if not command:
         raise AscendifyError("nothing to run: give the command after '--', e.g. -- python train.py")
     settings.check()
@@ -75,6 +84,8 @@ def dump_program(command: Sequence[str], out: Path, settings: DumpSettings) -> D
         "nan_check": nan_check,
     }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    if output_format == "msprobe" and headers:
+        write_msprobe(load_dump(out), out)
     return DumpOutcome(out, returncode, records, foreign, nan_check)
 
 
@@ -151,6 +162,13 @@ class _Samples:
         )
 
 
+def read_dump(directory: Path) -> Dump:
+    """An ascendify dump, or msprobe's (its root, a step folder or a rank folder)."""
+    if not (directory / MANIFEST).is_file() and directory.is_dir() and is_msprobe_dump(directory):
+        return read_msprobe(directory)
+    return load_dump(directory)
+
+
 def _has_samples(dump: Dump) -> bool:
     return any(dump.tensors_path(rank).is_file() for rank in dump.ranks)
 
@@ -158,7 +176,7 @@ def _has_samples(dump: Dump) -> bool:
 def compare_dumps(a: Path, b: Path, tolerance: str) -> Comparison:
     if tolerance not in TOLERANCES:
         raise AscendifyError(f"--tolerance {tolerance!r}: one of {', '.join(TOLERANCES)}")
-    dump_a, dump_b = load_dump(a), load_dump(b)
+    dump_a, dump_b = read_dump(a), read_dump(b)
     measure = measure_stats
     if _has_samples(dump_a) and _has_samples(dump_b):
         try:
