@@ -343,7 +343,7 @@ def test_a_msprobe_dump_is_read_and_names_the_same_first_divergent_module(tmp_pa
     ours = _compare(ours_a, ours_b)
     mixed = _compare(ours_a, theirs_b)
     assert ours.returncode == mixed.returncode == 1, mixed.stdout + mixed.stderr
-    line = "first divergence: blocks.1 (step 0, call 0)"
+    line = "first divergence: blocks.1.out (step 0, call 0)"  # its input, from blocks.1's softmax
     assert line in ours.stdout
     assert line in mixed.stdout
     clean = _compare(ours_a, _msprobe_dump(tmp_path / "msprobe_a"))
