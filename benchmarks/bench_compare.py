@@ -8,6 +8,8 @@ Three figures, each measured side by side in this run:
   the gradient norm, written per step), for a small transformer and a small CNN; steps taken in
   turns, plain and recorded, so that a busy machine slows both alike; the ratio of medians (target
   <= 1.5x; msprobe's published module-level dump costs 4.5x);
+* the same for ``--level api`` (every torch operator call recorded too; target <= 3x) and for
+  ``--nan-check`` (every operator's output checked for NaN and inf);
 * the dump's size per step (bytes of rank0.jsonl / steps);
 * comparing: a dump of ``--steps`` steps loaded and judged against itself, in records per second.
 
@@ -106,11 +108,13 @@ def _seconds(action: Callable[[], None]) -> float:
     return time.perf_counter() - start
 
 
-def per_step(name: str, steps: int, folder: Path) -> tuple[float, float, int]:
+def per_step(
+    name: str, steps: int, folder: Path, settings: DumpSettings
+) -> tuple[float, float, int]:
     """Median plain and recorded step times, and the dump's bytes per step."""
     step = training_step(name)
     step()  # warm up
-    recorder = Recorder(DumpSettings(steps=0), folder, rank=0)
+    recorder = Recorder(settings, folder, rank=0)
     plain: list[float] = []
     recorded: list[float] = []
     for _ in range(steps):  # in turns: load on the machine hits both alike
@@ -139,15 +143,22 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch's CPU threads")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    forms = {
+        "--level stats": DumpSettings(steps=0),
+        "--level api": DumpSettings(steps=0, level="api"),
+        "--nan-check": DumpSettings(steps=0, nan_check=True),
+    }
     for name in ("transformer", "cnn"):
-        with tempfile.TemporaryDirectory() as scratch:
-            plain, recorded, size = per_step(name, args.steps, Path(scratch))
-            count, rate = compare_speed(Path(scratch))
-        print(
-            f"{name}: step (median of {args.steps}) plain {plain * 1e3:.1f} ms, dump --level stats "
-            f"{recorded * 1e3:.1f} ms, ratio {recorded / plain:.2f}; dump {size / 1024:.1f} KiB "
-            f"per step; compare {count} records in {count / rate * 1e3:.0f} ms, {rate:,.0f} records/s"
-        )
+        for form, settings in forms.items():
+            with tempfile.TemporaryDirectory() as scratch:
+                plain, recorded, size = per_step(name, args.steps, Path(scratch), settings)
+                count, rate = compare_speed(Path(scratch))
+            print(
+                f"{name}: step (median of {args.steps}) plain {plain * 1e3:.1f} ms, dump {form} "
+                f"{recorded * 1e3:.1f} ms, ratio {recorded / plain:.2f}; dump {size / 1024:.1f} "
+                f"KiB per step; compare {count} records in {count / rate * 1e3:.0f} ms, "
+                f"{rate:,.0f} records/s"
+            )
 
 
 if __name__ == "__main__":

@@ -80,3 +80,42 @@ def test_a_dump_refuses_a_folder_that_holds_something(
     assert main(["compare", "dump", "-o", str(tmp_path), "--", "python", "t.py"]) == 2
     assert "not an empty folder" in capsys.readouterr().err
     assert (tmp_path / "old.txt").read_text(encoding="utf-8") == "kept"
+
+
+def _with_manifest(folder: Path, manifest_text: str) -> Path:
+    (folder / MANIFEST).write_text(manifest_text, encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"ranks": {"abc": {}}}', "'abc' is not a rank number"),
+        ('{"ranks": {"99999999999999999999": {}}}', "is not a rank number"),
+        ('{"ranks": {"-1": {}}}', "'-1' is not a rank number"),
+        ('{"ranks": {"0": 7}}', "rank 0's header is not an object"),
+        ('{"ranks": [0]}', "records no rank"),
+        ("{not json", "not JSON"),
+    ],
+)
+def test_a_malformed_manifest_exits_2_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str, message: str
+) -> None:
+    clean = _dump(tmp_path / "a", run(CLEAN))
+    broken = _with_manifest(_dump(tmp_path / "b", run(CLEAN)), damage)
+    assert main(["compare", str(clean), str(broken)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ascendify compare: error: ")
+    assert message in err
+
+
+def test_a_record_nested_100000_levels_deep_exits_2_naming_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clean = _dump(tmp_path / "a", run(CLEAN))
+    broken = _dump(tmp_path / "b", run(CLEAN))
+    with (broken / rank_file(0)).open("a", encoding="utf-8") as lines:
+        lines.write('{"s": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    assert main(["compare", str(clean), str(broken)]) == 2
+    assert "rank0.jsonl" in capsys.readouterr().err

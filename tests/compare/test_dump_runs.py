@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ascendify.cli import main
 from tests.conftest import ascendify_env
 from tests.npu_standin import standin_env
 
@@ -183,3 +184,167 @@ def test_the_compare_command_imports_no_torch(clean: Path) -> None:
     )
     done = _python("-c", probe)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_command_that_does_not_exist_exits_2_and_leaves_no_dump(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "d"
+    assert main(["compare", "dump", "-o", str(out), "--", "no-such-program-ascendify"]) == 2
+    assert "cannot run 'no-such-program-ascendify'" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_a_file_the_program_writes_into_the_dump_folder_is_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "d"
+    script = tmp_path / "writer.py"
+    script.write_text(
+        "import os, pathlib\n"
+        "folder = pathlib.Path(os.environ['ASCENDIFY_COMPARE_DUMP'])\n"
+        "(folder / 'rank7.jsonl').write_text('my own notes\\n')\n"
+        "(folder / 'rank99999999999.jsonl').write_text('{}\\n')\n",
+        encoding="utf-8",
+    )
+    main(["compare", "dump", "-o", str(out), "--", sys.executable, str(script)])
+    assert "rank7.jsonl was not written by the recorder" in capsys.readouterr().out
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert "7" not in manifest["ranks"]
+
+
+def test_stop_after_ends_a_long_run_cleanly_on_every_rank(tmp_path: Path) -> None:
+    # 1,000 steps asked for; both ranks end after step 1 with exit 0, nothing left running
+    launcher = ("-m", "ascendify", "run", "--nproc-per-node", "2", "--log-dir", str(tmp_path / "l"))
+    command = (sys.executable, *launcher, sys.executable, str(TINY), "--steps", "1000")
+    out = _dump(tmp_path / "d", *command, options=("--stop-after", "2"))
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["exit_code"] == 0
+    for rank in ("0", "1"):
+        steps = {
+            json.loads(line)["s"]
+            for line in (out / f"rank{rank}.jsonl").read_text().splitlines()[1:]
+        }
+        assert steps == {0, 1}
+    rank_log = next((tmp_path / "l").rglob("*rank*0*"))
+    assert "2 step(s) recorded; ending the program (--stop-after)" in rank_log.read_text()
+    assert rank_log.read_text().count("\n") < 100  # far from 1,000 losses
+
+
+FUNCTIONAL = SCRIPTS / "functional_blocks.py"
+
+
+def test_the_api_level_names_a_changed_operator_inside_its_module(tmp_path: Path) -> None:
+    options = ("--level", "api", "--steps", "1")
+    a = _dump(tmp_path / "a", sys.executable, str(FUNCTIONAL), "--steps", "1", options=options)
+    same = _dump(
+        tmp_path / "same", sys.executable, str(FUNCTIONAL), "--steps", "1", options=options
+    )
+    done = _compare(a, same, "--tolerance", "strict")
+    assert done.returncode == 0, done.stdout + done.stderr
+    b = _dump(
+        tmp_path / "b", sys.executable, str(FUNCTIONAL), "--steps", "1", "--perturb", "softmax",
+        options=options,
+    )  # fmt: skip
+    done = _compare(a, b)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "first divergence: operator torch.softmax in blocks.1 (step 0, call 0)" in done.stdout
+    records = [json.loads(line) for line in (a / "rank0.jsonl").read_text().splitlines()[1:]]
+    operators = {r["p"] for r in records if r["k"] == "api"}
+    assert {
+        "blocks.1:torch.matmul",
+        "blocks.1:torch.softmax",
+        "blocks.1:torch.nn.functional.gelu",
+    } <= operators
+    assert not any(p.endswith((".transpose", ".chunk", "__get__")) for p in operators)
+
+
+def test_apis_keeps_only_the_operators_asked_for(tmp_path: Path) -> None:
+    options = ("--level", "api", "--steps", "1", "--apis", "softmax")
+    a = _dump(tmp_path / "a", sys.executable, str(FUNCTIONAL), "--steps", "1", options=options)
+    records = [json.loads(line) for line in (a / "rank0.jsonl").read_text().splitlines()[1:]]
+    assert {r["p"].rpartition(":")[2] for r in records if r["k"] == "api"} == {"torch.softmax"}
+
+
+def test_nan_check_names_the_rank_step_operator_module_and_line_and_ends_both_ranks(
+    tmp_path: Path,
+) -> None:
+    launcher = ("-m", "ascendify", "run", "--nproc-per-node", "2", "--log-dir", str(tmp_path / "l"))
+    command = (
+        sys.executable, *launcher, sys.executable, str(FUNCTIONAL), "--steps", "1000",
+        "--nan-step", "2", "--nan-rank", "1",
+    )  # fmt: skip
+    done = _ascendify("compare", "dump", "-o", str(tmp_path / "d"), "--nan-check", "--", *command)
+    assert done.returncode != 0
+    found = json.loads((tmp_path / "d" / "nan_check.json").read_text())
+    assert (found["rank"], found["step"], found["operator"], found["module"]) == (
+        1, 2, "torch.log", "blocks.2",
+    )  # fmt: skip
+    assert found["where"].startswith(f"{FUNCTIONAL}:")
+    assert "in forward" in found["where"]
+    assert (
+        "first NaN/inf: ascendify compare --nan-check: rank 1, step 2: operator torch.log in blocks.2"
+        in done.stdout
+    )
+    manifest = json.loads((tmp_path / "d" / "manifest.json").read_text())
+    assert manifest["nan_check"]["operator"] == "torch.log"
+    rank0 = next((tmp_path / "l").rglob("*rank*0*")).read_text()
+    assert "step 999" not in rank0  # rank 0 was ended with rank 1, not left to run
+
+
+def test_nan_check_reports_a_float16_overflow_as_such(tmp_path: Path) -> None:
+    command = (sys.executable, str(FUNCTIONAL), "--steps", "2", "--fp16-overflow")
+    done = _ascendify("compare", "dump", "-o", str(tmp_path / "d"), "--nan-check", "--", *command)
+    assert done.returncode == 65
+    found = json.loads((tmp_path / "d" / "nan_check.json").read_text())
+    assert found["float16_overflow"] is True
+    assert found["module"] == "blocks.0"
+    assert "float16 overflow (|x| > 65504 became inf)" in done.stdout
+
+
+def _msprobe_dump(out: Path, *arguments: str) -> Path:
+    """The functional script dumped by msprobe's own PrecisionDebugger, as a msprobe user does."""
+    done = _python(str(FUNCTIONAL), "--steps", "2", "--msprobe", str(out), *arguments)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out
+
+
+def test_msprobes_compare_accepts_a_dump_written_in_its_format(tmp_path: Path) -> None:
+    pytest.importorskip("msprobe", reason="mindstudio-probe (the test extra) is not installed")
+    ours = _dump(
+        tmp_path / "ours", sys.executable, str(FUNCTIONAL), "--steps", "2",
+        options=("--steps", "2", "--format", "msprobe"),
+    )  # fmt: skip
+    theirs = _msprobe_dump(tmp_path / "msprobe")
+    done = _python(
+        "-c", "from msprobe.msprobe import main; main()", "compare",
+        "--target_path", str(ours / "step0"), "--golden_path", str(theirs / "step0"),
+        "--output_path", str(tmp_path / "result"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    result = next((tmp_path / "result").glob("compare_result_*.csv"))
+    rows = list(csv.DictReader(result.open(encoding="utf-8")))
+    assert {row["NPU Name"] for row in rows} >= {
+        "Module.blocks.1.Block.forward.0.output.0", "Module.head.Linear.forward.0.output.0",
+    }  # fmt: skip
+    assert {row["Result"] for row in rows} == {"pass"}
+
+
+def test_a_msprobe_dump_is_read_and_names_the_same_first_divergent_module(tmp_path: Path) -> None:
+    pytest.importorskip("msprobe", reason="mindstudio-probe (the test extra) is not installed")
+    ours_a = _dump(
+        tmp_path / "a", sys.executable, str(FUNCTIONAL), "--steps", "2", options=("--steps", "2")
+    )
+    ours_b = _dump(
+        tmp_path / "b", sys.executable, str(FUNCTIONAL), "--steps", "2", "--perturb", "softmax",
+        options=("--steps", "2"),
+    )  # fmt: skip
+    theirs_b = _msprobe_dump(tmp_path / "msprobe_b", "--perturb", "softmax")
+    ours = _compare(ours_a, ours_b)
+    mixed = _compare(ours_a, theirs_b)
+    assert ours.returncode == mixed.returncode == 1, mixed.stdout + mixed.stderr
+    line = "first divergence: blocks.1.out (step 0, call 0)"  # its input, from blocks.1's softmax
+    assert line in ours.stdout
+    assert line in mixed.stdout
+    clean = _compare(ours_a, _msprobe_dump(tmp_path / "msprobe_a"))
+    assert clean.returncode == 0, clean.stdout + clean.stderr

@@ -104,3 +104,18 @@ def test_msprobe_verdict_on_sampled_tensors(cosine: float, max_abs: float, passe
 def test_msprobe_on_statistics_flags_a_relative_difference_above_one_half() -> None:
     assert within(PairMetrics(0.4, 0.4), "msprobe", FP32)
     assert not within(PairMetrics(0.6, 0.6), "msprobe", FP32)
+
+
+def test_nan_samples_the_statistics_missed_still_differ() -> None:
+    # equal, finite statistics on both sides; only A's samples hold NaN: not a cosine of 1
+    stats = _stats([1.0, 2.0, 3.0])
+    base = stat_metrics(stats, stats)
+    a = numpy.array([math.nan, math.nan, math.nan], dtype=numpy.float32)
+    b = numpy.array([1.0, 2.0, 3.0], dtype=numpy.float32)
+    metrics = sample_metrics(base, a, b)
+    assert metrics.nonfinite_differs
+    assert not within(metrics, "bf16", BF16)
+    inf_signs = sample_metrics(base, numpy.array([numpy.inf]), numpy.array([-numpy.inf]))
+    assert inf_signs.nonfinite_differs
+    same = sample_metrics(base, numpy.array([math.nan, 1.0]), numpy.array([math.nan, 1.0]))
+    assert not same.nonfinite_differs

@@ -9,6 +9,11 @@ Cheap on purpose: a tensor's statistics are one small vector computed on its own
 kernels, kept there until the step ends; then the step's vectors are moved to the host at once
 (one synchronisation per step) and written as JSON lines. After the last recorded step every
 hook is removed and every wrapped function restored.
+
+``--level api`` and ``--nan-check`` also install a torch function mode, which sees every torch
+function, tensor method and ``torch.nn.functional`` call: each operator call is recorded inside
+the module that made it, and with ``--nan-check`` the first operator whose output holds a NaN or
+inf ends the program (every step, not only the recorded ones), with what it was and where.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import math
 import os
 import re
 import sys
+import traceback
 import weakref
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -29,10 +35,13 @@ from typing import Any, TextIO
 
 import torch
 from torch import nn
+from torch.overrides import TorchFunctionMode, resolve_name
 from torch.utils.hooks import RemovableHandle
 
 from ascendify.compare.records import (
+    API,
     FORWARD,
+    NAN_CHECK,
     Record,
     TensorStats,
     rank_file,
@@ -44,6 +53,22 @@ from ascendify.compare.settings import DumpSettings
 # Wrappers whose own path would prefix every path of the model they wrap (DDP's "module.").
 WRAPPED_BY = {"DistributedDataParallel": "module", "DataParallel": "module", "OptimizedModule": "_orig_mod"}  # fmt: skip
 _EMPTY = [math.nan, math.nan, math.nan, 0.0, 0.0, 0.0]
+# Operators that compute nothing new: metadata, views and copies of the same values, autograd
+# bookkeeping, uninitialised memory (torch.empty may hold NaN). Skipping them keeps --level api's
+# cost and its records to the arithmetic.
+_NOT_COMPUTING = frozenset((
+    "size", "dim", "numel", "stride", "is_floating_point", "is_contiguous", "data_ptr",
+    "element_size", "__len__", "__bool__", "__index__", "__int__", "__float__", "item", "tolist",
+    "__repr__", "__format__", "__hash__", "__reduce_ex__", "__deepcopy__", "__setstate__",
+    "__getstate__", "__array__", "numpy", "detach", "detach_", "requires_grad_", "register_hook",
+    "retain_grad", "backward", "view", "view_as", "reshape", "reshape_as", "transpose",
+    "permute", "t", "contiguous", "expand", "expand_as", "flatten", "unflatten", "squeeze",
+    "unsqueeze", "__getitem__", "__setitem__", "split", "chunk", "unbind", "narrow", "select",
+    "clone", "new_empty", "new_zeros", "new_ones", "new_full", "empty_like", "zeros_like",
+    "ones_like", "full_like", "empty", "empty_strided", "new_empty_strided", "resize_", "set_",
+))  # fmt: skip
+FLOAT16_MAX = 65504.0
+NAN_EXIT_CODE = 65  # sysexits' EX_DATAERR: the program's data went bad, not the program
 
 
 def _dtype_name(dtype: torch.dtype) -> str:
@@ -86,6 +111,7 @@ class _Tensor:
     vector: list[float] | torch.Tensor | None
     sample: torch.Tensor | None = None
     where: tuple[int, int] | None = None  # the sample's place in the tensors file, once written
+    requires_grad: bool = False
 
 
 @dataclass
@@ -99,6 +125,7 @@ class _Pending:
     order: int
     inputs: list[_Tensor]
     outputs: list[_Tensor]
+    module_class: str = ""  # a module call's class (msprobe's names carry it)
 
 
 @dataclass
@@ -165,6 +192,11 @@ class Recorder:
         self.handles: list[RemovableHandle] = []
         self.restore: list[Callable[[], None]] = []
         self.armed = False
+        self.recording = True  # False after the recorded steps while --nan-check still watches
+        self.busy = False  # the recorder's own torch calls: not operators of the program
+        self.operator_mode: _OperatorMode | None = None
+        self.api_pattern = re.compile(settings.apis) if settings.apis else None
+        self.api_names: dict[Any, str | None] = {}
 
     # -- arming ---------------------------------------------------------------------------------
 
@@ -181,6 +213,9 @@ class Recorder:
         self._wrap(torch.autograd, "backward", self._wrapped_backward)
         self._wrap(torch.amp.GradScaler, "scale", self._wrapped_scale)
         self._wrap(torch.optim.Optimizer, "__init__", self._wrapped_optimizer_init)
+        if self.settings.level == "api" or self.settings.nan_check:
+            self.operator_mode = _OperatorMode(self)
+            self.operator_mode.__enter__()  # type: ignore[no-untyped-call]
         self.armed = True
         atexit.register(self.close)
 
@@ -193,6 +228,9 @@ class Recorder:
         if not self.armed:
             return
         self.armed = False
+        if self.operator_mode is not None:
+            self.operator_mode.__exit__(None, None, None)  # type: ignore[no-untyped-call]
+            self.operator_mode = None
         for handle in self.handles:
             handle.remove()
         for restore in self.restore:
@@ -238,7 +276,10 @@ class Recorder:
             index = self._next_call(FORWARD, call.path)
             outputs = [self._tensor(t) for t in results]
             self.pending.append(
-                _Pending(self.step, FORWARD, call.path, index, 0, call.start, self.tick, inputs, outputs)
+                _Pending(
+                    self.step, FORWARD, call.path, index, 0, call.start, self.tick, inputs, outputs,
+                    type(module).__name__,
+                )
             )  # fmt: skip
             if self.settings.backward and torch.is_grad_enabled():
                 for slot, result in enumerate(results):
@@ -280,6 +321,8 @@ class Recorder:
         return path
 
     def _wanted(self, path: str) -> bool:
+        if not self.recording:
+            return False
         wanted = self.wanted.get(path)
         if wanted is None:
             wanted = self.wanted[path] = self.pattern is None or bool(self.pattern.search(path))
@@ -296,14 +339,20 @@ class Recorder:
         seen = self.measured.get(id(tensor))
         if seen is not None and seen[0]() is tensor and seen[1] == tensor._version:
             return seen[2]
-        measured = self._measure(tensor)
+        busy, self.busy = self.busy, True
+        try:
+            measured = self._measure(tensor)
+        finally:
+            self.busy = busy
         self.measured[id(tensor)] = (weakref.ref(tensor), tensor._version, measured)
         return measured
 
     def _measure(self, tensor: torch.Tensor) -> _Tensor:
         shape = tuple(tensor.shape)
         if not _measurable(tensor) or tensor.numel() == 0:
-            return _Tensor(_dtype_name(tensor.dtype), shape, None)
+            return _Tensor(
+                _dtype_name(tensor.dtype), shape, None, requires_grad=tensor.requires_grad
+            )
         x = tensor.detach()
         if x.dtype != torch.float32:
             x = x.float()
@@ -321,19 +370,135 @@ class Recorder:
         if self.settings.level == "tensors":
             stride = -(-x.numel() // self.settings.max_elements)
             sample = x.reshape(-1)[::stride].clone()
-        return _Tensor(_dtype_name(tensor.dtype), shape, vector, sample)
+        return _Tensor(
+            _dtype_name(tensor.dtype), shape, vector, sample, requires_grad=tensor.requires_grad
+        )
 
     def _single(self, kind: str, path: str, tensor: torch.Tensor, slot: int = 0) -> None:
+        if not self.recording:
+            return
         self.tick += 1
         index = self._next_call(kind, path)
         self.pending.append(
             _Pending(self.step, kind, path, index, slot, self.tick, self.tick, [], [self._tensor(tensor)])
         )  # fmt: skip
 
+    # -- operator calls (--level api, --nan-check) -----------------------------------------------
+
+    def _api_name(self, func: Any) -> str | None:
+        """The operator's name (torch.softmax, torch.Tensor.add, torch.nn.functional.gelu), or
+        None for what is not recorded: metadata, views, property getters, --apis misses."""
+        try:
+            return self.api_names[func]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable callable
+            return None
+        name: str | None = resolve_name(func) or getattr(func, "__qualname__", None)
+        if name is not None:
+            last = name.rpartition(".")[2]
+            if last in _NOT_COMPUTING or last in ("__get__", "__set__"):
+                name = None
+            elif self.api_pattern is not None and not self.api_pattern.search(name):
+                name = None if not self.settings.nan_check else name
+        self.api_names[func] = name
+        return name
+
+    def operator_call(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        name = self._api_name(func)
+        if name is None:
+            return func(*args, **kwargs)
+        module = self.stack[-1].path if self.stack else ""
+        path = f"{module}:{name}"
+        record = (
+            self.settings.level == "api"
+            and self._wanted(module)
+            and (self.api_pattern is None or bool(self.api_pattern.search(name)))
+        )
+        inputs: list[_Tensor] = []
+        start = self.tick
+        if record:  # before the call: an in-place operator changes its input
+            inputs = [
+                self._tensor(t) for t in _tensors((args, kwargs), []) if t.is_floating_point()
+            ]
+            self.tick += 1
+            start = self.tick
+        result = func(*args, **kwargs)
+        outputs = [t for t in _tensors(result, []) if t.is_floating_point()]
+        if not outputs:
+            return result
+        if record:
+            self.tick += 1
+            measured = [self._tensor(t) for t in outputs]
+            index = self._next_call(API, path)
+            self.pending.append(
+                _Pending(self.step, API, path, index, 0, start, self.tick, inputs, measured)
+            )
+        if self.settings.nan_check:
+            self._check_finite(name, module, args, kwargs, outputs)
+        return result
+
+    def _check_finite(
+        self, name: str, module: str, args: Any, kwargs: Any, outputs: list[torch.Tensor]
+    ) -> None:
+        busy, self.busy = self.busy, True
+        try:
+            bad = next((t for t in outputs if not _finite(t.detach())), None)
+            if bad is None:
+                return
+            inputs = [t for t in _tensors((args, kwargs), []) if t.is_floating_point()]
+            self._stop_on_nonfinite(name, module, bad, inputs)
+        finally:
+            self.busy = busy
+
+    def _stop_on_nonfinite(
+        self, name: str, module: str, bad: torch.Tensor, inputs: list[torch.Tensor]
+    ) -> None:
+        """Write what was found, say it, and end this rank: the launcher ends the others."""
+        nan, inf = (int(count) for count in _nonfinite(bad.detach()))
+        inputs_finite = all(bool(torch.isfinite(t.detach()).all()) for t in inputs)
+        overflow = bad.dtype == torch.float16 and nan == 0 and inputs_finite
+        stack = _user_stack()
+        found = {
+            "rank": self.rank,
+            "step": self.step,
+            "operator": name,
+            "module": module,
+            "dtype": _dtype_name(bad.dtype),
+            "shape": list(bad.shape),
+            "nan": nan,
+            "inf": inf,
+            "float16_overflow": overflow,
+            "inputs_finite": inputs_finite,
+            "inputs": [_row(self._measure(t)) for t in inputs],
+            "where": stack[-1] if stack else None,
+            "stack": stack,
+        }
+        what = (
+            f"float16 overflow (|x| > {FLOAT16_MAX:g} became inf)"
+            if overflow
+            else f"{nan} NaN and {inf} inf of {bad.numel()} elements"
+        )
+        message = (
+            f"ascendify compare --nan-check: rank {self.rank}, step {self.step}: operator {name} "
+            f"in {module or 'no module'} produced {what}"
+            + (f" at {found['where']}" if found["where"] else "")
+            + ("; its inputs were finite" if inputs_finite else "; its inputs held NaN/inf already")
+        )
+        found["message"] = message
+        _write_first(self.directory / NAN_CHECK, found)
+        (self.directory / f"nan_check.rank{self.rank}.json").write_text(json.dumps(found))
+        self._stop_recording()
+        print(message, file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        # Not SystemExit: the program's finally blocks would run collectives the other ranks
+        # never join. The launcher sees the exit code and ends the other ranks.
+        os._exit(NAN_EXIT_CODE)
+
     # -- backward, loss, optimizer steps ----------------------------------------------------------
 
     def _on_grad(self, path: str, call: int, slot: int, grad: torch.Tensor) -> None:
-        if self.armed:
+        if self.armed and self.recording:
             self.tick += 1
             self.pending.append(
                 _Pending(self.step, "grad", path, call, slot, self.tick, self.tick, [], [self._tensor(grad)])
@@ -369,11 +534,14 @@ class Recorder:
             p for group in optimizer.param_groups for p in group["params"]
             if p.grad is not None and not p.grad.is_sparse
         ]  # fmt: skip
-        if not parameters:
+        if not parameters or not self.recording:
             return
-        self._single(
-            "grad_norm", "grad_norm", nn.utils.get_total_norm([p.grad for p in parameters])
-        )
+        self.busy = True
+        try:
+            norm = nn.utils.get_total_norm([p.grad for p in parameters])
+        finally:
+            self.busy = False
+        self._single("grad_norm", "grad_norm", norm)
         if self.settings.backward:
             for number, parameter in enumerate(parameters):
                 name = self.names.parameters.get(id(parameter), f"parameter{number}")
@@ -399,10 +567,41 @@ class Recorder:
         self.measured.clear()
         self.scaled.clear()
         self.reindexed.clear()
-        if self.settings.steps and self.step >= self.settings.steps:
+        if self.settings.steps and self.step >= self.settings.steps and self.recording:
+            if self.settings.nan_check:  # the records end; the watch for NaN goes on
+                self._stop_recording()
+            else:
+                self.close()
+        if self.settings.stop_after and self.step >= self.settings.stop_after:
             self.close()
+            # Every rank ends the same step, so every rank stops here: no collective is left
+            # waiting. SystemExit runs the program's finally blocks and atexit handlers.
+            if os.getpid() == self.owner:
+                print(
+                    f"ascendify compare: {self.step} step(s) recorded; ending the program "
+                    "(--stop-after)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                raise SystemExit(0)
+
+    def _stop_recording(self) -> None:
+        if os.getpid() == self.owner and self.pending:
+            self._flush()
+        self.recording = False
+        self.pending.clear()
+        if self.records_file is not None:
+            self.records_file.close()
+            self.records_file = None
 
     def _flush(self) -> None:
+        busy, self.busy = self.busy, True
+        try:
+            self._write_pending()
+        finally:
+            self.busy = busy
+
+    def _write_pending(self) -> None:
         by_device: dict[torch.device, list[torch.Tensor]] = defaultdict(list)
         for pending in self.pending:
             for tensor in (*pending.inputs, *pending.outputs):
@@ -434,13 +633,15 @@ class Recorder:
                 self.tensors_offset += len(data)
             low, high, mean, norm, nan, inf = row
             return TensorStats(
-                tensor.dtype, tensor.shape, low, high, mean, norm, int(nan), int(inf), tensor.where
-            )
+                tensor.dtype, tensor.shape, low, high, mean, norm, int(nan), int(inf), tensor.where,
+                tensor.requires_grad,
+            )  # fmt: skip
 
         return Record(
             self.rank, pending.step, pending.kind, pending.path, pending.call, pending.slot,
             pending.start, pending.order,
             tuple(stats(t) for t in pending.inputs), tuple(stats(t) for t in pending.outputs),
+            pending.module_class,
         )  # fmt: skip
 
     def _open_tensors(self) -> Any:
@@ -468,6 +669,56 @@ class Recorder:
             "step_on": "forward" if self._steps_on_forward() else "optimizer",
             **self.header,
         }
+
+
+class _OperatorMode(TorchFunctionMode):
+    """Every torch operator call of the program passes through the recorder."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        super().__init__()
+        self.recorder = recorder
+
+    def __torch_function__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
+    ) -> Any:
+        recorder = self.recorder
+        if recorder.busy or not recorder.armed or os.getpid() != recorder.owner:
+            return func(*args, **(kwargs or {}))
+        return recorder.operator_call(func, args, kwargs or {})
+
+
+def _finite(x: torch.Tensor) -> bool:
+    """Whether ``x`` holds no NaN or inf: one reduction (a NaN or inf makes the sum one), and the
+    exact test only when the sum overflowed."""
+    if x.numel() == 0 or math.isfinite(float(x.sum(dtype=torch.float32))):
+        return True
+    return bool(torch.isfinite(x).all())
+
+
+def _row(tensor: _Tensor) -> list[Any]:
+    vector = tensor.vector
+    values = vector.tolist() if isinstance(vector, torch.Tensor) else (vector or _EMPTY)
+    return [tensor.dtype, list(tensor.shape), *values]
+
+
+def _user_stack() -> list[str]:
+    """``file:line in function`` of the program's own frames, outermost first (torch's and
+    ascendify's frames left out)."""
+    ours = (os.sep + "torch" + os.sep, os.sep + "ascendify" + os.sep)
+    return [
+        f"{frame.filename}:{frame.lineno} in {frame.name}"
+        for frame in traceback.extract_stack()
+        if not any(part in frame.filename for part in ours)
+    ]
+
+
+def _write_first(path: Path, found: dict[str, Any]) -> None:
+    """The dump's verdict is the first rank's to find one: later ranks' do not replace it."""
+    try:
+        with path.open("x", encoding="utf-8") as handle:
+            json.dump(found, handle)
+    except FileExistsError:
+        pass
 
 
 def arm(directory: Path) -> Recorder:

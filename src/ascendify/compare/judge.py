@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ascendify.compare.metrics import Budget, PairMetrics, budget, stat_metrics, within, worst
-from ascendify.compare.records import FORWARD, Key, Record, TensorStats
+from ascendify.compare.records import API, FORWARD, Key, Record, TensorStats
 from ascendify.errors import AscendifyError
 
 OK, DIVERGED, INHERITED, ONLY_A, ONLY_B = "ok", "diverged", "inherited", "only in A", "only in B"
@@ -159,7 +159,7 @@ def _failing_status(
 ) -> str:
     earlier_step = first_failing_step.get(record.rank, record.step) < record.step
     this_step = failures[(record.rank, record.step)]
-    if record.kind == FORWARD and record.inputs:
+    if record.kind in (FORWARD, API) and record.inputs:
         nested = any(record.encloses(failed) for failed in this_step)
         origin = inputs.agree and not nested and not earlier_step
     else:

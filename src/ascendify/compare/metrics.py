@@ -102,6 +102,13 @@ def sample_metrics(base: PairMetrics, a: numpy.ndarray, b: numpy.ndarray) -> Pai
 
     if a.shape != b.shape:
         return PairMetrics(base.stat_error, base.max_abs, shape_differs=True)
+    # Where the samples hold NaN or inf they must hold it in the same places, whatever the
+    # statistics say: a NaN the statistics missed is still a difference, not an equal element.
+    nonfinite_differs = base.nonfinite_differs or not (
+        numpy.array_equal(numpy.isnan(a), numpy.isnan(b))
+        and numpy.array_equal(numpy.isinf(a) & (a > 0), numpy.isinf(b) & (b > 0))
+        and numpy.array_equal(numpy.isinf(a) & (a < 0), numpy.isinf(b) & (b < 0))
+    )
     finite = numpy.isfinite(a) & numpy.isfinite(b)
     x, y = a[finite].astype(numpy.float64), b[finite].astype(numpy.float64)
     difference = float(numpy.max(numpy.abs(x - y))) if x.size else 0.0
@@ -113,7 +120,7 @@ def sample_metrics(base: PairMetrics, a: numpy.ndarray, b: numpy.ndarray) -> Pai
     scale = max(float(numpy.max(numpy.abs(x))), float(numpy.max(numpy.abs(y)))) if x.size else 0.0
     return PairMetrics(
         base.stat_error, max(base.max_abs, difference), min(cosine, 1.0),
-        _ratio(difference, scale), base.nonfinite_differs,
+        _ratio(difference, scale), nonfinite_differs,
     )  # fmt: skip
 
 

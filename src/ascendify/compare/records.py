@@ -7,7 +7,8 @@ A dump is a folder::
     rank0.jsonl            rank 0's records, one JSON object a line, after one header line
     rank0.tensors          with --level tensors: the sampled tensors, float32 little-endian
 
-A record is one module call (``fwd``), the gradient of one of its outputs (``grad``), one
+A record is one module call (``fwd``), one torch operator call inside it (``api``, with
+``--level api``: torch functions, tensor methods, ``torch.nn.functional``), the gradient of one of its outputs (``grad``), one
 parameter's gradient (``param_grad``), a loss (``loss``: the tensor ``backward()`` was called on) or
 the gradient norm at an optimizer step (``grad_norm``). Each tensor of a record is a row
 ``[dtype, shape, min, max, mean, norm, nan, inf]``, followed by ``[offset, count]`` of its sample
@@ -18,17 +19,24 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ascendify.errors import AscendifyError
+from ascendify.textfile import read_json
 
 MANIFEST = "manifest.json"
 SETTINGS = "settings.json"
 FORWARD = "fwd"
-KINDS = (FORWARD, "grad", "param_grad", "loss", "grad_norm")
+API = "api"  # one torch operator call (--level api): its path is "<module path>:<operator>"
+KINDS = (FORWARD, API, "grad", "param_grad", "loss", "grad_norm")
+NAN_CHECK = "nan_check.json"  # --nan-check: the first operator that produced a NaN or inf
+# Ranks are small numbers: a manifest naming rank 10**30 is not a dump of a real job.
+MAX_RANK = 2**20
+_RANK_NAME = re.compile(r"0|[1-9][0-9]{0,6}")
 # A record's identity in both dumps; call counts may differ, so the call index is part of it.
 Key = tuple[int, int, str, str, int, int]  # rank, step, kind, path, call, slot
 
@@ -52,6 +60,7 @@ class TensorStats:
     nan: int
     inf: int
     sample: tuple[int, int] | None = None  # offset and element count in the rank's tensors file
+    requires_grad: bool = False
 
     @property
     def numel(self) -> int:
@@ -74,6 +83,7 @@ class Record:
     order: int  # ... and when it ended: records nested in this one began after it and ended before
     inputs: tuple[TensorStats, ...]
     outputs: tuple[TensorStats, ...]
+    module_class: str = ""  # a module call's class name, when the recorder knew it
 
     @property
     def key(self) -> Key:
@@ -110,6 +120,11 @@ def record_line(record: Record) -> str:
         "in": [tensor_row(t) for t in record.inputs],
         "out": [tensor_row(t) for t in record.outputs],
     }  # fmt: skip
+    if record.module_class:
+        document["t"] = record.module_class
+    tensors = (*record.inputs, *record.outputs)
+    if any(t.requires_grad for t in tensors):  # one digit a tensor, inputs then outputs
+        document["g"] = "".join("1" if t.requires_grad else "0" for t in tensors)
     return json.dumps(document, separators=(",", ":")) + "\n"
 
 
@@ -122,12 +137,22 @@ def _tensor(row: list[Any]) -> TensorStats:
 
 
 def _record(rank: int, document: dict[str, Any]) -> Record:
-    return Record(
+    record = Record(
         rank, int(document["s"]), str(document["k"]), str(document["p"]), int(document["c"]),
         int(document.get("x", 0)), int(document["b"]), int(document["o"]),
         tuple(_tensor(row) for row in document["in"]),
         tuple(_tensor(row) for row in document["out"]),
+        str(document.get("t", "")),
     )  # fmt: skip
+    flags = document.get("g")
+    if not isinstance(flags, str):
+        return record
+    tensors = [
+        replace(t, requires_grad=f == "1")
+        for t, f in zip((*record.inputs, *record.outputs), flags, strict=False)
+    ]
+    count = len(record.inputs)
+    return replace(record, inputs=tuple(tensors[:count]), outputs=tuple(tensors[count:]))
 
 
 def read_rank(path: Path, rank: int) -> Iterator[Record]:
@@ -138,8 +163,19 @@ def read_rank(path: Path, rank: int) -> Iterator[Record]:
                 continue
             try:
                 yield _record(rank, json.loads(line))
-            except (ValueError, KeyError, TypeError) as error:
+            except (ValueError, KeyError, TypeError, AttributeError) as error:
                 raise AscendifyError(f"{path}:{number}: not a dump record ({error})") from None
+            except RecursionError:
+                raise AscendifyError(
+                    f"{path}:{number}: not a dump record (nested too deeply)"
+                ) from None
+
+
+def rank_number(name: object, where: Path) -> int:
+    """A rank named by a manifest key or a file name: a small decimal number, else an error."""
+    if not isinstance(name, str) or not _RANK_NAME.fullmatch(name) or int(name) >= MAX_RANK:
+        raise AscendifyError(f"{where}: {str(name)[:40]!r} is not a rank number")
+    return int(name)
 
 
 def load_dump(directory: Path) -> Dump:
@@ -150,21 +186,34 @@ def load_dump(directory: Path) -> Dump:
     if not manifest_path.is_file():
         raise AscendifyError(f"{manifest_path}: missing; is {directory} a compare dump?")
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        manifest = read_json(manifest_path, "dump manifest")
     except ValueError as error:
         raise AscendifyError(f"{manifest_path}: not JSON ({error})") from None
-    if not isinstance(manifest, dict) or not manifest.get("ranks"):
+    ranks = manifest.get("ranks") if isinstance(manifest, dict) else None
+    if not ranks or not isinstance(ranks, dict):
         raise AscendifyError(f"{manifest_path}: records no rank; did the command run any module?")
     records: list[Record] = []
-    for name in manifest["ranks"]:
-        path = directory / rank_file(int(name))
+    for name, header in ranks.items():
+        rank = rank_number(name, manifest_path)
+        if not isinstance(header, dict):
+            raise AscendifyError(f"{manifest_path}: rank {rank}'s header is not an object")
+        path = directory / rank_file(rank)
         if not path.is_file():
             raise AscendifyError(f"{path}: missing (the manifest lists rank {name})")
-        records.extend(read_rank(path, int(name)))
+        records.extend(read_rank(path, rank))
     return Dump(directory, manifest, tuple(records))
 
 
-def read_header(path: Path) -> dict[str, Any]:
-    with path.open(encoding="utf-8") as lines:
-        header: dict[str, Any] = json.loads(lines.readline())["header"]
-    return header
+# A header is a few hundred bytes; a longer first line was not written by the recorder.
+_MAX_HEADER = 64 * 2**10
+
+
+def read_header(path: Path) -> dict[str, Any] | None:
+    """The header line of a rank file; None when the file is not one the recorder wrote (a program
+    may write its own files into the dump folder)."""
+    try:
+        with path.open(encoding="utf-8") as lines:
+            header = json.loads(lines.readline(_MAX_HEADER))["header"]
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        return None
+    return header if isinstance(header, dict) else None

@@ -20,7 +20,8 @@ from ascendify.compare.judge import (
     TensorsVerdict,
     Verdict,
 )
-from ascendify.compare.records import FORWARD
+from ascendify.compare.loss import LossVerdict, verdict_lines
+from ascendify.compare.records import API, FORWARD
 from ascendify.tabular import Row, write_csv, write_xlsx
 
 HEADER = (
@@ -54,9 +55,18 @@ def _number(value: float | None) -> str:
 
 def display_name(verdict: Verdict) -> str:
     record = verdict.record
-    if record.kind in (FORWARD, record.path):
+    if record.kind in (FORWARD, API, record.path):
         return record.path
     return f"{record.path} [{record.kind}]"
+
+
+def _what(verdict: Verdict) -> str:
+    """A module by its path; an operator as "operator NAME in MODULE"."""
+    record = verdict.record
+    if record.kind == API:
+        module, _, operator = record.path.rpartition(":")
+        return f"operator {operator} in {module or 'no module'}"
+    return display_name(verdict)
 
 
 def metrics_text(outputs: TensorsVerdict | None) -> str:
@@ -87,7 +97,7 @@ def first_divergence_line(comparison: Comparison) -> str | None:
     ranks = {verdict.record.rank for verdict in comparison.verdicts}
     if len(ranks) > 1:
         where += f", rank {record.rank}"
-    line = f"first divergence: {display_name(first)} ({where}): {metrics_text(first.outputs)}"
+    line = f"first divergence: {_what(first)} ({where}): {metrics_text(first.outputs)}"
     if first.status == INHERITED:
         line += (
             " (its inputs differ already: the data, code outside any module, or an earlier "
@@ -207,7 +217,7 @@ def _y(error: float, low: float, high: float) -> float:
 def render_svg(comparison: Comparison) -> str:
     points = [
         v for v in comparison.verdicts
-        if v.record.kind == FORWARD and v.outputs is not None and v.outputs.worst is not None
+        if v.record.kind in (FORWARD, API) and v.outputs is not None and v.outputs.worst is not None
     ]  # fmt: skip
     errors = [v.outputs.worst.error for v in points if v.outputs and v.outputs.worst]
     finite = [e for e in errors if math.isfinite(e)]
@@ -283,3 +293,85 @@ def render_html(comparison: Comparison) -> str:
         "<table><tr><th>module</th><th>calls</th><th>status</th><th>worst error</th>"
         f"<th>lowest cosine</th><th>budget</th></tr>{rows}</table></body></html>\n"
     )
+
+
+# -- loss.html: two loss curves and their relative error -----------------------------------------
+
+_CURVE_COLOURS = ("#1565c0", "#ef6c00")  # A, B
+
+
+def _loss_scale(values: list[float]) -> tuple[float, float]:
+    finite = [v for v in values if math.isfinite(v)] or [0.0]
+    low, high = min(finite), max(finite)
+    return (low - 0.5, high + 0.5) if low == high else (low, high)
+
+
+def render_loss_svg(verdict: LossVerdict) -> str:
+    """Both curves over the compared steps; a NaN or inf loss is a red cross on the top edge.
+    Every point is labelled on hover (step, both values, relative error)."""
+    errors = verdict.errors
+    low, high = _loss_scale([v for e in errors for v in (e.a, e.b)])
+    span_x = (_WIDTH - 2 * _MARGIN) / max(len(errors) - 1, 1)
+
+    def y(value: float) -> float:
+        return _MARGIN + (high - value) / (high - low) * (_HEIGHT - 2 * _MARGIN)
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{_HEIGHT}" '
+        f'viewBox="0 0 {_WIDTH} {_HEIGHT}" font-family="sans-serif" font-size="11">',
+        f'<rect width="{_WIDTH}" height="{_HEIGHT}" fill="white"/>',
+        f'<text x="4" y="{y(high) + 4:.1f}">{high:.4g}</text>'
+        f'<text x="4" y="{y(low) + 4:.1f}">{low:.4g}</text>',
+    ]
+    for side, colour in enumerate(_CURVE_COLOURS):
+        path: list[str] = []
+        for index, error in enumerate(errors):
+            x, value = _MARGIN + index * span_x, (error.a, error.b)[side]
+            title = html.escape(
+                f"step {error.step}: A {error.a:.6g}, B {error.b:.6g}, "
+                f"relative error {error.relative:.4%}"
+            )
+            if not math.isfinite(value):
+                parts.append(
+                    f'<text x="{x - 4:.1f}" y="{_MARGIN - 6}" fill="#c62828">×<title>{title}'
+                    "</title></text>"
+                )
+                continue
+            path.append(f"{'L' if path else 'M'}{x:.1f},{y(value):.1f}")
+            parts.append(
+                f'<circle cx="{x:.1f}" cy="{y(value):.1f}" r="2.5" fill="{colour}">'
+                f"<title>{title}</title></circle>"
+            )
+        if path:
+            parts.append(f'<path d="{" ".join(path)}" fill="none" stroke="{colour}"/>')
+    past = verdict.first_past
+    if past is not None:
+        x = _MARGIN + errors.index(past) * span_x
+        parts.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{_MARGIN / 2}" y2="{_HEIGHT - _MARGIN}" '
+            f'stroke="#c62828" stroke-dasharray="4 3"/><text x="{x + 3:.1f}" y="{_MARGIN / 2 + 10}" '
+            f'fill="#c62828">first past the limit: step {past.step}</text>'
+        )
+    legend = (
+        f'<tspan fill="{_CURVE_COLOURS[0]}">A: {html.escape(verdict.a.source)}</tspan>'
+        f'  <tspan fill="{_CURVE_COLOURS[1]}">B: {html.escape(verdict.b.source)}</tspan>'
+    )
+    parts.append(f'<text x="{_MARGIN}" y="{_HEIGHT - 12}">{legend}</text></svg>')
+    return "".join(parts)
+
+
+def write_loss_report(verdict: LossVerdict, out: Path) -> list[Path]:
+    """loss.csv (step, A, B, relative error) and loss.html (the verdict and the chart)."""
+    out.mkdir(parents=True, exist_ok=True)
+    rows: list[Row] = [(e.step, repr(e.a), repr(e.b), repr(e.relative)) for e in verdict.errors]
+    written = [write_csv(out / "loss.csv", ("step", "loss A", "loss B", "relative error"), rows)]
+    summary = "".join(f"<p>{html.escape(line)}</p>" for line in verdict_lines(verdict))
+    page = (
+        '<!DOCTYPE html><html><head><meta charset="utf-8"><title>ascendify compare loss</title>'
+        "<style>body{font-family:sans-serif;margin:24px}</style></head><body>"
+        f"<h1>ascendify compare loss</h1>{summary}{render_loss_svg(verdict)}</body></html>\n"
+    )
+    path = out / "loss.html"
+    with output_file(path, out) as stream:
+        stream.write(page.encode("utf-8"))
+    return [*written, path]

@@ -15,14 +15,25 @@ from ascendify._autostart import child_environment
 from ascendify.compare._startup import write_sitecustomize
 from ascendify.compare.judge import Comparison, judge, measure_stats
 from ascendify.compare.metrics import TOLERANCES, PairMetrics, sample_metrics, stat_metrics
-from ascendify.compare.records import MANIFEST, Dump, Record, TensorStats, load_dump, read_header
+from ascendify.compare.msprobe import is_msprobe_dump, read_msprobe, write_msprobe
+from ascendify.compare.records import (
+    MANIFEST,
+    MAX_RANK,
+    NAN_CHECK,
+    Dump,
+    Record,
+    TensorStats,
+    load_dump,
+    read_header,
+)
 from ascendify.compare.settings import DUMP_VARIABLE, DumpSettings
 from ascendify.errors import AscendifyError
+from ascendify.textfile import read_json
 
 if TYPE_CHECKING:
     import numpy
 
-_RANK_FILE = re.compile(r"rank(\d+)\.jsonl")
+_RANK_FILE = re.compile(r"rank(0|[1-9][0-9]{0,6})\.jsonl")
 
 
 @dataclass(frozen=True)
@@ -30,10 +41,20 @@ class DumpOutcome:
     directory: Path
     exit_code: int
     records: dict[int, int]  # records per rank
+    foreign: tuple[Path, ...] = ()  # files named like rank files that the recorder did not write
+    nan_check: dict[str, Any] | None = None  # --nan-check: the first NaN or inf found
 
 
-def dump_program(command: Sequence[str], out: Path, settings: DumpSettings) -> DumpOutcome:
-    """Run ``command`` unchanged with the recorder armed in each of its Python processes."""
+FORMATS = ("ascendify", "msprobe")
+
+
+def dump_program(
+    command: Sequence[str], out: Path, settings: DumpSettings, output_format: str = "ascendify"
+) -> DumpOutcome:
+    """Run ``command`` unchanged with the recorder armed in each of its Python processes; with
+    ``output_format`` msprobe, also write msprobe's layout of the records beside them."""
+    if output_format not in FORMATS:
+        raise AscendifyError(f"--format {output_format!r}: one of {', '.join(FORMATS)}")
     if not command:
         raise AscendifyError("nothing to run: give the command after '--', e.g. -- python train.py")
     settings.check()
@@ -41,30 +62,76 @@ def dump_program(command: Sequence[str], out: Path, settings: DumpSettings) -> D
         raise AscendifyError(
             f"{out}: exists and is not an empty folder; give a new one for the dump"
         )
+    created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     settings.write(out)
+    try:
+        returncode = _run_recorded(command, out)
+    except AscendifyError:
+        # Nothing ran: leave no half-made dump behind (an empty folder the user gave stays).
+        for path in out.iterdir():
+            path.unlink()
+        if created:
+            out.rmdir()
+        raise
+    headers, records, foreign = _rank_files(out)
+    nan_check = read_nan_check(out)
+    manifest = {
+        "command": list(command),
+        "settings": asdict(settings),
+        "exit_code": returncode,
+        "ranks": headers,
+        "nan_check": nan_check,
+    }
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    if output_format == "msprobe" and headers:
+        write_msprobe(load_dump(out), out)
+    return DumpOutcome(out, returncode, records, foreign, nan_check)
+
+
+def read_nan_check(out: Path) -> dict[str, Any] | None:
+    """What ``--nan-check`` found first in a dump folder, or None."""
+    path = out / NAN_CHECK
+    if not path.is_file():
+        return None
+    try:
+        found = read_json(path, "NaN check")
+    except (AscendifyError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _run_recorded(command: Sequence[str], out: Path) -> int:
     with tempfile.TemporaryDirectory(prefix="ascendify-compare-") as startup:
         write_sitecustomize(Path(startup))
         env = child_environment([Path(startup)])
         env[DUMP_VARIABLE] = str(out.resolve())
-        completed = subprocess.run(list(command), env=env, check=False)
+        try:
+            return subprocess.run(list(command), env=env, check=False).returncode
+        except OSError as error:  # no such program, not executable
+            raise AscendifyError(f"cannot run {command[0]!r}: {error.strerror}") from None
+
+
+def _rank_files(out: Path) -> tuple[dict[str, Any], dict[int, int], tuple[Path, ...]]:
+    """The headers and record counts of the rank files the recorder wrote, and the files of the
+    program's own whose names look like rank files: those are left out of the manifest, so the
+    dump stays readable."""
     headers: dict[str, Any] = {}
     records: dict[int, int] = {}
+    foreign: list[Path] = []
     for path in sorted(out.iterdir()):
         match = _RANK_FILE.fullmatch(path.name)
-        if match:
-            rank = int(match.group(1))
-            headers[str(rank)] = read_header(path)
-            with path.open(encoding="utf-8") as lines:
-                records[rank] = sum(1 for _ in lines) - 1
-    manifest = {
-        "command": list(command),
-        "settings": asdict(settings),
-        "exit_code": completed.returncode,
-        "ranks": headers,
-    }
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
-    return DumpOutcome(out, completed.returncode, records)
+        if not match:
+            continue
+        header = read_header(path) if int(match.group(1)) < MAX_RANK else None
+        if header is None:
+            foreign.append(path)
+            continue
+        rank = int(match.group(1))
+        headers[str(rank)] = header
+        with path.open("rb") as lines:
+            records[rank] = sum(1 for _ in lines) - 1
+    return headers, records, tuple(foreign)
 
 
 class _Samples:
@@ -95,6 +162,13 @@ class _Samples:
         )
 
 
+def read_dump(directory: Path) -> Dump:
+    """An ascendify dump, or msprobe's (its root, a step folder or a rank folder)."""
+    if not (directory / MANIFEST).is_file() and directory.is_dir() and is_msprobe_dump(directory):
+        return read_msprobe(directory)
+    return load_dump(directory)
+
+
 def _has_samples(dump: Dump) -> bool:
     return any(dump.tensors_path(rank).is_file() for rank in dump.ranks)
 
@@ -102,7 +176,7 @@ def _has_samples(dump: Dump) -> bool:
 def compare_dumps(a: Path, b: Path, tolerance: str) -> Comparison:
     if tolerance not in TOLERANCES:
         raise AscendifyError(f"--tolerance {tolerance!r}: one of {', '.join(TOLERANCES)}")
-    dump_a, dump_b = load_dump(a), load_dump(b)
+    dump_a, dump_b = read_dump(a), read_dump(b)
     measure = measure_stats
     if _has_samples(dump_a) and _has_samples(dump_b):
         try:

@@ -11,7 +11,7 @@ from typing import Any
 from ascendify.compare.records import SETTINGS
 from ascendify.errors import AscendifyError
 
-LEVELS = ("stats", "tensors")
+LEVELS = ("stats", "tensors", "api")
 STEP_ON = ("auto", "optimizer", "forward")
 DUMP_VARIABLE = "ASCENDIFY_COMPARE_DUMP"  # the dump folder, for every process of the program
 
@@ -26,19 +26,27 @@ class DumpSettings:
     # latter until an optimizer exists (an inference script never creates one).
     step_on: str = "auto"
     max_elements: int = 4096  # --level tensors: a tensor's sample, evenly strided
+    stop_after: int = 0  # end the program once this many steps ended; 0: let it run to its end
+    apis: str | None = None  # --level api: a regular expression an operator's name must contain
+    nan_check: bool = False  # stop at the first operator whose output holds a NaN or inf
 
     def check(self) -> DumpSettings:
         if self.steps < 0:
             raise AscendifyError(f"--steps {self.steps}: give a number of steps, or 0 for all")
+        if self.stop_after < 0:
+            raise AscendifyError(f"--stop-after {self.stop_after}: give a number of steps")
         if self.max_elements < 1:
             raise AscendifyError(f"--max-elements {self.max_elements}: give at least 1")
         if self.level not in LEVELS or self.step_on not in STEP_ON:
             raise AscendifyError(f"level {self.level!r} / step-on {self.step_on!r} unknown")
-        if self.modules is not None:
-            try:
-                re.compile(self.modules)
-            except re.error as error:
-                raise AscendifyError(f"--modules {self.modules!r}: {error}") from None
+        for option, pattern in (("--modules", self.modules), ("--apis", self.apis)):
+            if pattern is not None:
+                try:
+                    re.compile(pattern)
+                except re.error as error:
+                    raise AscendifyError(f"{option} {pattern!r}: {error}") from None
+        if self.apis is not None and self.level != "api":
+            raise AscendifyError("--apis chooses operators: give it with --level api")
         return self
 
     def write(self, directory: Path) -> None:
