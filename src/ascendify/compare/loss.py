@@ -132,13 +132,15 @@ def _from_log(path: Path, rank: int) -> Iterator[tuple[int | None, float]]:
     with path.open("rb") as handle:
         rest = b""
         while chunk := handle.read(_LOG_CHUNK):
-            text, _, rest = (rest + chunk).rpartition(b"\n")
-            yield from _loss_points(parser, rank, text.decode("utf-8", "replace"))
-        yield from _loss_points(parser, rank, rest.decode("utf-8", "replace"))
+            lines, _, rest = (rest + chunk).rpartition(b"\n")
+            yield from _loss_points(parser, rank, lines)
+        yield from _loss_points(parser, rank, rest)
 
 
-def _loss_points(parser: MetricParser, rank: int, text: str) -> Iterator[tuple[int | None, float]]:
-    for point in parse_lines(parser, rank, text, 0.0):
+def _loss_points(
+    parser: MetricParser, rank: int, data: bytes
+) -> Iterator[tuple[int | None, float]]:
+    for point in parse_lines(parser, rank, data, 0.0):
         if point.name == LOSS:
             yield (point.step, point.value)
 
