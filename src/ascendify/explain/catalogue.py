@@ -1,0 +1,197 @@
+"""The catalogue of failure signatures (``signatures.yaml``) and the one function that matches a
+log line against it.
+
+A line is matched only when it holds one of :data:`ANCHORS` (the reader finds those with
+``bytes.find``, at C speed, and decodes nothing else). Then, on that one line: the codes it quotes
+(``error code is 507035``, ``EI0002``, ``ERR00100``, an HCCL result code), the literal phrases,
+and a Python exception at the start of the line. Every regular expression here is a short
+anchored phrase without nested repetition, so its cost is linear in the line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+# Texts every matchable line holds (checked by the tests against every fixture).
+ANCHORS = (b"rror", b"ERR", b"ailed", b"imeout", b"xception", b"[PID", b"out of memory", b"NumPy")
+
+LAYERS = {
+    "acl": "CANN runtime/ACL",
+    "hccl": "HCCL",
+    "torch_npu": "torch_npu",
+    "cuda": "CUDA/NCCL",
+    "python": "Python",
+}
+ROLES = ("cause", "echo")
+
+_ACL_CODE = re.compile(r"(?:[cC]ode|result|failed)(?: is)?\s?[:=]?\s?(\d{6})(?!\d)")
+_ECODE = re.compile(r"\b(E[A-Z][0-9A-Z]\d{3})\b")
+_ERR = re.compile(r"\b(ERR\d{5})\b")
+_HCCL_CODE = re.compile(r"(?:HCCL function error|function error: Hccl\w{1,40}).{0,300}?error code is (\d{1,4})\b")
+_EXCEPTION = re.compile(
+    r"^(?:\[rank ?\d{1,5}\]: ?)?((?:[A-Za-z_]\w{0,60}\.){0,6}[A-Za-z_]\w{0,60}(?:Error|Exception))(?::|$)"
+)
+
+
+@dataclass(frozen=True)
+class Signature:
+    id: str
+    layer: str
+    role: str  # "cause": the rank failed by itself; "echo": it failed because another one did
+    meaning: str
+    causes: tuple[str, ...]
+    fix: str
+    versions: str
+    source: str
+    also: tuple[str, ...] = ()
+    generic: bool = False  # a wrapper line: used only when nothing more specific matched
+    codes: tuple[str, ...] = ()
+    ecodes: tuple[str, ...] = ()
+    errs: tuple[str, ...] = ()
+    hccl_codes: tuple[str, ...] = ()
+    phrases: tuple[str, ...] = ()
+    signals: tuple[str, ...] = ()
+    exception: bool = False
+    order: int = 0  # position in the catalogue: earlier entries win ties
+
+    @property
+    def layer_name(self) -> str:
+        return LAYERS[self.layer]
+
+
+@dataclass(frozen=True)
+class VersionRule:
+    id: str
+    when: dict[str, tuple[str, str]]  # package -> (op, version)
+    message: str
+    fix: str
+    signature: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    signatures: tuple[Signature, ...]
+    version_rules: tuple[VersionRule, ...]
+
+    def __post_init__(self) -> None:
+        index: dict[str, dict[str, Signature]] = {
+            "code": {}, "ecode": {}, "err": {}, "hccl": {}, "signal": {}
+        }  # fmt: skip
+        for signature in self.signatures:
+            for kind, keys in (
+                ("code", signature.codes), ("ecode", signature.ecodes), ("err", signature.errs),
+                ("hccl", signature.hccl_codes), ("signal", signature.signals),
+            ):  # fmt: skip
+                for key in keys:
+                    index[kind][key] = signature
+        object.__setattr__(self, "_index", index)
+        object.__setattr__(
+            self, "_phrases", tuple((p, s) for s in self.signatures for p in s.phrases)
+        )
+        exception = [s for s in self.signatures if s.exception]
+        object.__setattr__(self, "_exception", exception[0] if exception else None)
+
+    def by_id(self, signature_id: str) -> Signature:
+        for signature in self.signatures:
+            if signature.id == signature_id:
+                return signature
+        raise KeyError(signature_id)
+
+    def for_signal(self, name: str) -> Signature | None:
+        found: Signature | None = self._index["signal"].get(name)  # type: ignore[attr-defined]
+        return found
+
+    def match(self, line: str) -> Signature | None:
+        """The most specific signature of ``line``, or None."""
+        found = self.matches(line)
+        return min(found, key=_rank) if found else None
+
+    def matches(self, line: str) -> list[Signature]:
+        index: dict[str, dict[str, Signature]] = self._index  # type: ignore[attr-defined]
+        found: list[Signature] = []
+        for code in _ACL_CODE.findall(line):
+            if code in index["code"]:
+                found.append(index["code"][code])
+        for pattern, kind in ((_ECODE, "ecode"), (_ERR, "err"), (_HCCL_CODE, "hccl")):
+            for key in pattern.findall(line):
+                if key in index[kind]:
+                    found.append(index[kind][key])
+        for phrase, signature in self._phrases:  # type: ignore[attr-defined]
+            if phrase in line:
+                found.append(signature)
+        exception: Signature | None = self._exception  # type: ignore[attr-defined]
+        if exception is not None and _EXCEPTION.match(line.lstrip()):
+            found.append(exception)
+        return found
+
+
+def _rank(signature: Signature) -> tuple[bool, int]:
+    return signature.generic, signature.order
+
+
+def exception_name(line: str) -> str | None:
+    """``ValueError`` for a traceback's last line ``ValueError: boom``."""
+    match = _EXCEPTION.match(line.lstrip())
+    return match.group(1) if match else None
+
+
+@lru_cache(maxsize=1)
+def load() -> Catalogue:
+    """The catalogue shipped with ascendify (parsed once per process)."""
+    text = resources.files("ascendify.explain").joinpath("signatures.yaml").read_text("utf-8")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    data = yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader, our own file
+    return parse(data)
+
+
+def parse(data: dict[str, Any]) -> Catalogue:
+    signatures = tuple(_signature(entry, order) for order, entry in enumerate(data["signatures"]))
+    rules = tuple(
+        VersionRule(
+            id=rule["id"],
+            when={name: (str(op), str(version)) for name, (op, version) in rule["when"].items()},
+            message=rule["message"],
+            fix=rule["fix"],
+            signature=rule["signature"],
+            source=rule["source"],
+        )
+        for rule in data.get("version_rules", ())
+    )
+    return Catalogue(signatures, rules)
+
+
+def _signature(entry: dict[str, Any], order: int) -> Signature:
+    match = entry["match"]
+
+    def keys(kind: str) -> tuple[str, ...]:
+        return tuple(str(item[kind]) for item in match if kind in item)
+
+    if entry["layer"] not in LAYERS or entry["role"] not in ROLES:
+        raise ValueError(f"signature {entry['id']}: unknown layer or role")
+    return Signature(
+        id=entry["id"],
+        layer=entry["layer"],
+        role=entry["role"],
+        meaning=entry["meaning"],
+        causes=tuple(entry["causes"]),
+        fix=entry["fix"],
+        versions=str(entry["versions"]),
+        source=entry["source"],
+        also=tuple(entry.get("also", ())),
+        generic=bool(entry.get("generic", False)),
+        codes=keys("code"),
+        ecodes=keys("ecode"),
+        errs=keys("err"),
+        hccl_codes=keys("hccl"),
+        phrases=keys("phrase"),
+        signals=keys("signal"),
+        exception=any("exception" in item for item in match),
+        order=order,
+    )
