@@ -19,7 +19,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ascendify.explain import explain_paths, render, to_json
+    from ascendify.explain import explain_paths
+    from ascendify.explain.analysis import render, to_json
 
     explanation = explain_paths(args.paths)
     print(json.dumps(to_json(explanation), indent=2) if args.json else render(explanation))

@@ -73,7 +73,8 @@ def explain(findings: Iterable[Finding], inputs: Inputs, catalogue: Catalogue) -
     reports.sort(key=lambda r: _order_key(r, exit_order))
     causes = [r for r in reports if r.role == "cause"]
     specific = [r for r in causes if not r.headline.signature.generic]
-    root = (specific or causes or reports or [None])[0]
+    candidates = specific or causes or reports
+    root = candidates[0] if candidates else None
     return Explanation(reports, root, all_echo=bool(reports) and not causes)
 
 
@@ -146,18 +147,28 @@ def rank_name(who: int | str) -> str:
     return f"rank {who}" if isinstance(who, int) else str(who)
 
 
-def cause_line(explanation: Explanation) -> str | None:
-    """One line for a failed run's end, ``job list`` and ``job describe``; None without a cause."""
+def short_cause(explanation: Explanation) -> str | None:
+    """``rank 1: ValueError: boom`` or ``rank 3: NPU-OOM``: the CAUSE cell of ``job list``."""
     root = explanation.root
     if root is None:
         return None
     headline = root.headline
-    what = headline.exception or headline.signature.id
-    text = f"{rank_name(root.who)}: {what} ({headline.signature.layer_name})"
+    what = _clip(headline.text, 60) if headline.exception else headline.signature.id
+    return f"{rank_name(root.who)}: {what}"
+
+
+def cause_line(explanation: Explanation) -> str | None:
+    """One line for a failed run's end and ``job describe``; None without a known cause."""
+    short = short_cause(explanation)
+    if short is None or explanation.root is None:
+        return None
+    headline = explanation.root.headline
+    text = f"{short} ({headline.signature.layer_name})"
     if explanation.all_echo:
         text += ": every rank timed out waiting; this one first"
-    fix = headline.oom.advice() if headline.oom else headline.signature.fix
-    return f"{text} - {fix}"
+    if headline.oom:
+        return f"{text} - {headline.oom.advice()}"
+    return text if headline.signature.generic else f"{text} - {headline.signature.fix}"
 
 
 def render(explanation: Explanation) -> str:
@@ -166,7 +177,11 @@ def render(explanation: Explanation) -> str:
         return "no known failure found in these logs"
     headline = root.headline
     signature = headline.signature
-    title = "root cause" if not explanation.all_echo else "first rank to time out (no rank failed by itself)"
+    title = (
+        "root cause"
+        if not explanation.all_echo
+        else "first rank to time out (no rank failed by itself)"
+    )
     lines = [
         f"{title}: {rank_name(root.who)}, first went wrong at {when_text(root.first_time)}",
         f"  {_clip(headline.text)}",
@@ -182,10 +197,15 @@ def render(explanation: Explanation) -> str:
     others = [f for f in root.findings if f is not headline and not f.signature.generic]
     if others:
         lines.append("  also on this rank:")
-        lines += [f"    {f.signature.id} at line {f.line_no}: {_clip(f.text, 100)}" for f in others[:5]]
+        lines += [
+            f"    {f.signature.id} at line {f.line_no}: {_clip(f.text, 100)}" for f in others[:5]
+        ]
     echoes = explanation.echoes
     if echoes:
-        lines += ["", "consequences (later, or waiting for it):" if not explanation.all_echo else "then:"]
+        lines += [
+            "",
+            "consequences (later, or waiting for it):" if not explanation.all_echo else "then:",
+        ]
         for report in echoes:
             f = report.headline
             lines.append(
@@ -200,6 +220,7 @@ def to_json(explanation: Explanation) -> dict[str, Any]:
     return {
         "found": explanation.found,
         "cause": cause_line(explanation),
+        "short": short_cause(explanation),
         "all_echo": explanation.all_echo,
         "root": _rank_json(explanation.root) if explanation.root else None,
         "consequences": [_rank_json(r) for r in explanation.echoes],

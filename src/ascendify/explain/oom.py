@@ -99,7 +99,9 @@ def parse(line: str) -> OutOfMemory | None:
     found = {name: _find(pattern, line) for name, pattern in _CUDA_FIELDS.items()}
     unallocated = found.pop("unallocated")
     allocated = found["allocated"]
-    reserved = allocated + unallocated if allocated is not None and unallocated is not None else None
+    reserved = (
+        allocated + unallocated if allocated is not None and unallocated is not None else None
+    )
     return OutOfMemory(device, requested, found["total"], allocated, reserved, found["free"])
 
 

@@ -28,19 +28,22 @@ def line_time(line: str, year: int) -> float | None:
     """The epoch seconds of the first time stamp in ``line`` (``year`` for stamps without one)."""
     match = _ISO.search(line)
     if match:
-        y, mo, d, h, mi, s, frac = match.groups()
-        return _epoch(int(y), int(mo), int(d), int(h), int(mi), int(s), frac)
+        *fields, frac = match.groups()
+        return _epoch(tuple(int(field) for field in fields), frac)
     match = _GLOG.search(line) or _LEVEL.search(line)
     if match:
-        mo, d, h, mi, s, *rest = match.groups()
-        return _epoch(year, int(mo), int(d), int(h), int(mi), int(s), rest[0] if rest else None)
+        groups = match.groups()
+        frac = groups[5] if len(groups) > 5 else None
+        return _epoch((year, *(int(field) for field in groups[:5])), frac)
     return None
 
 
-def _epoch(y: int, mo: int, d: int, h: int, mi: int, s: int, frac: str | None) -> float | None:
-    if not (1 <= mo <= 12 and 1 <= d <= 31 and h < 24 and mi < 60 and s < 61):
+def _epoch(fields: tuple[int, ...], frac: str | None) -> float | None:
+    """Seconds since the epoch of (year, month, day, hour, minute, second) and a fraction."""
+    _, month, day, hour, minute, second = fields
+    if not (1 <= month <= 12 and 1 <= day <= 31 and hour < 24 and minute < 60 and second < 61):
         return None
-    seconds = calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0))
+    seconds = calendar.timegm((*fields, 0, 0, 0))
     return seconds + (int(frac) / 10 ** len(frac) if frac else 0.0)
 
 
