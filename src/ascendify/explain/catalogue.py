@@ -22,8 +22,10 @@ from typing import Any
 import yaml
 
 # What every matchable line holds (the tests check it of every fixture line).
-ANCHOR = re.compile(rb"E(?:rror|RR|xception|[A-Z][0-9][0-9A-Z]{3}\b|\d{3,4} \d\d:)")
-ANCHOR_WORDS = (b"error", b"NumPy 1.x", b"NCCL WARN")
+ANCHOR = re.compile(
+    rb"E(?:rror|RR|xception|[A-Z][0-9][0-9A-Z]{3}\b|\d{3,4} \d\d:|\x20[A-Z]\w{0,40}\.cpp:\d)"
+)
+ANCHOR_WORDS = (b"error", b"out of memory", b"NumPy 1.x", b"NCCL WARN")
 
 LAYERS = {
     "acl": "CANN runtime/ACL",
@@ -138,8 +140,9 @@ class Catalogue:
         return found
 
 
-def _rank(signature: Signature) -> tuple[bool, int]:
-    return signature.generic, signature.order
+def _rank(signature: Signature) -> tuple[bool, bool, int]:
+    """Specific before generic, a cause before an echo, then the catalogue's order."""
+    return signature.generic, signature.role != "cause", signature.order
 
 
 def has_anchor(line: bytes) -> bool:
