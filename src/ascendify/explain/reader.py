@@ -132,17 +132,17 @@ def _mark_line(chunk: bytes, position: int, starts: set[int]) -> int:
 
 
 def _who(source: Source, line: str) -> tuple[int | str, str]:
-    """The rank a line belongs to, and the line without a ``[rank N]:`` prefix."""
-    if source.rank is not None:
-        return source.rank, line
+    """The rank a line belongs to (its file's, else the ``[rank N]:`` prefix torch and the
+    launcher print), and the line without that prefix."""
     stripped = line.lstrip()
     for prefix in _RANK_PREFIXES:
         if stripped.startswith(prefix):
             close = stripped.find("]:", len(prefix))
             number = stripped[len(prefix) : close]
             if close != -1 and number.isdigit():
-                return int(number), stripped[close + 2 :].lstrip()
-    return source.label, line
+                rest = stripped[close + 2 :].lstrip()
+                return (source.rank if source.rank is not None else int(number)), rest
+    return (source.rank if source.rank is not None else source.label), line
 
 
 def _time_before(chunk: bytes, start: int, year: int) -> float | None:

@@ -47,8 +47,18 @@ def _epoch(fields: tuple[int, ...], frac: str | None) -> float | None:
     return seconds + (int(frac) / 10 ** len(frac) if frac else 0.0)
 
 
+HEAD = 64 * 1024  # bytes of a file searched for a dated time stamp
+
+
 def file_year(path: Path) -> int:
+    """The year for stamps without one: the first dated stamp's in the file's head, else the
+    year the file was last written."""
     try:
+        with path.open("rb") as handle:
+            head = handle.read(HEAD).decode("utf-8", "replace")
+        match = _ISO.search(head)
+        if match:
+            return int(match.group(1))
         return time.gmtime(path.stat().st_mtime).tm_year
     except OSError:
         return time.gmtime().tm_year
