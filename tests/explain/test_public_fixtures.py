@@ -122,7 +122,7 @@ CASES = [
         "RuntimeError: arange_out_op_api:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:36 NPU "
         "function error: call aclnnArange failed, error code is 561103\n"
         "EZ9999: [PID: 5625] 2025-09-19-14:34:08.166.059 Parse dynamic kernel config fail.\n",
-        "ACL-KERNEL-CONFIG",  # the line under the 561103 that says why
+        "ACL561103",
         ("image built for this chip",),  # a 910B image on a 910C
     ),
     Case(
@@ -149,7 +149,7 @@ CASES = [
         "[ERROR] aclrtSetDevice(deviceId) failed: 507033 (main.cpp:68)\n"
         "[ERROR] RecentErrMsg: [PID: 1604822] 2026-03-24-12:13:53.809.770 "
         "Memory_Allocation_Failure(EL0004): Failed to allocate memory.\n",
-        "ASC-EL0004",  # why the device could not be opened (507033)
+        "ACL507033",
     ),
     Case(
         "https://github.com/vllm-project/vllm-ascend/issues/10829",

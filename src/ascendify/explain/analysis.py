@@ -194,7 +194,9 @@ def render(explanation: Explanation) -> str:
     if headline.oom is not None:
         lines.append(f"  memory: {headline.oom.advice()}")
     lines.append(f"  source: {signature.source}")
-    others = [f for f in root.findings if f is not headline and not f.signature.generic]
+    others = [
+        f for f in root.findings if f.signature.id != signature.id and not f.signature.generic
+    ]
     if others:
         lines.append("  also on this rank:")
         lines += [

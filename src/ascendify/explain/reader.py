@@ -18,7 +18,7 @@ from ascendify.explain.sources import Source
 
 BLOCK = 4 << 20
 LINE_LIMIT = 8192  # characters of a line kept for matching and showing
-LOOKBACK = 4096  # bytes searched back for a time stamp when the line has none
+NEAR = 2048  # bytes searched after, then before, a line without a time stamp for the nearest one
 _RANK_PREFIXES = ("[rank ", "[rank")
 
 
@@ -97,7 +97,7 @@ class _FileScan:
         if when is None:
             when = self.marks.at(offset + start)
         if when is None:
-            when = _time_before(chunk, start, self.year)
+            when = _time_near(chunk, start, end if end != -1 else len(chunk), self.year)
         return Finding(
             who=who,
             signature=signature,
@@ -145,10 +145,13 @@ def _who(source: Source, line: str) -> tuple[int | str, str]:
     return (source.rank if source.rank is not None else source.label), line
 
 
-def _time_before(chunk: bytes, start: int, year: int) -> float | None:
-    """The last time stamp in the lines just before ``start``: the rank was alive then."""
-    window = chunk[max(0, start - LOOKBACK) : start].decode("utf-8", "replace")
-    for line in reversed(window.splitlines()):
+def _time_near(chunk: bytes, start: int, end: int, year: int) -> float | None:
+    """The time of a line without a stamp: the first stamp in the few lines after it (torch_npu
+    prints ``[ERROR] <time> ...`` under the error), else the last one before it (the rank was
+    alive then)."""
+    after = chunk[end : end + NEAR].decode("utf-8", "replace").splitlines()[1:8]
+    before = chunk[max(0, start - NEAR) : start].decode("utf-8", "replace").splitlines()
+    for line in (*after, *reversed(before)):
         when = timestamps.line_time(line, year)
         if when is not None:
             return when
