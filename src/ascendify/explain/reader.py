@@ -56,36 +56,45 @@ class _FileScan:
         self.year = timestamps.file_year(source.path)
 
     def run(self, handle: object) -> Iterator[Finding]:
+        """Read block by block; the line cut by a block's end is carried to the next one (a line
+        longer than :data:`LINE_LIMIT` is matched on its first part only). Blocks are searched
+        in place, between bounds, never copied."""
         read = handle.read  # type: ignore[attr-defined]
-        line_no = 1  # of the first line of the current chunk
-        offset = 0  # of the current chunk in the file
-        pending = b""
-        while True:
-            data: bytes = read(BLOCK)
-            block = pending + data
-            if not block:
-                return
-            end = len(block)
-            if data:
-                end = block.rfind(b"\n") + 1
-                if end == 0 and len(block) < 2 * BLOCK:
-                    pending = block  # a line longer than a block: wait for its end, up to a limit
-                    continue
-                end = end or len(block)
-            chunk, pending = block[:end], block[end:]
-            counted, lines = 0, line_no
-            for start in _candidate_lines(chunk):
-                lines += chunk.count(b"\n", counted, start)
-                counted = start
-                finding = self._finding(chunk, start, lines, offset)
-                if finding is not None:
-                    yield finding
-            line_no = lines + chunk.count(b"\n", counted)
-            offset += len(chunk)
-            if not data:
-                return
+        self.line_no = 1  # of the next line to scan
+        position = 0  # in the file, of the block read
+        pending, pending_at = b"", 0  # the start of a line cut by the block's end, and where
+        while data := read(BLOCK):
+            first = data.find(b"\n")
+            if first == -1:
+                pending_at = pending_at if pending else position
+                pending += data[: max(0, LINE_LIMIT - len(pending))]
+                position += len(data)
+                continue
+            if pending:
+                joined = pending + data[: first + 1]
+                yield from self._scan(joined, 0, len(joined), pending_at)
+            else:
+                yield from self._scan(data, 0, first + 1, position)
+            last = data.rfind(b"\n") + 1
+            yield from self._scan(data, first + 1, last, position)
+            pending, pending_at = data[last : last + LINE_LIMIT], position + last
+            position += len(data)
+        if pending:
+            yield from self._scan(pending, 0, len(pending), pending_at)
 
-    def _finding(self, chunk: bytes, start: int, line_no: int, offset: int) -> Finding | None:
+    def _scan(self, chunk: bytes, begin: int, end: int, at: int) -> Iterator[Finding]:
+        """The findings of the whole lines ``chunk[begin:end]``; ``chunk`` starts at byte ``at``
+        of the file."""
+        counted = begin
+        for start in _candidate_lines(chunk, begin, end):
+            self.line_no += chunk.count(b"\n", counted, start)
+            counted = start
+            finding = self._finding(chunk, start, self.line_no, at)
+            if finding is not None:
+                yield finding
+        self.line_no += chunk.count(b"\n", counted, end)
+
+    def _finding(self, chunk: bytes, start: int, line_no: int, at: int) -> Finding | None:
         end = chunk.find(b"\n", start)
         raw = chunk[start : end if end != -1 else len(chunk)]
         line = raw[:LINE_LIMIT].decode("utf-8", "replace").rstrip("\r")
@@ -95,7 +104,7 @@ class _FileScan:
             return None
         when = timestamps.line_time(line, self.year)
         if when is None:
-            when = self.marks.at(offset + start)
+            when = self.marks.at(at + start)
         if when is None:
             when = _time_near(chunk, start, end if end != -1 else len(chunk), self.year)
         return Finding(
@@ -110,25 +119,26 @@ class _FileScan:
         )
 
 
-def _candidate_lines(chunk: bytes) -> list[int]:
-    """The start of every line of ``chunk`` that holds an anchor."""
+def _candidate_lines(chunk: bytes, begin: int, end: int) -> list[int]:
+    """The start of every line of ``chunk[begin:end]`` (whole lines) that holds an anchor."""
     starts: set[int] = set()
-    match = ANCHOR.search(chunk)
+    match = ANCHOR.search(chunk, begin, end)
     while match is not None:
-        end = _mark_line(chunk, match.start(), starts)
-        match = ANCHOR.search(chunk, end) if end != -1 else None
+        after = _mark_line(chunk, match.start(), begin, end, starts)
+        match = ANCHOR.search(chunk, after, end) if after < end else None
     for word in ANCHOR_WORDS:
-        position = chunk.find(word)
+        position = chunk.find(word, begin, end)
         while position != -1:
-            end = _mark_line(chunk, position, starts)
-            position = chunk.find(word, end) if end != -1 else -1
+            after = _mark_line(chunk, position, begin, end, starts)
+            position = chunk.find(word, after, end) if after < end else -1
     return sorted(starts)
 
 
-def _mark_line(chunk: bytes, position: int, starts: set[int]) -> int:
-    """Note the line holding ``position``; the position of its end (-1 at the chunk's end)."""
-    starts.add(chunk.rfind(b"\n", 0, position) + 1)
-    return chunk.find(b"\n", position)
+def _mark_line(chunk: bytes, position: int, begin: int, end: int, starts: set[int]) -> int:
+    """Note the line holding ``position``; where the next line starts."""
+    starts.add(chunk.rfind(b"\n", begin, position) + 1 or begin)
+    line_end = chunk.find(b"\n", position, end)
+    return end if line_end == -1 else line_end + 1
 
 
 def _who(source: Source, line: str) -> tuple[int | str, str]:
