@@ -83,38 +83,32 @@ class VersionRule:
     source: str
 
 
-@dataclass(frozen=True)
 class Catalogue:
-    signatures: tuple[Signature, ...]
-    version_rules: tuple[VersionRule, ...]
+    """The signatures, indexed by the keys a line can quote, and the known failing versions."""
 
-    def __post_init__(self) -> None:
-        index: dict[str, dict[str, Signature]] = {
+    def __init__(
+        self, signatures: tuple[Signature, ...], version_rules: tuple[VersionRule, ...]
+    ) -> None:
+        self.signatures = signatures
+        self.version_rules = version_rules
+        self._index: dict[str, dict[str, Signature]] = {
             "code": {}, "ecode": {}, "err": {}, "hccl": {}, "signal": {}
         }  # fmt: skip
-        for signature in self.signatures:
+        for signature in signatures:
             for kind, keys in (
                 ("code", signature.codes), ("ecode", signature.ecodes), ("err", signature.errs),
                 ("hccl", signature.hccl_codes), ("signal", signature.signals),
             ):  # fmt: skip
                 for key in keys:
-                    index[kind][key] = signature
-        object.__setattr__(self, "_index", index)
-        object.__setattr__(
-            self, "_phrases", tuple((p, s) for s in self.signatures for p in s.phrases)
-        )
-        exception = [s for s in self.signatures if s.exception]
-        object.__setattr__(self, "_exception", exception[0] if exception else None)
+                    self._index[kind][key] = signature
+        self._phrases = tuple((phrase, s) for s in signatures for phrase in s.phrases)
+        self._exception = next((s for s in signatures if s.exception), None)
 
     def by_id(self, signature_id: str) -> Signature:
-        for signature in self.signatures:
-            if signature.id == signature_id:
-                return signature
-        raise KeyError(signature_id)
+        return next(s for s in self.signatures if s.id == signature_id)
 
     def for_signal(self, name: str) -> Signature | None:
-        found: Signature | None = self._index["signal"].get(name)  # type: ignore[attr-defined]
-        return found
+        return self._index["signal"].get(name)
 
     def match(self, line: str) -> Signature | None:
         """The most specific signature of ``line``, or None."""
@@ -122,21 +116,14 @@ class Catalogue:
         return min(found, key=_rank) if found else None
 
     def matches(self, line: str) -> list[Signature]:
-        index: dict[str, dict[str, Signature]] = self._index  # type: ignore[attr-defined]
-        found: list[Signature] = []
-        for code in _ACL_CODE.findall(line):
-            if code in index["code"]:
-                found.append(index["code"][code])
+        """Every signature ``line`` matches."""
+        index = self._index
+        found = [index["code"][code] for code in _ACL_CODE.findall(line) if code in index["code"]]
         for pattern, kind in ((_ECODE, "ecode"), (_ERR, "err"), (_HCCL_CODE, "hccl")):
-            for key in pattern.findall(line):
-                if key in index[kind]:
-                    found.append(index[kind][key])
-        for phrase, signature in self._phrases:  # type: ignore[attr-defined]
-            if phrase in line:
-                found.append(signature)
-        exception: Signature | None = self._exception  # type: ignore[attr-defined]
-        if exception is not None and _EXCEPTION.match(line.lstrip()):
-            found.append(exception)
+            found += [index[kind][key] for key in pattern.findall(line) if key in index[kind]]
+        found += [signature for phrase, signature in self._phrases if phrase in line]
+        if self._exception is not None and _EXCEPTION.match(line.lstrip()):
+            found.append(self._exception)
         return found
 
 
