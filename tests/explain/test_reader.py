@@ -255,3 +255,14 @@ def test_explain_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     (tmp_path / "empty").mkdir()
     assert cli.main(["explain", str(tmp_path / "empty")]) == 2
     assert "no log files found" in capsys.readouterr().err
+
+
+def test_a_restarted_runs_earlier_attempt_is_left_out(tmp_path: Path) -> None:
+    log = "ValueError: first attempt\n[ascendify] restart 1\nKeyError: 'second attempt'\n"
+    (tmp_path / "rank_0.log").write_text(log)
+    (tmp_path / "rank_0.log.times").write_text(f"0 100.0\n{log.index('[ascendify]')} 200.0\n")
+    attempts = [{"attempt": 0, "start": 90.0}, {"attempt": 1, "start": 150.0}]
+    (tmp_path / "run_summary.json").write_text(json.dumps({"attempts": attempts}))
+    verdict = explain_paths([tmp_path])
+    assert verdict.root is not None
+    assert [f.text for f in verdict.root.findings] == ["KeyError: 'second attempt'"]

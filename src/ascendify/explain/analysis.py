@@ -62,7 +62,10 @@ class Explanation:
 
 def explain(findings: Iterable[Finding], inputs: Inputs, catalogue: Catalogue) -> Explanation:
     ranks: dict[int | str, RankReport] = {}
+    last_attempt = _last_attempt_start(inputs)
     for finding in findings:
+        if finding.marked and finding.time is not None and finding.time < last_attempt:
+            continue  # an earlier attempt's failure, which a restart got past
         report = ranks.setdefault(finding.who, RankReport(finding.who))
         if len(report.findings) < MAX_FINDINGS:
             report.findings.append(finding)
@@ -76,6 +79,17 @@ def explain(findings: Iterable[Finding], inputs: Inputs, catalogue: Catalogue) -
     candidates = specific or causes or reports
     root = candidates[0] if candidates else None
     return Explanation(reports, root, all_echo=bool(reports) and not causes)
+
+
+def _last_attempt_start(inputs: Inputs) -> float:
+    """When the last attempt of a restarted run began (the rank logs keep every attempt)."""
+    starts = [
+        attempt.get("start", 0.0)
+        for summary in inputs.summaries
+        for attempt in summary.get("attempts") or ()
+        if isinstance(attempt, dict)
+    ]
+    return max((s for s in starts if isinstance(s, int | float)), default=0.0)
 
 
 def _weight(finding: Finding) -> tuple[int, int, float, int]:

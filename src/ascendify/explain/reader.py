@@ -31,6 +31,7 @@ class Finding:
     time: float | None
     text: str
     exception: str | None = None
+    marked: bool = False  # the time is the launcher's mark (epoch seconds), not read from a line
     oom: oom.OutOfMemory | None = None
 
 
@@ -102,9 +103,10 @@ class _FileScan:
         signature = self.catalogue.match(line)
         if signature is None:
             return None
-        when = timestamps.line_time(line, self.year)
+        when = self.marks.at(at + start)  # when it arrived, on the launcher's clock
+        marked = when is not None
         if when is None:
-            when = self.marks.at(at + start)
+            when = timestamps.line_time(line, self.year)
         if when is None:
             when = _time_near(chunk, start, end if end != -1 else len(chunk), self.year)
         return Finding(
@@ -116,6 +118,7 @@ class _FileScan:
             text=line.strip(),
             exception=exception_name(line) if signature.exception else None,
             oom=oom.parse(line),
+            marked=marked,
         )
 
 
