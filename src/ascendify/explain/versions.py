@@ -1,4 +1,4 @@
-"""The version pairs the catalogue knows to fail (``version_rules`` of ``signatures.yaml``),
+"""The version pairs the catalogue knows to fail (``version_rules`` of ``signatures.json``),
 checked against what is installed: torch, torch_npu, numpy and the CANN toolkit."""
 
 from __future__ import annotations
