@@ -274,3 +274,15 @@ def test_the_summary_read_is_the_one_the_launcher_writes() -> None:
 
     assert sources.SUMMARY_NAME == agent.SUMMARY_NAME
     assert agent.MARK_INTERVAL <= 0.1  # marks fine enough to order ranks that fail together
+
+
+def test_a_jobs_directory_is_read_through_its_logs(tmp_path: Path) -> None:
+    (tmp_path / "spec.json").write_text("{}")
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "notes.txt").write_text("ValueError: an example in the user's notes\n")
+    (code / "train.py").write_text("raise SystemExit('error code is 507035')\n")
+    _ranks(tmp_path / "logs" / "worker-0", {0: "KeyError: 'labels'\n"})
+    verdict = explain_paths([tmp_path])
+    assert verdict.root is not None
+    assert [f.text for r in verdict.ranks for f in r.findings] == ["KeyError: 'labels'"]

@@ -28,7 +28,10 @@ _PROC_RANK = re.compile(r"-proc-rank-(\d+)-device-(\d+)")
 _WORKER = re.compile(r"^modelarts-job-.*-worker-(\d+)\.log$")
 _RANK_DIR = re.compile(r"^rank_(\d+)$")
 _PLOG = re.compile(r"^(?:plog|device)-(\d+)_\d+\.log$")
-_SKIPPED_SUFFIXES = (".times", ".json", ".db", ".db-wal", ".db-shm", ".tsv", ".pt", ".bin", ".npy")
+_SKIPPED_SUFFIXES = (
+    ".times", ".json", ".db", ".db-wal", ".db-shm", ".tsv", ".pt", ".bin", ".npy", ".py", ".pyc",
+    ".sh", ".yaml", ".toml", ".csv",
+)  # fmt: skip
 SUMMARY_NAME = "run_summary.json"
 
 
@@ -61,7 +64,7 @@ def discover(paths: list[Path]) -> Inputs:
     for path in paths:
         if not path.exists():
             raise ExplainInputError(f"{path}: no such file or directory")
-        files = [path] if path.is_file() else _walk(path)
+        files = [path] if path.is_file() else _walk(_logs_of_job(path))
         for file in files:
             real = os.path.realpath(file)
             if real in seen:
@@ -81,6 +84,12 @@ def discover(paths: list[Path]) -> Inputs:
     if not inputs.sources and not inputs.summaries:
         raise ExplainInputError(f"{', '.join(map(str, paths))}: no log files found")
     return inputs
+
+
+def _logs_of_job(folder: Path) -> Path:
+    """A job's directory is read through its ``logs/`` (not its code copy or staged data)."""
+    logs = folder / "logs"
+    return logs if (folder / "spec.json").is_file() and logs.is_dir() else folder
 
 
 def classify(file: Path) -> Source | None:
