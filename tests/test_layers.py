@@ -26,3 +26,14 @@ def test_migration_loads_no_analysis() -> None:
     loaded = _loaded_after("import ascendify.migrate; ascendify.migrate.load_rules()")
     assert "ascendify.source" in loaded
     assert not {name for name in loaded if name.startswith("ascendify.analyze")}
+
+
+@pytest.mark.slow
+def test_explain_stands_below_the_launcher_and_the_jobs() -> None:
+    loaded = _loaded_after(
+        "from ascendify.explain import explain_paths; import ascendify.explain.analysis"
+    )
+    assert "ascendify.explain.reader" in loaded
+    above = ("ascendify.launch", "ascendify.jobs", "ascendify.web", "ascendify.commands")
+    assert not {name for name in loaded if name.startswith(above)}
+    assert "torch" not in loaded

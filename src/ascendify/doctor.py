@@ -215,6 +215,27 @@ def _cann_version(home: Path) -> str | None:
     return None
 
 
+def check_known_failures(host: Host) -> list[Check]:
+    """Version pairs of torch / torch_npu / numpy / CANN that ``ascendify explain``'s catalogue
+    knows to fail, each with the thread it was taken from."""
+    from ascendify.explain.versions import known_failures
+
+    home = host.env.get("ASCEND_HOME_PATH") or host.env.get("ASCEND_TOOLKIT_HOME")
+    installed = {
+        name: host.installed(name) for name in ("torch", "torch-npu", "numpy")
+    }  # fmt: skip
+    installed["cann"] = _cann_version(Path(home)) if home else None
+    return [
+        Check(
+            f"known failure {problem.rule.id}",
+            Status.FAIL,
+            problem.describe(),
+            f"{problem.rule.fix} (signature {problem.rule.signature}: {problem.rule.source})",
+        )
+        for problem in known_failures(installed)
+    ]
+
+
 # --- import torch and device-backend autoload -----------------------------------------------------
 
 
@@ -429,6 +450,7 @@ CHECKS: tuple[Callable[[Host], list[Check]], ...] = (
     check_torch,
     check_torch_npu,
     check_cann,
+    check_known_failures,
     check_import_torch,
     check_devices,
     check_rank_table,

@@ -259,12 +259,18 @@ def _write(lines: Iterator[bytes]) -> None:
 
 
 def _list(store: JobStore, args: argparse.Namespace) -> int:
+    from ascendify.jobs.cause import job_cause
+    from ascendify.jobs.layout import JobLayout
     from ascendify.jobs.metrics import jobs_progress
     from ascendify.jobs.report import list_table
 
     jobs = store.jobs()
     jobs = jobs[: args.limit] if args.limit is not None else jobs
-    print(list_table(jobs, jobs_progress(store, jobs)))
+    causes = {
+        job.id: job_cause(job, JobLayout(store.job_dir(job.id), job.id)).get("short")
+        for job in jobs
+    }
+    print(list_table(jobs, jobs_progress(store, jobs), causes))
     return 0
 
 
@@ -321,12 +327,16 @@ def _ui(store: JobStore, args: argparse.Namespace) -> int:
 
 
 def _describe(store: JobStore, args: argparse.Namespace) -> int:
+    from ascendify.explain.analysis import render
+    from ascendify.jobs.cause import explain_job
     from ascendify.jobs.layout import JobLayout
     from ascendify.jobs.report import describe
 
     job = store.get(args.job_id)
     layout = JobLayout(store.job_dir(job.id), job.id)
-    print(describe(job, store.events(job.id), store.nodes(job.id), layout))
+    verdict = explain_job(layout) if job.state == "failed" else None
+    why = render(verdict) if verdict is not None and verdict.found else None
+    print(describe(job, store.events(job.id), store.nodes(job.id), layout, why))
     return 0
 
 

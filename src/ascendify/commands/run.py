@@ -214,6 +214,12 @@ def launch(options: LaunchOptions, dry_run: bool = False) -> int:
     )
     result = run_job(spec, log=_say)
     _say(result.message)
+    if result.state == "failed":
+        from ascendify.explain import cause_of
+
+        cause = cause_of([result.log_dir])
+        if cause is not None:
+            _say(f"cause: {cause} (details: ascendify explain {result.log_dir})")
     _settle_console()
     return result.exit_code
 

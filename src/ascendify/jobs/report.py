@@ -13,8 +13,9 @@ from ascendify.jobs.store import Event, JobRecord, NodeRecord
 
 LIST_HEADER = (
     "ID", "NAME", "ENGINE", "NODES x CARDS", "STATE", "STEP", "LOSS", "THROUGHPUT", "START",
-    "DURATION", "ATTEMPTS", "EXIT",
+    "DURATION", "CAUSE", "ATTEMPTS", "EXIT",
 )  # fmt: skip
+CAUSE_WIDTH = 48
 
 
 def state_text(job: JobRecord) -> str:
@@ -34,8 +35,14 @@ def _duration(job: JobRecord, now: float) -> str:
     return f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
 
 
-def list_table(jobs: Sequence[JobRecord], progress: Mapping[str, Progress]) -> str:
-    """The jobs, one a row, with each one's ``progress`` (last step, loss, throughput)."""
+def list_table(
+    jobs: Sequence[JobRecord],
+    progress: Mapping[str, Progress],
+    causes: Mapping[str, str | None] | None = None,
+) -> str:
+    """The jobs, one a row, with each one's ``progress`` (last step, loss, throughput) and, for a
+    failed job, the cause its logs name (``causes``, by job id)."""
+    causes = causes or {}
     now = time.time()
     rows = [LIST_HEADER] + [
         (
@@ -47,6 +54,7 @@ def list_table(jobs: Sequence[JobRecord], progress: Mapping[str, Progress]) -> s
             *_progress_cells(progress.get(job.id)),
             _when(job.started),
             _duration(job, now),
+            _cell(causes.get(job.id)),
             str(job.attempts),
             "-" if job.exit_code is None else str(job.exit_code),
         )
@@ -55,6 +63,12 @@ def list_table(jobs: Sequence[JobRecord], progress: Mapping[str, Progress]) -> s
     widths = [max(map(len, column)) for column in zip(*rows, strict=True)]
     line = "  ".join(f"{{:<{width}}}" for width in widths[:-1]) + "  {}"
     return "\n".join(line.format(*row) for row in rows)
+
+
+def _cell(text: str | None) -> str:
+    if not text:
+        return "-"
+    return text if len(text) <= CAUSE_WIDTH else text[: CAUSE_WIDTH - 3] + "..."
 
 
 def _progress_cells(progress: Progress | None) -> tuple[str, str, str]:
@@ -69,8 +83,13 @@ def _progress_cells(progress: Progress | None) -> tuple[str, str, str]:
 
 
 def describe(
-    job: JobRecord, events: Sequence[Event], nodes: Sequence[NodeRecord], layout: JobLayout
+    job: JobRecord,
+    events: Sequence[Event],
+    nodes: Sequence[NodeRecord],
+    layout: JobLayout,
+    why: str | None = None,
 ) -> str:
+    """``why``: the verdict of ``ascendify explain`` on the job's logs, when it failed."""
     lines = [
         f"job {job.id} ({job.name}): {state_text(job)}",
         f"engine {job.engine}, {job.nodes} node(s) x {job.cards} card(s)",
@@ -100,6 +119,8 @@ def describe(
     root = layout.root_cause(job.nodes)
     if root is not None:
         lines += ["", "root cause:", *_root_cause_lines(root)]
+    if why:
+        lines += ["", "why (from every rank's logs):", *(f"  {line}" for line in why.splitlines())]
     lines += ["", f"logs: {layout.logs}", "", "spec:", json.dumps(job.spec, indent=2)]
     return "\n".join(lines)
 

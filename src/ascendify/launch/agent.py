@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from ascendify.errors import AscendifyError
+from ascendify.explain.timestamps import times_path
 from ascendify.launch.containment import (
     MARKER,
     Strays,
@@ -52,6 +53,10 @@ SUMMARY_ROOM = 256 * 1024
 ERROR_FILE_LIMIT = 1 << 20  # a rank's error file is read up to this size...
 ERROR_MESSAGE_LIMIT = 4096  # ...and its message kept up to this many characters
 _NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+# Wall-clock marks beside each rank log (``rank_<r>.log.times``: "<byte offset> <epoch>" lines),
+# at most one per this many seconds, so that the lines of every rank can be put in time order
+# (``ascendify explain``) without changing a byte of what the rank printed.
+MARK_INTERVAL = 0.05
 
 
 @dataclass(frozen=True)
@@ -157,6 +162,9 @@ class _Rank:
     plan: WorkerPlan
     process: subprocess.Popen[bytes]
     log: IO[bytes]
+    marks: IO[bytes] | None = None  # the log's time marks (see MARK_INTERVAL)
+    written: int = 0  # bytes in the log so far, earlier attempts included
+    last_mark: float = 0.0
     pumps: list[threading.Thread] = field(default_factory=list)
     log_failure: str | None = None  # why the log stopped being written (its disk filled)
     exit_code: int | None = None
@@ -268,7 +276,8 @@ class Agent:
         except OSError:
             log.close()
             raise
-        rank = _Rank(worker, process, log)
+        rank = _Rank(worker, process, log, _open_marks(worker.log_path, self.plan.attempt))
+        rank.written = log.tell()  # a restart appends: the offset goes on from the end
         log_lock = threading.Lock()
         for stream, mask in ((process.stdout, 1), (process.stderr, 2)):
             assert stream is not None
@@ -293,8 +302,10 @@ class Agent:
             with log_lock:
                 if rank.log_failure is None:
                     try:
+                        _mark(rank)
                         rank.log.write(piece)
                         rank.log.flush()
+                        rank.written += len(piece)
                     except OSError as error:
                         rank.log_failure = _write_failure(rank.plan.log_path, error)
             if shown:
@@ -451,6 +462,9 @@ class Agent:
             pump.join(timeout=2.0)
         with contextlib.suppress(OSError):  # what is still buffered may not fit on a full disk
             rank.log.close()
+        if rank.marks is not None:
+            with contextlib.suppress(OSError):
+                rank.marks.close()
 
     # -- signals -------------------------------------------------------------------------------
 
@@ -558,6 +572,26 @@ def output_pieces(stream: IO[bytes]) -> Iterator[bytes]:
             pending = pending[LINE_LIMIT:]
     if pending:
         yield pending
+
+
+def _open_marks(log_path: Path, attempt: int) -> IO[bytes] | None:
+    try:
+        return times_path(log_path).open("ab" if attempt else "wb")
+    except OSError:
+        return None  # the log is what matters; without marks, explain orders ranks by exit
+
+
+def _mark(rank: _Rank) -> None:
+    """Note when the output at the log's current end arrived (at most every MARK_INTERVAL)."""
+    now = time.time()
+    if rank.marks is None or now - rank.last_mark < MARK_INTERVAL:
+        return
+    rank.last_mark = now
+    try:
+        rank.marks.write(f"{rank.written} {now:.3f}\n".encode())
+        rank.marks.flush()
+    except OSError:
+        rank.marks = None  # a full disk: the log itself still gets what fits
 
 
 def _console_line(prefix: bytes, piece: bytes, previous: bytes) -> bytes:

@@ -1,0 +1,282 @@
+"""From every rank's findings to one verdict: the rank that went wrong first and why, and the
+ranks that failed only because of it (their collectives timed out or lost their peer).
+
+Ranks are ordered by the time of their first finding (time stamps in the lines or the launcher's
+time marks), else by the order in which they exited (the launcher's summary names the first). The
+root cause is the earliest rank whose most telling finding is a cause; when every rank only
+echoes (all timed out waiting), the earliest rank is named and the echo's own advice applies.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ascendify.explain.catalogue import Catalogue, Signature
+from ascendify.explain.reader import Finding
+from ascendify.explain.sources import Inputs
+
+MAX_FINDINGS = 200  # kept per rank (the first ones); the rest are only counted
+
+
+@dataclass
+class RankReport:
+    who: int | str
+    findings: list[Finding] = field(default_factory=list)
+    dropped: int = 0
+    exit_code: int | None = None
+    signal: str | None = None
+
+    @property
+    def first_time(self) -> float | None:
+        times = [f.time for f in self.findings if f.time is not None]
+        return min(times) if times else None
+
+    @property
+    def headline(self) -> Finding:
+        """The finding that says most about this rank: a specific cause, then a specific echo,
+        then generic lines; the earliest of its kind."""
+        return min(self.findings, key=_weight)
+
+    @property
+    def role(self) -> str:
+        return self.headline.signature.role
+
+
+@dataclass
+class Explanation:
+    ranks: list[RankReport]  # in the order they went wrong
+    root: RankReport | None
+    all_echo: bool  # no rank failed by itself: they all waited (the cause is a slow or lost rank)
+
+    @property
+    def echoes(self) -> list[RankReport]:
+        return [rank for rank in self.ranks if rank is not self.root]
+
+    @property
+    def found(self) -> bool:
+        return self.root is not None
+
+
+def explain(findings: Iterable[Finding], inputs: Inputs, catalogue: Catalogue) -> Explanation:
+    ranks: dict[int | str, RankReport] = {}
+    last_attempt = _last_attempt_start(inputs)
+    for finding in findings:
+        if finding.marked and finding.time is not None and finding.time < last_attempt:
+            continue  # an earlier attempt's failure, which a restart got past
+        report = ranks.setdefault(finding.who, RankReport(finding.who))
+        if len(report.findings) < MAX_FINDINGS:
+            report.findings.append(finding)
+        else:
+            report.dropped += 1
+    exit_order = _exit_facts(inputs, ranks, catalogue)
+    reports = [report for report in ranks.values() if report.findings]
+    reports.sort(key=lambda r: _order_key(r, exit_order))
+    causes = [r for r in reports if r.role == "cause"]
+    specific = [r for r in causes if not r.headline.signature.generic]
+    candidates = specific or causes or reports
+    root = candidates[0] if candidates else None
+    return Explanation(reports, root, all_echo=bool(reports) and not causes)
+
+
+def _last_attempt_start(inputs: Inputs) -> float:
+    """When the last attempt of a restarted run began (the rank logs keep every attempt)."""
+    starts = [
+        attempt.get("start", 0.0)
+        for summary in inputs.summaries
+        for attempt in summary.get("attempts") or ()
+        if isinstance(attempt, dict)
+    ]
+    return max((s for s in starts if isinstance(s, int | float)), default=0.0)
+
+
+def _weight(finding: Finding) -> tuple[int, int, float, int]:
+    signature = finding.signature
+    kind = (signature.generic, signature.role != "cause")
+    order = {(False, False): 0, (False, True): 1, (True, False): 2, (True, True): 3}[kind]
+    when = finding.time if finding.time is not None else float("inf")
+    return order, signature.order if order else 0, when, finding.line_no
+
+
+def _order_key(
+    report: RankReport, exit_order: dict[int | str, int]
+) -> tuple[float, int, bool, str]:
+    """Time first, then the order of exit; without either, ranks that failed by themselves
+    come before those that waited for them."""
+    first = report.first_time
+    position = exit_order.get(report.who, len(exit_order) + 1)
+    when = first if first is not None else float("inf")
+    return (when, position, report.role != "cause", str(report.who))
+
+
+def _exit_facts(
+    inputs: Inputs, ranks: dict[int | str, RankReport], catalogue: Catalogue
+) -> dict[int | str, int]:
+    """Exit codes from the launcher's summaries; a rank killed from outside gets the signal's
+    finding; returns the exit order known (the summary's first failed rank comes first)."""
+    order: dict[int | str, int] = {}
+    for summary in inputs.summaries:
+        root = summary.get("root_cause") or {}
+        if isinstance(root.get("rank"), int) and root["rank"] >= 0:
+            order.setdefault(root["rank"], 0)
+        for key, record in (summary.get("ranks") or {}).items():
+            if not str(key).isdigit() or not isinstance(record, dict):
+                continue
+            rank = int(key)
+            report = ranks.setdefault(rank, RankReport(rank))
+            report.exit_code = record.get("exit_code")
+            report.signal = record.get("signal")
+            signature = catalogue.for_signal(report.signal or "")
+            if signature is not None and not record.get("stopped_by_launcher"):
+                report.findings.append(_signal_finding(rank, signature, report.signal or "", root))
+    return order
+
+
+def _signal_finding(rank: int, signature: Signature, name: str, root: dict[str, Any]) -> Finding:
+    from pathlib import Path
+
+    when = root.get("time") if root.get("rank") == rank else None
+    return Finding(
+        who=rank,
+        signature=signature,
+        path=Path(root.get("log_path") or "run_summary.json"),
+        line_no=0,
+        time=when,
+        text=f"rank {rank} was killed by {name}",
+    )
+
+
+# -- presenting -----------------------------------------------------------------------------------
+
+
+def when_text(stamp: float | None) -> str:
+    if stamp is None:
+        return "time unknown"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(stamp)) + f".{int(stamp % 1 * 1000):03d}"
+
+
+def rank_name(who: int | str) -> str:
+    return f"rank {who}" if isinstance(who, int) else str(who)
+
+
+def short_cause(explanation: Explanation) -> str | None:
+    """``rank 1: ValueError: boom`` or ``rank 3: NPU-OOM``: the CAUSE cell of ``job list``."""
+    root = explanation.root
+    if root is None:
+        return None
+    headline = root.headline
+    what = _clip(headline.text, 60) if headline.exception else headline.signature.id
+    return f"{rank_name(root.who)}: {what}"
+
+
+def cause_line(explanation: Explanation) -> str | None:
+    """One line for a failed run's end and ``job describe``; None without a known cause."""
+    short = short_cause(explanation)
+    if short is None or explanation.root is None:
+        return None
+    headline = explanation.root.headline
+    text = f"{short} ({headline.signature.layer_name})"
+    if explanation.all_echo:
+        text += ": every rank timed out waiting; this one first"
+    if headline.oom:
+        return f"{text} - {headline.oom.advice()}"
+    return text if headline.signature.generic else f"{text} - {headline.signature.fix}"
+
+
+def render(explanation: Explanation) -> str:
+    root = explanation.root
+    if root is None:
+        return "no known failure found in these logs"
+    headline = root.headline
+    signature = headline.signature
+    title = (
+        "root cause"
+        if not explanation.all_echo
+        else "first rank to time out (no rank failed by itself)"
+    )
+    lines = [
+        f"{title}: {rank_name(root.who)}, first went wrong at {when_text(root.first_time)}",
+        f"  {_clip(headline.text)}",
+        f"  at {headline.path}:{headline.line_no}",
+        f"  [{signature.id}, {signature.layer_name}] {signature.meaning}",
+        "  likely causes:",
+        *(f"    {number}. {cause}" for number, cause in enumerate(signature.causes, 1)),
+        f"  fix: {signature.fix}",
+    ]
+    if headline.oom is not None:
+        lines.append(f"  memory: {headline.oom.advice()}")
+    lines.append(f"  source: {signature.source}")
+    others = [
+        f for f in root.findings if f.signature.id != signature.id and not f.signature.generic
+    ]
+    if others:
+        lines.append("  also on this rank:")
+        lines += [
+            f"    {f.signature.id} at line {f.line_no}: {_clip(f.text, 100)}" for f in others[:5]
+        ]
+    echoes = explanation.echoes
+    if echoes:
+        lines += [
+            "",
+            "consequences (later, or waiting for it):" if not explanation.all_echo else "then:",
+        ]
+        for report in echoes:
+            f = report.headline
+            lines.append(
+                f"  {rank_name(report.who)} at {when_text(report.first_time)}: {f.signature.id} "
+                f"({f.signature.role}): {_clip(f.text, 120)}"
+            )
+    lines += ["", "order of failure: " + ", ".join(rank_name(r.who) for r in explanation.ranks)]
+    return "\n".join(lines)
+
+
+def to_json(explanation: Explanation) -> dict[str, Any]:
+    return {
+        "found": explanation.found,
+        "cause": cause_line(explanation),
+        "short": short_cause(explanation),
+        "all_echo": explanation.all_echo,
+        "root": _rank_json(explanation.root) if explanation.root else None,
+        "consequences": [_rank_json(r) for r in explanation.echoes],
+        "order": [r.who for r in explanation.ranks],
+    }
+
+
+def _rank_json(report: RankReport) -> dict[str, Any]:
+    headline = report.headline
+    return {
+        "rank": report.who,
+        "first_time": report.first_time,
+        "exit_code": report.exit_code,
+        "signal": report.signal,
+        "headline": _finding_json(headline),
+        "findings": [_finding_json(f) for f in report.findings],
+        "more_findings": report.dropped,
+    }
+
+
+def _finding_json(finding: Finding) -> dict[str, Any]:
+    signature = finding.signature
+    return {
+        "id": signature.id,
+        "layer": signature.layer_name,
+        "role": signature.role,
+        "generic": signature.generic,
+        "path": str(finding.path),
+        "line": finding.line_no,
+        "time": finding.time,
+        "text": finding.text,
+        "exception": finding.exception,
+        "meaning": signature.meaning,
+        "causes": list(signature.causes),
+        "fix": signature.fix,
+        "versions": signature.versions,
+        "source": signature.source,
+        "oom": finding.oom.to_json() if finding.oom else None,
+    }
+
+
+def _clip(text: str, limit: int = 240) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,194 @@
+"""The catalogue of failure signatures (``signatures.json``) and the one function that matches a
+log line against it.
+
+A line is matched only when it holds an anchor: a word starting with ``E`` of
+:data:`ANCHOR` (``Error``, ``ERROR``, ``Exception``, ``EI0002``, glog's ``E1219 03:`` error lines)
+or one of :data:`ANCHOR_WORDS` (``error``...). The reader finds them in a block of bytes with one
+regular expression whose literal first letter lets ``re`` skip at C speed, and a few
+``bytes.find``; it decodes nothing else. Then, on that one line: the codes it quotes
+(``error code is 507035``, ``EI0002``, ``ERR00100``, an HCCL result code), the literal phrases,
+and a Python exception at the start of the line. Every regular expression here is a short
+anchored phrase without nested repetition, so its cost is linear in the line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+# What every matchable line holds (the tests check it of every fixture line).
+ANCHOR = re.compile(
+    rb"E(?:rror|RR|xception|[A-Z][0-9][0-9A-Z]{3}\b|\d{3,4} \d\d:|\x20[A-Z]\w{0,40}\.cpp:\d)"
+)
+ANCHOR_WORDS = (b"error", b"out of memory", b"NumPy 1.x", b"NCCL WARN")
+
+LAYERS = {
+    "acl": "CANN runtime/ACL",
+    "hccl": "HCCL",
+    "torch_npu": "torch_npu",
+    "cuda": "CUDA/NCCL",
+    "python": "Python",
+}
+ROLES = ("cause", "echo")
+
+_ACL_CODE = re.compile(r"(?:[cC]ode|result|failed)(?: is)?\s?[:=]?\s?(\d{6})(?!\d)")
+_ECODE = re.compile(r"\b(E[A-Z][0-9A-Z]\d{3})\b")
+_ERR = re.compile(r"\b(ERR\d{5})\b")
+_HCCL_CODE = re.compile(
+    r"(?:HCCL function error|function error: Hccl\w{1,40}).{0,300}?error code is (\d{1,4})\b"
+)
+_EXCEPTION = re.compile(
+    r"^(?:\[rank ?\d{1,5}\]: ?)?((?:[A-Za-z_]\w{0,60}\.){0,6}[A-Za-z_]\w{0,60}(?:Error|Exception))(?::|$)"
+)
+
+
+@dataclass(frozen=True)
+class Signature:
+    id: str
+    layer: str
+    role: str  # "cause": the rank failed by itself; "echo": it failed because another one did
+    meaning: str
+    causes: tuple[str, ...]
+    fix: str
+    versions: str
+    source: str
+    also: tuple[str, ...] = ()
+    generic: bool = False  # a wrapper line: used only when nothing more specific matched
+    codes: tuple[str, ...] = ()
+    ecodes: tuple[str, ...] = ()
+    errs: tuple[str, ...] = ()
+    hccl_codes: tuple[str, ...] = ()
+    phrases: tuple[str, ...] = ()
+    signals: tuple[str, ...] = ()
+    exception: bool = False
+    order: int = 0  # position in the catalogue: earlier entries win ties
+
+    @property
+    def layer_name(self) -> str:
+        return LAYERS[self.layer]
+
+
+@dataclass(frozen=True)
+class VersionRule:
+    id: str
+    when: dict[str, tuple[str, str]]  # package -> (op, version)
+    message: str
+    fix: str
+    signature: str
+    source: str
+
+
+class Catalogue:
+    """The signatures, indexed by the keys a line can quote, and the known failing versions."""
+
+    def __init__(
+        self, signatures: tuple[Signature, ...], version_rules: tuple[VersionRule, ...]
+    ) -> None:
+        self.signatures = signatures
+        self.version_rules = version_rules
+        self._index: dict[str, dict[str, Signature]] = {
+            "code": {}, "ecode": {}, "err": {}, "hccl": {}, "signal": {}
+        }  # fmt: skip
+        for signature in signatures:
+            for kind, keys in (
+                ("code", signature.codes), ("ecode", signature.ecodes), ("err", signature.errs),
+                ("hccl", signature.hccl_codes), ("signal", signature.signals),
+            ):  # fmt: skip
+                for key in keys:
+                    self._index[kind][key] = signature
+        self._phrases = tuple((phrase, s) for s in signatures for phrase in s.phrases)
+        self._exception = next((s for s in signatures if s.exception), None)
+
+    def by_id(self, signature_id: str) -> Signature:
+        return next(s for s in self.signatures if s.id == signature_id)
+
+    def for_signal(self, name: str) -> Signature | None:
+        return self._index["signal"].get(name)
+
+    def match(self, line: str) -> Signature | None:
+        """The most specific signature of ``line``, or None."""
+        found = self.matches(line)
+        return min(found, key=_rank) if found else None
+
+    def matches(self, line: str) -> list[Signature]:
+        """Every signature ``line`` matches."""
+        index = self._index
+        found = [index["code"][code] for code in _ACL_CODE.findall(line) if code in index["code"]]
+        for pattern, kind in ((_ECODE, "ecode"), (_ERR, "err"), (_HCCL_CODE, "hccl")):
+            found += [index[kind][key] for key in pattern.findall(line) if key in index[kind]]
+        found += [signature for phrase, signature in self._phrases if phrase in line]
+        if self._exception is not None and _EXCEPTION.match(line.lstrip()):
+            found.append(self._exception)
+        return found
+
+
+def _rank(signature: Signature) -> tuple[bool, bool, int]:
+    """Specific before generic, a cause before an echo, then the catalogue's order."""
+    return signature.generic, signature.role != "cause", signature.order
+
+
+def has_anchor(line: bytes) -> bool:
+    return ANCHOR.search(line) is not None or any(word in line for word in ANCHOR_WORDS)
+
+
+def exception_name(line: str) -> str | None:
+    """``ValueError`` for a traceback's last line ``ValueError: boom``."""
+    match = _EXCEPTION.match(line.lstrip())
+    return match.group(1) if match else None
+
+
+@lru_cache(maxsize=1)
+def load() -> Catalogue:
+    """The catalogue shipped with ascendify (parsed once per process)."""
+    text = resources.files("ascendify.explain").joinpath("signatures.json").read_text("utf-8")
+    return parse(json.loads(text))  # JSON: parsed in C, cheap at the end of a failed run
+
+
+def parse(data: dict[str, Any]) -> Catalogue:
+    signatures = tuple(_signature(entry, order) for order, entry in enumerate(data["signatures"]))
+    rules = tuple(
+        VersionRule(
+            id=rule["id"],
+            when={name: (str(pair[0]), str(pair[1])) for name, pair in rule["when"].items()},
+            message=rule["message"],
+            fix=rule["fix"],
+            signature=rule["signature"],
+            source=rule["source"],
+        )
+        for rule in data.get("version_rules", ())
+    )
+    return Catalogue(signatures, rules)
+
+
+def _signature(entry: dict[str, Any], order: int) -> Signature:
+    match = entry["match"]
+
+    def keys(kind: str) -> tuple[str, ...]:
+        return tuple(str(item[kind]) for item in match if kind in item)
+
+    if entry["layer"] not in LAYERS or entry["role"] not in ROLES:
+        raise ValueError(f"signature {entry['id']}: unknown layer or role")
+    return Signature(
+        id=entry["id"],
+        layer=entry["layer"],
+        role=entry["role"],
+        meaning=entry["meaning"],
+        causes=tuple(entry["causes"]),
+        fix=entry["fix"],
+        versions=str(entry["versions"]),
+        source=entry["source"],
+        also=tuple(entry.get("also", ())),
+        generic=bool(entry.get("generic", False)),
+        codes=keys("code"),
+        ecodes=keys("ecode"),
+        errs=keys("err"),
+        hccl_codes=keys("hccl"),
+        phrases=keys("phrase"),
+        signals=keys("signal"),
+        exception=any("exception" in item for item in match),
+        order=order,
+    )

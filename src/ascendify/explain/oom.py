@@ -1,0 +1,123 @@
+"""Out-of-memory messages read into numbers, and whether fragmentation explains them.
+
+torch_npu prints ``NPU out of memory. Tried to allocate 22.00 MiB (NPU 0; 60.97 GiB total
+capacity; 10.24 GiB already allocated; 10.24 GiB current active; 19.52 MiB free; 10.65 GiB reserved
+in total by PyTorch)``; torch's CUDA/HIP allocator ``CUDA out of memory. Tried to allocate 20.00
+MiB. GPU 0 has a total capacity of 4.00 GiB of which 2.35 GiB is free. ... Of the allocated memory
+825.15 MiB is allocated by PyTorch, and 24.85 MiB is reserved by PyTorch but unallocated.``
+
+Fragmentation: memory the allocator reserved but does not use (reserved - allocated) is larger
+than the request, so the request failed for want of one contiguous block. The cure is the
+expandable-segments allocator setting of that device.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+_SIZE = r"([\d.]+) ?([KMGTP]i?B|bytes)"
+_UNITS = {"bytes": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50}
+_UNITS.update({"KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40, "PB": 2**50})
+
+_DEVICE = re.compile(r"\b(NPU|CUDA|HIP) out of memory\. Tried to allocate " + _SIZE)
+_FIELDS = {
+    "total": re.compile(_SIZE + r" total capacity"),
+    "allocated": re.compile(_SIZE + r" already allocated"),
+    "free": re.compile(_SIZE + r" free;"),
+    "reserved": re.compile(_SIZE + r" reserved in total by PyTorch"),
+}
+_CUDA_FIELDS = {
+    "total": re.compile(r"total capacity of " + _SIZE),
+    "free": re.compile(r"of which " + _SIZE + r" is free"),
+    "allocated": re.compile(_SIZE + r" is allocated by PyTorch"),
+    "unallocated": re.compile(_SIZE + r" is reserved by PyTorch but unallocated"),
+}
+SETTINGS = {
+    "NPU": "PYTORCH_NPU_ALLOC_CONF=expandable_segments:True",
+    "CUDA": "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+    "HIP": "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True",
+}
+
+
+@dataclass(frozen=True)
+class OutOfMemory:
+    device: str  # NPU, CUDA or HIP
+    requested: int  # bytes
+    total: int | None
+    allocated: int | None
+    reserved: int | None
+    free: int | None
+
+    @property
+    def unallocated(self) -> int | None:
+        """Reserved by the allocator but not handed out."""
+        if self.reserved is None or self.allocated is None:
+            return None
+        return max(0, self.reserved - self.allocated)
+
+    @property
+    def fragmented(self) -> bool:
+        return self.unallocated is not None and self.unallocated > self.requested
+
+    @property
+    def setting(self) -> str:
+        return SETTINGS[self.device]
+
+    def advice(self) -> str:
+        if self.fragmented:
+            return (
+                f"fragmentation: {_size(self.unallocated)} reserved but unallocated is more than "
+                f"the {_size(self.requested)} asked for; set {self.setting}"
+            )
+        return (
+            f"the card is full: {_size(self.requested)} asked, {_size(self.free)} free of "
+            f"{_size(self.total)}; lower the batch size or sequence length, or shard the model "
+            f"({self.setting} helps only when reserved memory sits unused)"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **asdict(self),
+            "unallocated": self.unallocated,
+            "fragmented": self.fragmented,
+            "setting": self.setting,
+        }
+
+
+def parse(line: str) -> OutOfMemory | None:
+    """The numbers of an out-of-memory line, or None when ``line`` is not one."""
+    head = _DEVICE.search(line)
+    if head is None:
+        return None
+    device = head.group(1)
+    requested = _bytes(head.group(2), head.group(3))
+    if device == "NPU":
+        found = {name: _find(pattern, line) for name, pattern in _FIELDS.items()}
+        return OutOfMemory(device, requested, **found)
+    found = {name: _find(pattern, line) for name, pattern in _CUDA_FIELDS.items()}
+    unallocated = found.pop("unallocated")
+    allocated = found["allocated"]
+    reserved = (
+        allocated + unallocated if allocated is not None and unallocated is not None else None
+    )
+    return OutOfMemory(device, requested, found["total"], allocated, reserved, found["free"])
+
+
+def _find(pattern: re.Pattern[str], line: str) -> int | None:
+    match = pattern.search(line)
+    return _bytes(match.group(1), match.group(2)) if match else None
+
+
+def _bytes(number: str, unit: str) -> int:
+    return int(float(number) * _UNITS[unit])
+
+
+def _size(value: int | None) -> str:
+    if value is None:
+        return "?"
+    for unit in ("GiB", "MiB", "KiB"):
+        if value >= _UNITS[unit]:
+            return f"{value / _UNITS[unit]:.2f} {unit}"
+    return f"{value} bytes"
