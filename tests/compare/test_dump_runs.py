@@ -290,6 +290,11 @@ def test_nan_check_names_the_rank_step_operator_module_and_line_and_ends_both_ra
     assert manifest["nan_check"]["operator"] == "torch.log"
     rank0 = next((tmp_path / "l").rglob("*rank*0*")).read_text()
     assert "step 999" not in rank0  # rank 0 was ended with rank 1, not left to run
+    explained = _ascendify("explain", "--json", str(tmp_path / "l"))
+    assert explained.returncode == 1, explained.stdout + explained.stderr
+    verdict = json.loads(explained.stdout)
+    assert verdict["root"]["rank"] == 1
+    assert verdict["root"]["headline"]["id"] == "NAN-CHECK"
 
 
 def test_nan_check_reports_a_float16_overflow_as_such(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 ANCHOR = re.compile(
     rb"E(?:rror|RR|xception|[A-Z][0-9][0-9A-Z]{3}\b|\d{3,4} \d\d:|\x20[A-Z]\w{0,40}\.cpp:\d)"
 )
-ANCHOR_WORDS = (b"error", b"out of memory", b"NumPy 1.x", b"NCCL WARN")
+ANCHOR_WORDS = (b"error", b"out of memory", b"NumPy 1.x", b"NCCL WARN", b"--nan-check:")
 
 LAYERS = {
     "acl": "CANN runtime/ACL",
