@@ -103,11 +103,16 @@ def importing_folders(directory: Path, result: TreeResult, module: str) -> list[
     Python finds ``import portable_device`` in the folder of the script it started (``python
     codes/run.py``, ``cd gan && python gan.py``) or in a folder on ``sys.path`` above an imported
     package's module, so a copy in each of those folders serves the script however it is started.
+
+    Files left unchanged count too: migrated again, a result that imports the module already is
+    copied as it is, and still needs it.
     """
     importing = re.compile(rf"^[ \t]*import {module}\b", re.MULTILINE)
     folders: set[Path] = set()
-    for outcome in result.with_status("changed"):
+    for outcome in result.files:
         relative = Path(outcome.path)
+        if outcome.status == "not copied" or relative.parent in folders:
+            continue
         if importing.search((directory / relative).read_text(encoding="utf-8", errors="replace")):
             folders.update(relative.parents)
     return sorted(folders)
