@@ -1009,10 +1009,13 @@ class _Expressions:
     def __call__(
         self, ctx: Context, kind: SlotKind, slot: ast.expr, rule: type[Rule], compared: bool
     ) -> Iterator[Finding]:
+        # A value bound to a name that reaches map_location may be used as text too (nanoGPT's
+        # device = f"cuda:{rank}", then "cuda" in device): there the device is spelled as a string.
+        held = rule is PortableMapLocation and id(slot) not in _map_location_arguments(ctx)
         for part in _alternatives(slot):
             indexed = _indexed_device(ctx, part) if rule is PortableMapLocation else None
             if indexed is not None:
-                text = f"{HELPER_DEVICE}({indexed})"
+                text = _as_text(f"{HELPER_DEVICE}({indexed})", held)
                 yield rule.finding(part, f"{kind.label} -> {text}", ctx.replace(part, text))
                 continue
             migrated = {
@@ -1023,7 +1026,9 @@ class _Expressions:
             }
             for literal in slot_literals(part):
                 if id(literal) not in migrated:
-                    yield from self._rewrite_literal(ctx, kind.label, literal, rule, compared)
+                    yield from self._rewrite_literal(
+                        ctx, kind.label, literal, rule, compared, held=held
+                    )
 
     def _rewrite_literal(
         self,
@@ -1032,6 +1037,8 @@ class _Expressions:
         literal: ast.Constant | ast.JoinedStr,
         rule: type[Rule],
         compared: bool,
+        *,
+        held: bool,
     ) -> Iterator[Finding]:
         segment = ctx.segment(literal)
         if isinstance(literal, ast.JoinedStr):
@@ -1062,6 +1069,8 @@ class _Expressions:
         else:
             expression = _map_location if rule is PortableMapLocation else self.expression
             replacement = expression(value)
+            if replacement is not None and replacement.startswith(HELPER_DEVICE + "("):
+                replacement = _as_text(replacement, held)
             if replacement is not None and segment[0] == "'":
                 replacement = replacement.replace('"', "'")
         if replacement is not None:
@@ -1070,6 +1079,39 @@ class _Expressions:
                 f"{label} {value!r} -> {replacement}",
                 ctx.replace(literal, replacement),
             )
+
+
+@dataclass
+class _MapLocations:
+    """The ``map_location`` arguments written in place in this file's calls (found once)."""
+
+    ids: set[int] | None = None
+
+
+def _map_location_arguments(ctx: Context) -> set[int]:
+    found = ctx.state(_MapLocations)
+    if found.ids is None:
+        found.ids = {
+            id(keyword.value)
+            for node in ast.walk(ctx.module)
+            if isinstance(node, ast.Call)
+            for keyword in node.keywords
+            if keyword.arg == "map_location"
+        }
+        found.ids |= {
+            id(node.args[1])
+            for node in ast.walk(ctx.module)
+            if isinstance(node, ast.Call)
+            and len(node.args) > 1
+            and ctx.names.qualified_name(node.func) == "torch.load"
+        }
+    return found.ids
+
+
+def _as_text(device: str, held: bool) -> str:
+    """``portable_device.device(i)`` as a string where a name holds it: ``"npu:1"``, ``"cuda:1"``,
+    or ``"cpu"`` on a CPU host (which torch.load accepts, unlike ``"cpu:1"``)."""
+    return f"str({device})" if held else device
 
 
 def _is_migrated_choice(node: ast.AST) -> bool:
