@@ -31,10 +31,12 @@ def build_modes(
     main: Path | None = None,
     model: str = "model",
     rules_file: Path | None = None,
+    allow_builtin_rules: bool = False,
     tune: str | None = None,
 ) -> Modes:
     """Check the mode options against SRC and turn them into :class:`Modes`; ``switches`` names the
-    on/off modes switched on."""
+    on/off modes switched on; ``allow_builtin_rules``: accept rules on builtins and a name renamed
+    twice (:func:`~ascendify.migrate.rulefile.load_rule_file`)."""
     distributed = None
     if main is not None:
         distributed = DistributedMode(_main_file(source, main), _model_variable(model))
@@ -44,7 +46,11 @@ def build_modes(
     modes = Modes(
         target=Target(target),
         distributed=distributed,
-        user_rules=() if rules_file is None else load_rule_file(rules_file),
+        user_rules=(
+            ()
+            if rules_file is None
+            else load_rule_file(rules_file, allow_builtins=allow_builtin_rules)
+        ),
         switches=frozenset(switches),
         tune=frozenset() if tune is None else tune_codes(tune),
     )
