@@ -21,6 +21,7 @@ from tests.conftest import RunCli, again_after_teardown_abort
 pytestmark = pytest.mark.cuda_build
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 PROJECTS = HERE / "projects"
 REFERENCE = HERE / "reference"
 CORPUS = ("classifier", "lm", "legacy")
@@ -100,6 +101,40 @@ def test_result_is_device_agnostic_and_self_contained(migrated: dict[str, Path])
         assert not IMPORTS_ASCENDIFY.search(helper)
         assert re.findall(r"^import (\w+)", helper, re.MULTILINE) == ["time", "torch"]
         assert "import portable_device" in text
+
+
+def code_files(result: Path) -> dict[str, bytes]:
+    """The files of a result that are the project (the reports aside)."""
+    reports = {
+        "change_list.csv",
+        "unsupported_op.csv",
+        "unsupported_op.xlsx",
+        "msFmkTranspltlog.txt",
+    }
+    return {
+        path.relative_to(result).as_posix(): path.read_bytes()
+        for path in sorted(result.rglob("*"))
+        if path.is_file()
+        and path.name not in reports
+        and "ascendify_analysis" not in path.relative_to(result).parts
+    }
+
+
+@pytest.mark.parametrize(
+    "project",
+    [*sorted((ROOT / "src" / "ascendify" / "examples").iterdir()), PROJECTS / "classifier"],
+    ids=lambda path: path.name,
+)
+def test_migrating_a_portable_result_again_changes_nothing(tmp_path: Path, project: Path) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    argv = ["migrate", "--target", "portable", "-j", "1"]
+    assert main([*argv, "-i", str(project), "-o", str(first)]) == 0
+    result = first / f"{project.name}_msft"
+    assert main([*argv, "-i", str(result), "--check"]) == 0
+    assert main([*argv, "-i", str(result), "-o", str(second)]) == 0
+    again = code_files(second / f"{project.name}_msft_msft")
+    assert "portable_device.py" in again  # every file still imports it
+    assert again == code_files(result)
 
 
 @pytest.mark.slow

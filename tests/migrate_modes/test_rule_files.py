@@ -68,6 +68,19 @@ def test_toml_rules_load_with_their_lines(tmp_path: Path) -> None:
         ('{"rename_module": [{"old": "a", "new": "b", "extra": 1}]}', "unknown key(s): extra"),
         ('{\n  "rename_module": [\n    {"old": "a",}\n  ]\n}', ":3: not valid JSON"),
         ("[1, 2]", "top level must be a table"),
+        (
+            '{"rename_function": [{"old": "mylib.class", "new": "mylib.klass"}]}',
+            ":1: rename_function[1]: old 'mylib.class' holds the Python keyword 'class'",
+        ),
+        ('{"rename_module": [{"old": "a", "new": "lambda"}]}', "the Python keyword 'lambda'"),
+        (
+            '{"rules": {"FuncNameModifyRule": [{"old_name": "f", "new_name": "import"}]}}',
+            "new_name 'import' holds the Python keyword",
+        ),
+        (
+            '{"change_argument": [{"function": "f", "keyword": "for", "remove": true}]}',
+            "keyword must be an argument name, not 'for'",
+        ),
     ],
 )
 def test_bad_rule_files_are_explained(tmp_path: Path, text: str, message: str) -> None:
@@ -76,6 +89,51 @@ def test_bad_rule_files_are_explained(tmp_path: Path, text: str, message: str) -
         load_rule_file(path)
     assert message in str(raised.value)
     assert str(path) in str(raised.value)
+
+
+SURPRISES = [
+    (
+        '{"rename_function": [{"old": "print", "new": "mylib.log"}]}',
+        "the rule changes the builtin 'print', which every file may call",
+    ),
+    (
+        '{"change_argument": [{"function": "builtins.open", "keyword": "mode", "value": "1"}]}',
+        "the builtin 'open'",
+    ),
+    (
+        '{"rename_function": [{"old": "ops.sync", "new": "a.sync"}, {"old": "ops.sync", "new": "b.sync"}]}',
+        "'ops.sync' is renamed again (first at ",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), SURPRISES)
+def test_builtins_and_a_name_renamed_twice_need_the_flag(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = write(tmp_path, "rules.json", text)
+    with pytest.raises(AscendifyError) as raised:
+        load_rule_file(path)
+    assert message in str(raised.value)
+    assert str(raised.value).startswith(f"{path}:1: ")
+    assert "--allow-builtin-rules" in str(raised.value)
+    assert load_rule_file(path, allow_builtins=True)  # accepted when asked for
+
+
+def test_a_builtin_rule_is_refused_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "project"
+    source.mkdir()
+    (source / "train.py").write_text("import torch\n\nprint(torch.cuda.is_available())\n")
+    rules = write(tmp_path, "rules.json", SURPRISES[0][0])
+    out = tmp_path / "out"
+    argv = ["migrate", "-i", str(source), "-o", str(out), "-r", str(rules), "-j", "1"]
+    assert main(argv) == 2
+    assert SURPRISES[0][1] in capsys.readouterr().err
+    assert not out.exists()
+    assert main([*argv, "--allow-builtin-rules"]) == 0
+    assert "mylib.log(" in (out / "project_msft" / "train.py").read_text()
 
 
 def test_unknown_suffix_and_missing_file(tmp_path: Path) -> None:

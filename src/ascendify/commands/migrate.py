@@ -86,6 +86,10 @@ def _add_rules_file(parser: argparse.ArgumentParser) -> None:
         help="custom rules: ascendify's (.json, or .toml on Python 3.11+) or msFmkTransplt's JSON "
         '({"rules": {"FuncNameModifyRule": ...}}); -r meant --replace-unsupported before, now -sim',
     )  # fmt: skip
+    parser.add_argument(
+        "--allow-builtin-rules", action="store_true",
+        help="accept rules on builtins (print, open) and a second rename of one name",
+    )  # fmt: skip
 
 
 def _add_tune(parser: argparse.ArgumentParser) -> None:
@@ -125,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
         main=args.main if args.mode == "distributed" else None,
         model=args.target_model if args.mode == "distributed" else "model",
         rules_file=args.rules,
+        allow_builtin_rules=args.allow_builtin_rules,
         tune=args.tune,
     )
     settings = Settings(

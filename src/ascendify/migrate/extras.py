@@ -31,10 +31,12 @@ def build_modes(
     main: Path | None = None,
     model: str = "model",
     rules_file: Path | None = None,
+    allow_builtin_rules: bool = False,
     tune: str | None = None,
 ) -> Modes:
     """Check the mode options against SRC and turn them into :class:`Modes`; ``switches`` names the
-    on/off modes switched on."""
+    on/off modes switched on; ``allow_builtin_rules``: accept rules on builtins and a name renamed
+    twice (:func:`~ascendify.migrate.rulefile.load_rule_file`)."""
     distributed = None
     if main is not None:
         distributed = DistributedMode(_main_file(source, main), _model_variable(model))
@@ -44,7 +46,11 @@ def build_modes(
     modes = Modes(
         target=Target(target),
         distributed=distributed,
-        user_rules=() if rules_file is None else load_rule_file(rules_file),
+        user_rules=(
+            ()
+            if rules_file is None
+            else load_rule_file(rules_file, allow_builtins=allow_builtin_rules)
+        ),
         switches=frozenset(switches),
         tune=frozenset() if tune is None else tune_codes(tune),
     )
@@ -103,11 +109,16 @@ def importing_folders(directory: Path, result: TreeResult, module: str) -> list[
     Python finds ``import portable_device`` in the folder of the script it started (``python
     codes/run.py``, ``cd gan && python gan.py``) or in a folder on ``sys.path`` above an imported
     package's module, so a copy in each of those folders serves the script however it is started.
+
+    Files left unchanged count too: migrated again, a result that imports the module already is
+    copied as it is, and still needs it.
     """
     importing = re.compile(rf"^[ \t]*import {module}\b", re.MULTILINE)
     folders: set[Path] = set()
-    for outcome in result.with_status("changed"):
+    for outcome in result.files:
         relative = Path(outcome.path)
+        if outcome.status == "not copied" or relative.parent in folders:
+            continue
         if importing.search((directory / relative).read_text(encoding="utf-8", errors="replace")):
             folders.update(relative.parents)
     return sorted(folders)

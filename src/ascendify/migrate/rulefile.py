@@ -29,11 +29,13 @@ from __future__ import annotations
 
 import ast
 import bisect
+import builtins
 import json
 import re
 import sys
 from collections.abc import Callable, Mapping
 from functools import partial
+from keyword import iskeyword
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +46,7 @@ from ascendify.textfile import parse_bounded, parse_json, read_text
 
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
+_BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
 _KEYS = {
     "rename_function": ({"old", "new"}, set()),
     "rename_module": ({"old", "new"}, set()),
@@ -61,8 +64,11 @@ class _Problem(Exception):
         self.needle = needle  # text whose line locates the problem
 
 
-def load_rule_file(path: Path) -> tuple[UserRule, ...]:
-    """Parse and validate a rule file; any problem is an :class:`AscendifyError` naming its place."""
+def load_rule_file(path: Path, *, allow_builtins: bool = False) -> tuple[UserRule, ...]:
+    """Parse and validate a rule file; any problem is an :class:`AscendifyError` naming its place.
+
+    A rule on a builtin (``print``, ``open``: every file calls them) or a second rename of the same
+    name is refused unless ``allow_builtins``: such a rule is more often a slip than a wish."""
     try:
         text = read_text(path, "--rules", limit=MAX_SOURCE_BYTES)
     except FileNotFoundError as error:
@@ -88,7 +94,29 @@ def load_rule_file(path: Path) -> tuple[UserRule, ...]:
                 rules.append(builders[table](entry, origin))
             except _Problem as problem:
                 raise AscendifyError(f"{lines.where(problem.needle)}: {label}: {problem}") from None
+    if not allow_builtins:
+        _refuse_surprises(rules)
     return tuple(rules)
+
+
+def _refuse_surprises(rules: list[UserRule]) -> None:
+    renamed: dict[str, str] = {}
+    for rule in rules:
+        name = rule.function if isinstance(rule, ChangeArgument) else rule.old
+        bare = name.removeprefix("builtins.")
+        if "." not in bare and bare in _BUILTINS:
+            raise AscendifyError(
+                f"{rule.origin}: the rule changes the builtin {bare!r}, which every file may call; "
+                "pass --allow-builtin-rules if that is meant"
+            )
+        if isinstance(rule, ChangeArgument):
+            continue
+        if name in renamed:
+            raise AscendifyError(
+                f"{rule.origin}: {name!r} is renamed again (first at {renamed[name]}); "
+                "pass --allow-builtin-rules if the later rule is meant to win"
+            )
+        renamed[name] = rule.origin
 
 
 def _parse(path: Path, text: str) -> Mapping[str, Any]:
@@ -177,6 +205,12 @@ def _dotted(entry: dict[str, Any], key: str) -> str:
             f"{key} must be a dotted Python name such as 'torch.cuda.synchronize', not {value!r}",
             value if isinstance(value, str) else None,
         )
+    reserved = [part for part in value.split(".") if iskeyword(part)]
+    if reserved:
+        raise _Problem(
+            f"{key} {value!r} holds the Python keyword {reserved[0]!r}, which no name can be",
+            value,
+        )
     return value
 
 
@@ -195,7 +229,9 @@ def _change_argument(entry: object, origin: str) -> UserRule:
     function = _dotted(checked, "function")
     keyword = checked.get("keyword")
     position = checked.get("position")
-    if keyword is not None and (not isinstance(keyword, str) or not _IDENTIFIER.match(keyword)):
+    if keyword is not None and (
+        not isinstance(keyword, str) or not _IDENTIFIER.match(keyword) or iskeyword(keyword)
+    ):
         raise _Problem(f"keyword must be an argument name, not {keyword!r}", function)
     if position is not None and (
         isinstance(position, bool) or not isinstance(position, int) or position < 0

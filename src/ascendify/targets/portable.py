@@ -120,6 +120,8 @@ def module_member(qualified: str, facts: TorchNpuFacts) -> str | None:
     Right only where an accelerator is known to be present: the CPU's module lacks most of them.
     """
     namespace, _, name = qualified.rpartition(".")
+    if namespace == "torch.cuda.random":  # the module torch.cuda's RNG functions come from
+        namespace, qualified = "torch.cuda", f"torch.cuda.{name}"
     if namespace != "torch.cuda" or qualified in _DIFFERENT_VALUES or name.startswith("_"):
         return None
     if qualified in _BY_NAME or not facts.has(f"torch_npu.npu.{name}"):

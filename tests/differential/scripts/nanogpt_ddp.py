@@ -1,6 +1,7 @@
 """Distributed set-up the way nanoGPT's train.py does it: the device is a string built from the
-local rank (``f"cuda:{ddp_local_rank}"``) and later tested with ``"cuda" in device``; free memory
-is read inside a CUDA availability check. Started by torchrun; the CPU path is ``--cpu``."""
+local rank (``f"cuda:{ddp_local_rank}"``), later tested with ``"cuda" in device`` and handed to
+``torch.load(map_location=device)`` when a run resumes from its checkpoint; free memory is read
+inside a CUDA availability check. Started by torchrun; the CPU path is ``--cpu``."""
 
 import argparse
 import hashlib
@@ -41,6 +42,8 @@ for _ in range(4):
     loss.backward()
     optimizer.step()
     losses.append(loss.item())
+torch.save(model.module.state_dict(), f"ckpt_{ddp_rank}.pt")
+model.module.load_state_dict(torch.load(f"ckpt_{ddp_rank}.pt", map_location=device))
 if ddp_rank == 0:
     weights = repr([p.detach().cpu().tolist() for p in model.module.parameters()])
     print(json.dumps({"device": device_type, "losses": losses,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ascendify._fs import write_bytes
@@ -71,6 +71,8 @@ class _DistributedFile:
 
     needs_torch: bool = False  # inserted code spells "torch." where the file binds no such name
     loaders: set[str] | None = None  # source text of the targets assigned a DataLoader
+    # source text of the names holding loaders by key ({"train": DataLoader(...)}, d[k] = DataLoader)
+    loader_dicts: set[str] = field(default_factory=set)
 
 
 class InitProcessGroup(DistributedRule):
@@ -135,7 +137,8 @@ class SamplerNotAdded(DistributedRule):
 class SetEpoch(DistributedRule):
     """What it does: inserts ``loader.sampler.set_epoch(epoch)`` (guarded by an isinstance test) at
     the top of ``for epoch in ...`` loops, for every loader the loop uses (names containing
-    ``loader``, or assigned from a DataLoader in the file).
+    ``loader``, or assigned from a DataLoader in the file); for a dict of loaders, for each of its
+    values (a dict has no sampler: its guard never fired).
 
     Why: a DistributedSampler shuffles the same way every epoch unless told the epoch.
 
@@ -307,14 +310,37 @@ def _loader_names(ctx: Context, module: ast.Module) -> set[str]:
         return state.loaders
     names: set[str] = set()
     for node in ast.walk(module):
-        if (
-            isinstance(node, ast.Assign)
-            and isinstance(node.value, ast.Call)
-            and ctx.names.qualified_name(node.value.func) in _DATA_LOADERS
-        ):
+        if not isinstance(node, ast.Assign):
+            continue
+        if _is_loader(ctx, node.value):
             names.update(ctx.segment(target) for target in node.targets)
-    state.loaders = names
-    return names
+            state.loader_dicts.update(
+                ctx.segment(target.value)
+                for target in node.targets
+                if isinstance(target, ast.Subscript)
+            )
+        elif _holds_loaders(ctx, node.value):
+            state.loader_dicts.update(ctx.segment(target) for target in node.targets)
+    state.loaders = names | state.loader_dicts
+    return state.loaders
+
+
+def _is_loader(ctx: Context, value: ast.expr) -> bool:
+    return isinstance(value, ast.Call) and ctx.names.qualified_name(value.func) in _DATA_LOADERS
+
+
+def _holds_loaders(ctx: Context, value: ast.expr) -> bool:
+    """``{"train": DataLoader(...), ...}``, ``{k: DataLoader(...) for k in ...}``, ``dict(train=DataLoader(...))``."""
+    if isinstance(value, ast.Dict):
+        return any(_is_loader(ctx, item) for item in value.values)
+    if isinstance(value, ast.DictComp):
+        return _is_loader(ctx, value.value)
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "dict"
+        and any(_is_loader(ctx, keyword.value) for keyword in value.keywords)
+    )
 
 
 @checks(ast.Module, rules=(SetEpoch,))
@@ -347,6 +373,14 @@ def _set_epoch(
             and inner.func.attr == "set_epoch"
         ):
             already.add(ctx.segment(inner.func.value).removesuffix(".sampler"))
+        if (
+            isinstance(inner, ast.For)
+            and isinstance(inner.iter, ast.Call)
+            and isinstance(inner.iter.func, ast.Attribute)
+            and inner.iter.func.attr == "values"
+            and "set_epoch" in ctx.segment(inner)
+        ):  # for _loader in loaders.values(): ... set_epoch(epoch), inserted by an earlier run
+            already.add(ctx.segment(inner.iter.func.value))
     first = loop.body[0]
     if first.lineno == loop.lineno:
         return  # "for epoch in r: step()" on one line: no room for a statement
@@ -354,13 +388,21 @@ def _set_epoch(
     unit = "\t" if "\t" in indent else "    "
     newline = ctx.source.newline()
     sampler_class = f"{_torch(ctx)}.{_SAMPLER}"
+    dicts = ctx.state(_DistributedFile).loader_dicts
     for loader in used:
         if loader in already or any(loader.startswith(other + ".") for other in used):
             continue
-        text = (
-            f'{indent}if isinstance(getattr({loader}, "sampler", None), {sampler_class}):{newline}'
-            f"{indent}{unit}{loader}.sampler.set_epoch({epoch}){newline}"
-        )
+        if loader in dicts:  # the loaders are its values: a dict has no sampler
+            text = (
+                f"{indent}for _loader in {loader}.values():{newline}"
+                f'{indent}{unit}if isinstance(getattr(_loader, "sampler", None), {sampler_class}):'
+                f"{newline}{indent}{unit}{unit}_loader.sampler.set_epoch({epoch}){newline}"
+            )
+        else:
+            text = (
+                f'{indent}if isinstance(getattr({loader}, "sampler", None), {sampler_class}):'
+                f"{newline}{indent}{unit}{loader}.sampler.set_epoch({epoch}){newline}"
+            )
         at = ctx.source.offset(first.lineno, 0)
         yield SetEpoch.finding(first, f"{loader}.sampler.set_epoch({epoch})", Edit(at, at, text))
 

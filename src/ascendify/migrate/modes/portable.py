@@ -37,7 +37,7 @@ from ascendify.migrate.extras import (
 from ascendify.migrate.modes.specify_device import SPECIFY_DEVICE
 from ascendify.migrate.rules import devices as _npu_devices  # noqa: F401  (registers the slot kinds)
 from ascendify.migrate.rules import distributed as _npu_distributed  # noqa: F401
-from ascendify.migrate.rules._flow import value_alternatives
+from ascendify.migrate.rules._flow import called_name, value_alternatives
 from ascendify.migrate.rules._literals import (
     SlotKind,
     literal_edit,
@@ -47,6 +47,7 @@ from ascendify.migrate.rules._literals import (
 from ascendify.migrate.rules._own import is_own_member
 from ascendify.migrate.rules.devices import DeviceIndex, device_index
 from ascendify.migrate.rules.methods import is_chosen_method
+from ascendify.source import statements
 from ascendify.targets import Safety
 from ascendify.targets.devices import CUDA_DEFAULT_DEVICE_CALLS, CUDA_DEVICE_TYPE
 from ascendify.targets.portable import (
@@ -188,9 +189,15 @@ class PortableGuardKept(PortableRule):
     includes a ``torch.cuda`` API that works on CUDA only (``get_device_capability``, NVTX, CUDA
     graphs, ...), and reports it; inside a check that is widened, device-module functions torch_npu
     has too (``mem_get_info``, ``memory_stats``, ...) become ``portable_device.module().X`` (PRT101).
+    The same holds for a check held by a name (``use_cuda = torch.cuda.is_available()``, then ``if
+    use_cuda:``) and for the ``torch.cuda.device_count()`` that bounds a loop
+    (``for i in range(torch.cuda.device_count())``, directly or through a name), whose body a
+    CPU host would run once when widened. What the block calls of the file's own functions counts
+    as part of it.
 
     Why: widened to ``torch.accelerator.is_available()``, the check would let an NPU host run a
-    CUDA call, which raises there; kept, such a host skips the block as a CPU host does.
+    CUDA call, which raises there; kept, such a host skips the block as a CPU host does (a loop
+    over the devices that read their properties returns ``[]`` there, as it did).
 
     Example: in ``if torch.cuda.is_available(): cap = torch.cuda.get_device_capability()`` the
     check is kept; in ``if torch.cuda.is_available(): free, total = torch.cuda.mem_get_info()`` it
@@ -202,7 +209,7 @@ class PortableGuardKept(PortableRule):
 
     code = "PRT105"
     name = "portable-guard-kept"
-    summary = "CUDA availability check kept: it protects CUDA-only calls"
+    summary = "CUDA availability check or device-count loop bound kept: it protects CUDA-only calls"
     safety = Safety.REPORT_ONLY
     operation = Operation.ADVICE
     triggers = _CUDA_TRIGGERS
@@ -210,14 +217,18 @@ class PortableGuardKept(PortableRule):
 
 @dataclass
 class _Guards:
-    """The blocks this file runs only when CUDA is available (worked out once per file)."""
+    """The blocks this file runs only when CUDA is available, and the checks and loop bounds that
+    must stay as written (worked out once per file)."""
 
     ready: bool = False
     guarded: set[int] = field(default_factory=set)  # ids of the nodes inside such a block
-    kept: dict[int, str] = field(default_factory=dict)  # id of a check kept -> the call keeping it
+    # id of a check or loop bound kept -> why: what it guards that runs on CUDA only
+    kept: dict[int, str] = field(default_factory=dict)
 
 
 _AVAILABILITY = "torch.cuda.is_available"
+_DEVICE_COUNT = "torch.cuda.device_count"
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
 def _guards(ctx: Context) -> _Guards:
@@ -225,20 +236,85 @@ def _guards(ctx: Context) -> _Guards:
     if guards.ready:
         return guards
     guards.ready = True
-    for node in ast.walk(ctx.module):
-        for checks_, region in _guarded_regions(ctx, node):
-            ids = {id(inner) for part in region for inner in ast.walk(part)}
-            guards.guarded |= ids
-            blocking = next(_cuda_only_names(ctx, region), None)
-            if blocking is not None:
-                guards.kept.update((id(check), blocking) for check in checks_)
+    held = _held_checks(ctx)
+    checked = [
+        found for node in ast.walk(ctx.module) for found in _guarded_regions(ctx, node, held)
+    ]
+    for _, region in checked:
+        guards.guarded |= {id(inner) for part in region for inner in ast.walk(part)}
+    helpers = _own_functions(ctx.module)
+    for checks_, region in checked:
+        blocking = next(_cuda_only_names(ctx, region, guards.guarded, helpers), None)
+        if blocking is not None:
+            reason = f"the check guards {blocking}"
+            guards.kept.update((id(check), reason) for check in checks_)
+    # A loop over range(device_count()) runs its body once on a CPU host once the bound is widened
+    # (portable_device.device_count() is 1 there), where the original ran it never.
+    for bounds, region in _device_loops(ctx, ctx.module, []):
+        blocking = next(_cuda_only_names(ctx, region, guards.guarded, helpers), None)
+        if blocking is not None:
+            reason = f"the loop it bounds calls {blocking}"
+            guards.kept.update((id(bound), reason) for bound in bounds)
     return guards
 
 
-def _availability_checks(ctx: Context, test: ast.expr) -> list[ast.expr]:
+# A name or ``self.x`` -> the ``torch.cuda.is_available`` calls of every value the file gives it
+# (``use_cuda = not args.no_cuda and torch.cuda.is_available()``): testing it is testing them.
+_Held = dict[str, list[ast.expr]]
+
+
+def _held_checks(ctx: Context) -> _Held:
+    """The names (``use_cuda``, ``self.use_cuda``) that hold a CUDA check wherever the file binds
+    them; a name also bound otherwise (a parameter, a loop, an assignment without the check) is not."""
+    held: _Held = {}
+    other: set[str] = set()
+    for node in ast.walk(ctx.module):
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            checks_ = _availability_checks(ctx, node.value, {})
+            for target in targets:
+                key = _holder(target)
+                if key is None:
+                    continue
+                if checks_:
+                    held.setdefault(key, []).extend(checks_)
+                else:
+                    other.add(key)
+        elif isinstance(node, ast.arg):
+            other.add(node.arg)
+        for target in _other_bindings(node):  # a loop, ``with ... as``, ``+=``, unpacking
+            key = _holder(target)
+            if key is not None:
+                other.add(key)
+    return {key: checks_ for key, checks_ in held.items() if key not in other}
+
+
+def _holder(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}" if node.value.id == "self" else None
+    return None
+
+
+def _other_bindings(node: ast.AST) -> list[ast.expr]:
+    if isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
+        return list(ast.walk(node.target))  # type: ignore[arg-type]
+    if isinstance(node, ast.AugAssign | ast.NamedExpr):
+        return [node.target]
+    if isinstance(node, ast.withitem) and node.optional_vars is not None:
+        return [node.optional_vars]
+    if isinstance(node, ast.Assign):
+        return [inner for target in node.targets if isinstance(target, ast.Tuple | ast.List)
+                for inner in ast.walk(target) if isinstance(inner, ast.expr)]  # fmt: skip
+    return []
+
+
+def _availability_checks(ctx: Context, test: ast.expr, held: _Held) -> list[ast.expr]:
     """What makes ``test`` (or a term of its ``and``) a CUDA check: ``torch.cuda.is_available``
-    called, or the ``"cuda"`` a device is compared with (``device.type == "cuda"``,
-    ``"cuda" in device``), which the portable target widens to the host's device type."""
+    called (or a name holding such a call), or the ``"cuda"`` a device is compared with
+    (``device.type == "cuda"``, ``"cuda" in device``), which the portable target widens to the
+    host's device type."""
     values = (
         test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
     )
@@ -246,6 +322,8 @@ def _availability_checks(ctx: Context, test: ast.expr) -> list[ast.expr]:
     for value in values:
         if isinstance(value, ast.Call) and ctx.names.qualified_name(value.func) == _AVAILABILITY:
             found.append(value.func)
+        elif (key := _holder(value)) is not None and key in held:
+            found += held[key]
         elif isinstance(value, ast.Compare) and all(
             isinstance(op, ast.Eq | ast.In) for op in value.ops
         ):
@@ -260,13 +338,15 @@ def _availability_checks(ctx: Context, test: ast.expr) -> list[ast.expr]:
 _LEAVES = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
-def _negated_checks(ctx: Context, test: ast.expr) -> list[ast.expr]:
-    """What makes ``test`` a negated CUDA check: ``not torch.cuda.is_available()``, or a device
-    compared unequal to ``"cuda"`` (``device.type != "cuda"``)."""
+def _negated_checks(ctx: Context, test: ast.expr, held: _Held) -> list[ast.expr]:
+    """What makes ``test`` a negated CUDA check: ``not torch.cuda.is_available()`` (or ``not``
+    a name holding it), or a device compared unequal to ``"cuda"`` (``device.type != "cuda"``)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         called = test.operand
         if isinstance(called, ast.Call) and ctx.names.qualified_name(called.func) == _AVAILABILITY:
             return [called.func]
+        if (key := _holder(called)) is not None and key in held:
+            return held[key]
     if isinstance(test, ast.Compare) and all(
         isinstance(op, ast.NotEq | ast.NotIn) for op in test.ops
     ):
@@ -278,7 +358,9 @@ def _negated_checks(ctx: Context, test: ast.expr) -> list[ast.expr]:
     return []
 
 
-def _guarded_after(ctx: Context, node: ast.AST) -> Iterator[tuple[list[ast.expr], list[ast.AST]]]:
+def _guarded_after(
+    ctx: Context, node: ast.AST, held: _Held
+) -> Iterator[tuple[list[ast.expr], list[ast.AST]]]:
     """``if device.type != "cuda": return`` guards the statements after it in its block."""
     for name in ("body", "orelse", "finalbody"):
         block = getattr(node, name, None)
@@ -289,40 +371,137 @@ def _guarded_after(ctx: Context, node: ast.AST) -> Iterator[tuple[list[ast.expr]
                 isinstance(stmt, ast.If)
                 and not stmt.orelse
                 and isinstance(stmt.body[-1], _LEAVES)
-                and (found := _negated_checks(ctx, stmt.test))
+                and (found := _negated_checks(ctx, stmt.test, held))
             ):
                 yield found, list(block[index + 1 :])
 
 
-def _guarded_regions(ctx: Context, node: ast.AST) -> Iterator[tuple[list[ast.expr], list[ast.AST]]]:
+def _guarded_regions(
+    ctx: Context, node: ast.AST, held: _Held
+) -> Iterator[tuple[list[ast.expr], list[ast.AST]]]:
     """(the availability checks, what they guard) of an ``if``, a conditional expression or an
     ``and`` (the operands after the check), and of an early exit on a negated check."""
-    yield from _guarded_after(ctx, node)
+    yield from _guarded_after(ctx, node, held)
     if isinstance(node, ast.If | ast.IfExp):
-        found = _availability_checks(ctx, node.test)
+        found = _availability_checks(ctx, node.test, held)
         if found:
             yield found, list(node.body) if isinstance(node, ast.If) else [node.body]
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
         for index, value in enumerate(node.values):
-            found = _availability_checks(ctx, value)
+            found = _availability_checks(ctx, value, held)
             if found:
                 yield found, list(node.values[index + 1 :])
                 return
 
 
-def _cuda_only_names(ctx: Context, region: list[ast.AST]) -> Iterator[str]:
-    """``torch.cuda`` names in ``region`` with no device-agnostic spelling."""
-    for part in region:
-        for node in ast.walk(part):
+def _cuda_only_names(
+    ctx: Context, region: list[ast.AST], guarded: set[int], helpers: dict[str, list[ast.AST]]
+) -> Iterator[str]:
+    """``torch.cuda`` names that ``region`` (and the functions of this file it calls, however
+    deep) leaves running on CUDA only: those with no device-agnostic spelling, unless a check that
+    an accelerator is present guards them and the device module has them (``mem_get_info``)."""
+    pending, seen = list(region), set()
+    while pending:
+        for node in ast.walk(pending.pop()):
+            if isinstance(node, ast.Call):
+                called = called_name(node.func)
+                for helper in helpers.get(called or "", ()):
+                    if id(helper) not in seen:
+                        seen.add(id(helper))
+                        pending.append(helper)
             if not isinstance(node, ast.Attribute | ast.Name):
                 continue
             qualified = ctx.names.qualified_name(node)
             if qualified is None:
                 continue
             found = portable_target(qualified)
-            unportable = found is not None and found[0].portable is None
-            if unportable and module_member(qualified, ctx.facts) is None:
+            if found is None or found[0].portable is not None:
+                continue
+            if id(node) not in guarded or module_member(qualified, ctx.facts) is None:
                 yield qualified
+
+
+def _own_functions(module: ast.Module) -> dict[str, list[ast.AST]]:
+    """The functions and methods this file defines, by name (a call ``f()`` or ``self.f()`` may
+    run any of them)."""
+    functions: dict[str, list[ast.AST]] = {}
+    for node in statements(module):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            functions.setdefault(node.name, []).append(node)
+    return functions
+
+
+def _device_loops(
+    ctx: Context, scope: ast.AST, outer: list[dict[str, list[ast.expr]]]
+) -> Iterator[tuple[list[ast.expr], list[ast.AST]]]:
+    """(the ``device_count`` calls, the body) of each loop over ``range(...device_count()...)``,
+    the bound written in place or held by a name the enclosing function (or module) assigns it to."""
+    nodes = list(_scope_nodes(scope))
+    bindings = [*outer, _device_counts_bound(ctx, nodes)]
+    for node in nodes:
+        if isinstance(node, _SCOPES) and node is not scope:
+            yield from _device_loops(ctx, node, bindings)
+        elif isinstance(node, ast.For | ast.AsyncFor):
+            bounds = _range_bounds(ctx, node.iter, bindings)
+            if bounds:
+                yield bounds, list(node.body)
+        elif isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+            results = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+            for index, generator in enumerate(node.generators):
+                bounds = _range_bounds(ctx, generator.iter, bindings)
+                if bounds:
+                    later = [part for inner in node.generators[index + 1 :]
+                             for part in (inner.iter, *inner.ifs)]  # fmt: skip
+                    yield bounds, [*generator.ifs, *later, *results]
+
+
+def _scope_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of one function (or the module), nested functions and lambdas given but not entered."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _device_count_calls(ctx: Context, expr: ast.AST) -> list[ast.expr]:
+    return [
+        node.func
+        for node in ast.walk(expr)
+        if isinstance(node, ast.Call) and ctx.names.qualified_name(node.func) == _DEVICE_COUNT
+    ]
+
+
+def _device_counts_bound(ctx: Context, nodes: list[ast.AST]) -> dict[str, list[ast.expr]]:
+    """Names assigned a value computed from ``device_count()`` -> those calls."""
+    bound: dict[str, list[ast.expr]] = {}
+    for node in nodes:
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            calls = _device_count_calls(ctx, node.value)
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if calls and isinstance(target, ast.Name):
+                    bound.setdefault(target.id, []).extend(calls)
+    return bound
+
+
+def _range_bounds(
+    ctx: Context, iterated: ast.expr, bindings: list[dict[str, list[ast.expr]]]
+) -> list[ast.expr]:
+    """The ``device_count`` calls that bound ``range(...)``, directly or through a name."""
+    if not (isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Name)):
+        return []
+    if iterated.func.id != "range":
+        return []
+    bounds: list[ast.expr] = []
+    for argument in iterated.args:
+        bounds += _device_count_calls(ctx, argument)
+        for node in ast.walk(argument):
+            if isinstance(node, ast.Name):
+                scope = next((b for b in reversed(bindings) if node.id in b), {})
+                bounds += scope.get(node.id, [])
+    return bounds
 
 
 class PortableAmpDevice(PortableRule):
@@ -548,7 +727,7 @@ def check_cuda_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iter
         yield PortableApiUnsupported.finding(node, f"{qualified} is not portable{note}")
         return
     if id(node) in guards.kept:
-        message = f"{qualified}() kept: it guards {guards.kept[id(node)]}, which runs on CUDA only"
+        message = f"{qualified}() kept: {guards.kept[id(node)]}, which runs on CUDA only"
         yield PortableGuardKept.finding(node, message)
         return
     if not isinstance(node.ctx, ast.Load):
@@ -830,10 +1009,13 @@ class _Expressions:
     def __call__(
         self, ctx: Context, kind: SlotKind, slot: ast.expr, rule: type[Rule], compared: bool
     ) -> Iterator[Finding]:
+        # A value bound to a name that reaches map_location may be used as text too (nanoGPT's
+        # device = f"cuda:{rank}", then "cuda" in device): there the device is spelled as a string.
+        held = rule is PortableMapLocation and id(slot) not in _map_location_arguments(ctx)
         for part in _alternatives(slot):
             indexed = _indexed_device(ctx, part) if rule is PortableMapLocation else None
             if indexed is not None:
-                text = f"{HELPER_DEVICE}({indexed})"
+                text = _as_text(f"{HELPER_DEVICE}({indexed})", held)
                 yield rule.finding(part, f"{kind.label} -> {text}", ctx.replace(part, text))
                 continue
             migrated = {
@@ -844,7 +1026,9 @@ class _Expressions:
             }
             for literal in slot_literals(part):
                 if id(literal) not in migrated:
-                    yield from self._rewrite_literal(ctx, kind.label, literal, rule, compared)
+                    yield from self._rewrite_literal(
+                        ctx, kind.label, literal, rule, compared, held=held
+                    )
 
     def _rewrite_literal(
         self,
@@ -853,6 +1037,8 @@ class _Expressions:
         literal: ast.Constant | ast.JoinedStr,
         rule: type[Rule],
         compared: bool,
+        *,
+        held: bool,
     ) -> Iterator[Finding]:
         segment = ctx.segment(literal)
         if isinstance(literal, ast.JoinedStr):
@@ -875,7 +1061,7 @@ class _Expressions:
             return
         kept = _guards(ctx).kept.get(id(literal))
         if compared and kept is not None:
-            message = f"{value!r} kept: the check guards {kept}, which runs on CUDA only"
+            message = f"{value!r} kept: {kept}, which runs on CUDA only"
             yield PortableGuardKept.finding(literal, message)
             return
         if compared:
@@ -883,6 +1069,8 @@ class _Expressions:
         else:
             expression = _map_location if rule is PortableMapLocation else self.expression
             replacement = expression(value)
+            if replacement is not None and replacement.startswith(HELPER_DEVICE + "("):
+                replacement = _as_text(replacement, held)
             if replacement is not None and segment[0] == "'":
                 replacement = replacement.replace('"', "'")
         if replacement is not None:
@@ -891,6 +1079,39 @@ class _Expressions:
                 f"{label} {value!r} -> {replacement}",
                 ctx.replace(literal, replacement),
             )
+
+
+@dataclass
+class _MapLocations:
+    """The ``map_location`` arguments written in place in this file's calls (found once)."""
+
+    ids: set[int] | None = None
+
+
+def _map_location_arguments(ctx: Context) -> set[int]:
+    found = ctx.state(_MapLocations)
+    if found.ids is None:
+        found.ids = {
+            id(keyword.value)
+            for node in ast.walk(ctx.module)
+            if isinstance(node, ast.Call)
+            for keyword in node.keywords
+            if keyword.arg == "map_location"
+        }
+        found.ids |= {
+            id(node.args[1])
+            for node in ast.walk(ctx.module)
+            if isinstance(node, ast.Call)
+            and len(node.args) > 1
+            and ctx.names.qualified_name(node.func) == "torch.load"
+        }
+    return found.ids
+
+
+def _as_text(device: str, held: bool) -> str:
+    """``portable_device.device(i)`` as a string where a name holds it: ``"npu:1"``, ``"cuda:1"``,
+    or ``"cpu"`` on a CPU host (which torch.load accepts, unlike ``"cpu:1"``)."""
+    return f"str({device})" if held else device
 
 
 def _is_migrated_choice(node: ast.AST) -> bool:

@@ -20,6 +20,7 @@ from ascendify.migrate._rule import (
     Edit,
     Finding,
     Mode,
+    Operation,
     Rule,
     binding_trigger,
     checks,
@@ -244,7 +245,8 @@ class DropLast(TuneRule):
 
 class PersistentWorkers(TuneRule):
     """What it does: adds ``persistent_workers=True`` to a ``DataLoader(...)`` that starts worker
-    processes (``num_workers`` given and not 0) and does not say.
+    processes (``num_workers`` a number above 0 written in place) and does not say; a
+    ``num_workers`` that is a variable is reported (TUN107).
 
     Why: a loader otherwise starts its workers again every epoch, and the NPU waits for the first
     batch; 4 of 18 hand-ported ModelZoo models use a multi-epoch loader that keeps them.
@@ -261,6 +263,34 @@ class PersistentWorkers(TuneRule):
     summary = "DataLoader persistent_workers=True (workers kept between epochs)"
     safety = Safety.UNSAFE
     triggers = (b"num_workers",)
+
+
+class PersistentWorkersUnknown(TuneRule):
+    """What it does: reports a ``DataLoader(...)`` whose ``num_workers`` is not a number written in
+    place (``num_workers=args.workers``) where TUN104 runs, instead of adding
+    ``persistent_workers=True``.
+
+    Why: ``persistent_workers=True`` with ``num_workers=0`` raises ValueError when the loader is
+    made, and a variable can be 0 (``--workers 0`` is how scripts are debugged).
+
+    Example: ``DataLoader(data, num_workers=args.workers)`` is left and reported; write
+    ``persistent_workers=args.workers > 0``.
+
+    Fix safety: report only.
+    """
+
+    code = "TUN107"
+    name = "persistent-workers-unknown"
+    summary = "DataLoader num_workers that may be 0: persistent_workers left to the user"
+    safety = Safety.REPORT_ONLY
+    operation = Operation.ADVICE
+    triggers = (b"num_workers",)
+
+    @classmethod
+    def applies(cls, settings: Settings) -> bool:
+        return super().applies(settings) or (
+            super(TuneRule, cls).applies(settings) and PersistentWorkers.code in settings.modes.tune
+        )
 
 
 @binding_trigger
@@ -427,7 +457,9 @@ def check_settings(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Itera
         yield ApexO2.finding(level, "opt_level O1 -> O2", edit)
 
 
-@checks(ast.Call, rules=(DdpBroadcastBuffers, DropLast, PersistentWorkers))
+@checks(
+    ast.Call, rules=(DdpBroadcastBuffers, DropLast, PersistentWorkers, PersistentWorkersUnknown)
+)
 def check_call_options(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
     qualified = ctx.names.qualified_name(node.func)
@@ -444,10 +476,18 @@ def check_call_options(ctx: Context, node: ast.AST, parent: ast.AST | None) -> I
         if (shuffled or _keyword(node, "sampler") is not None) and len(node.args) <= 1:
             wanted.append((DropLast, "drop_last=True"))
         workers = _keyword(node, "num_workers")
-        if workers is not None and not (
-            isinstance(workers.value, ast.Constant) and workers.value.value == 0
-        ):
-            wanted.append((PersistentWorkers, "persistent_workers=True"))
+        if workers is not None and _keyword(node, "persistent_workers") is None:
+            count = workers.value
+            if isinstance(count, ast.Constant) and isinstance(count.value, int):
+                if count.value > 0:
+                    wanted.append((PersistentWorkers, "persistent_workers=True"))
+            elif PersistentWorkersUnknown in ctx.rules:
+                text = ctx.segment(count)
+                message = (
+                    f"num_workers={text} may be 0, where persistent_workers=True raises: "
+                    f"write persistent_workers={text} > 0"
+                )
+                yield PersistentWorkersUnknown.finding(node, message)
     for rule, text in wanted:
         if rule in ctx.rules and _keyword(node, text.partition("=")[0]) is None:
             # Insertions at one offset are applied in the order they are found.

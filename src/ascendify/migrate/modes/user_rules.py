@@ -12,7 +12,16 @@ from dataclasses import dataclass, field
 
 from ascendify.migrate._imports import Import, Insertion
 from ascendify.migrate._modes import EVERY_TARGET, ChangeArgument, RenameFunction, RenameModule
-from ascendify.migrate._rule import Context, Edit, Finding, Mode, Rule, checks, finishes
+from ascendify.migrate._rule import (
+    Context,
+    Edit,
+    Finding,
+    Mode,
+    Operation,
+    Rule,
+    checks,
+    finishes,
+)
 from ascendify.targets import Safety
 
 USER_RULES = Mode(
@@ -109,6 +118,26 @@ class UserImport(UserRule):
     safety = Safety.SAFE
 
 
+class UserRenameBoundRoot(UserRule):
+    """What it does: reports a rename whose new name starts with a name the file binds to another
+    module (``new = "AA.BB.new_name"`` in a file with ``import mylib as AA``).
+
+    Why: the new name then reads through the file's own ``AA``: the call made is
+    ``mylib.BB.new_name``, which may not be the ``AA`` the rule meant (and ``import AA.BB`` is not
+    added: it would rebind ``AA`` for the rest of the file).
+
+    Example: ``old_name()`` becomes ``AA.BB.new_name()`` and is reported: "AA is mylib here".
+
+    Fix safety: report only (the rename itself is USR001's).
+    """
+
+    code = "USR005"
+    name = "user-rename-bound-root"
+    summary = "user rule: the new name's root is another module in this file"
+    safety = Safety.REPORT_ONLY
+    operation = Operation.ADVICE
+
+
 def _prefixes(dotted: str) -> list[str]:
     """``a.b.c`` -> ``a``, ``a.b``, ``a.b.c`` (what ``import a.b.c`` makes usable)."""
     parts = dotted.split(".")
@@ -183,7 +212,7 @@ def _function_import(ctx: Context, node: ast.ImportFrom, rule: RenameFunction) -
         yield UserRenameFunction.finding(node, f"{rule.old} -> {rule.new} ({rule.origin})", edit)
 
 
-@checks(ast.Name, ast.Attribute, rules=(UserRenameFunction, UserRenameModule))
+@checks(ast.Name, ast.Attribute, rules=(UserRenameFunction, UserRenameModule, UserRenameBoundRoot))
 def check_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     if isinstance(parent, ast.Attribute) and parent.value is node:
         return
@@ -212,9 +241,23 @@ def check_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[
         else:
             text = new
             ctx.state(_UserRulesFile).needed.add(new.rpartition(".")[0])
+            yield from _bound_root(ctx, node, new, rule.origin)
         message = f"{qualified} -> {new} ({rule.origin})"
         yield kind.finding(node, message, ctx.replace(node, text))
         return
+
+
+def _bound_root(ctx: Context, node: ast.AST, new: str, origin: str) -> Iterator[Finding]:
+    """USR005 where ``new`` reads through a name the file binds to another module."""
+    module = new.rpartition(".")[0]
+    if module and _rebinds(ctx, module):
+        root = new.partition(".")[0]
+        meant = ctx.names.bindings[root].qualified + new[len(root) :]
+        message = (
+            f"{new} calls {meant}: {root} is {ctx.names.bindings[root].qualified} in this file "
+            f"({origin}); rename that import if another {root} was meant"
+        )
+        yield UserRenameBoundRoot.finding(node, message)
 
 
 def _root_text(node: ast.expr) -> str:
@@ -238,7 +281,7 @@ def _calls(ctx: Context, node: ast.Call, function: str) -> bool:
     return ctx.names.qualified_name(node.func) == function
 
 
-@checks(ast.Call, rules=(UserRenameFunction,))
+@checks(ast.Call, rules=(UserRenameFunction, UserRenameBoundRoot))
 def check_bare_name_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     """Calls named by a bare ``old`` (``x.cuda_sync()``, ``cuda_sync()``): the called name changes."""
     assert isinstance(node, ast.Call)
@@ -248,6 +291,7 @@ def check_bare_name_call(ctx: Context, node: ast.AST, parent: ast.AST | None) ->
             new = rule.new if isinstance(func, ast.Name) else rule.new.rpartition(".")[2]
             if "." in new:
                 ctx.state(_UserRulesFile).needed.add(new.rpartition(".")[0])
+                yield from _bound_root(ctx, node, new, rule.origin)
             _, end = ctx.span(func)
             edit = Edit(end - len(rule.old), end, new)
             message = f"{rule.old}() -> {new}() ({rule.origin})"

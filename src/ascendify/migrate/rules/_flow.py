@@ -63,7 +63,7 @@ def may_call_own_function(ctx: Context, call: ast.Call) -> bool:
     """Whether a call may call a function the file defines (``f(...)``, ``self.f(...)``): only then
     can its arguments reach a slot (through the function's parameters), so only then is asking
     about them worth the file's analysis."""
-    called = _called_name(call.func)
+    called = called_name(call.func)
     if called is None:
         return False
     defined = ctx.state(_Defined)
@@ -210,13 +210,13 @@ def _record(ctx: Context, sinks: SinkFinder, node: ast.AST, scope: _Scope, calls
         if isinstance(node.target, ast.Name):
             scope.values.setdefault(node.target.id, []).append(node.value)
     elif isinstance(node, ast.Call):
-        called = _called_name(node.func)
+        called = called_name(node.func)
         if called is not None:
             calls.setdefault(called, []).append((scope, node))
         scope.sinks.extend(sinks(ctx, node))
 
 
-def _called_name(func: ast.expr) -> str | None:
+def called_name(func: ast.expr) -> str | None:
     """The name a call calls, when it may be a function the file defines: ``f`` or ``self.f``."""
     if isinstance(func, ast.Name):
         return func.id

@@ -13,6 +13,6 @@ import portable_device
 
 
 def resume(path, gpu):
-    loc = portable_device.device(gpu)
+    loc = str(portable_device.device(gpu))
     checkpoint = torch.load(path, map_location=loc)
     return torch.load(path, map_location=portable_device.device(gpu)), checkpoint

@@ -1,4 +1,4 @@
-# rules: USR001
+# rules: USR001 USR005
 # modes: rules=msft_rules.json
 import mylib as AA
 
