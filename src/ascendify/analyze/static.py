@@ -29,11 +29,13 @@ from ascendify.analyze.caveats import (
 from ascendify.analyze.cpp import CPP_SUFFIXES, CUDA_SUFFIXES, scan_cpp
 from ascendify.analyze.findings import Finding, blocking
 from ascendify.analyze.report import AnalysisResult, CustomOp, write_reports
+from ascendify.configs import NPU, TRIGGER_WORDS, call_findings, config_kind, kind_of, scan_config
 from ascendify.errors import AscendifyError
 from ascendify.source import (
     NameResolver,
     ParsedSource,
     SharedParse,
+    SourceText,
     Tokens,
     UndecodableSource,
     collector_paused,
@@ -75,9 +77,12 @@ class StaticAnalysis:
     directory: str = "ascendify_analysis"  # its folder in the result
 
     def inspect(self, relative: str, data: bytes, parse: SharedParse) -> FileAnalysis | None:
-        """One Python file of the project (None: a file this analysis does not look at)."""
+        """One Python or configuration file of the project (None: a file this analysis does not
+        look at)."""
         if not _walked(relative):
             return None
+        if kind_of(relative) is not None:
+            return _config_analysis(relative, data)
         return _python_analysis(relative, data, parse, load_facts(self.version))
 
     def write(
@@ -146,6 +151,8 @@ def _analyze_one(path: Path, relative: str, version: str) -> FileAnalysis:
         return FileAnalysis([], [], {"file": relative, "reason": f"not read: {reason}"})
     if path.suffix == ".py":
         return _python_analysis(relative, data, SharedParse(data), load_facts(version))
+    if kind_of(relative) is not None:
+        return _config_analysis(relative, data)
     ops, cpp_findings = scan_cpp(
         data.decode("utf-8", errors="replace"), relative, path.suffix in CUDA_SUFFIXES
     )
@@ -166,6 +173,25 @@ def _python_analysis(
     except (RecursionError, MemoryError):  # from the compiler: our own walk keeps no stack
         reason = "cannot be parsed: nested deeper than Python itself can compile"
     return FileAnalysis([], [], {"file": relative, "reason": reason})
+
+
+def _config_analysis(relative: str, data: bytes) -> FileAnalysis:
+    """A YAML, JSON or shell file: the framework settings it holds (ascendify.configs)."""
+    kind = config_kind(relative, data)
+    if kind is None:
+        return FileAnalysis([])
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return FileAnalysis([], [], {"file": relative, "reason": "not UTF-8 text"})
+    source = SourceText(text)
+    return FileAnalysis(
+        [
+            Finding(relative, found.start_line, found.end_line, found.op, found.message, found.code)
+            for found in scan_config(kind, text, NPU)
+            if not is_suppressed(source, {found.start_line, found.end_line}, found.code)
+        ]
+    )
 
 
 def _syntax_error(error: SyntaxError, relative: str) -> str:
@@ -191,7 +217,7 @@ def _source_files(source: Path) -> Iterator[Path]:
         )
         for name in sorted(names):
             path = current / name
-            if path.suffix == ".py" or path.suffix in CPP_SUFFIXES:
+            if path.suffix == ".py" or path.suffix in CPP_SUFFIXES or kind_of(name) is not None:
                 yield path
 
 
@@ -211,6 +237,7 @@ def _trigger_words() -> set[str]:
     words = {_rarest_part(key) for key in keys}
     words.update(DOUBLE_STRINGS, DOUBLE_METHODS, ATTRIBUTE_RENAMES, METHOD_RENAMES)
     words.update(ENV_VARS_BY_CUDA_NAME)
+    words.update(TRIGGER_WORDS)  # framework settings in calls (ascendify.configs)
     return words
 
 
@@ -245,7 +272,7 @@ def _findings(parsed: ParsedSource, file: str, facts: TorchNpuFacts, pruned: boo
     lines = None
     if pruned:
         lines = _TRIGGER.lines(parsed.occurrences, parsed.names.bound_to(_TRIGGER.in_name))
-    visitor = _PythonVisitor(file, parsed.names, facts)
+    visitor = _PythonVisitor(file, parsed.names, facts, parsed.source)
     walk_touching(parsed.module, lines, visitor.enter)
     found = dict.fromkeys(visitor.findings)  # one row per line, code and name
     return [
@@ -258,10 +285,13 @@ def _findings(parsed: ParsedSource, file: str, facts: TorchNpuFacts, pruned: boo
 class _PythonVisitor:
     """``visit_<Node>`` methods return whether to look inside the node; nodes without one are entered."""
 
-    def __init__(self, file: str, names: NameResolver, facts: TorchNpuFacts) -> None:
+    def __init__(
+        self, file: str, names: NameResolver, facts: TorchNpuFacts, source: SourceText
+    ) -> None:
         self.file = file
         self.names = names
         self.facts = facts
+        self.source = source
         self.findings: list[Finding] = []
 
     def enter(self, node: ast.AST, parent: ast.AST | None) -> bool:
@@ -358,6 +388,12 @@ class _PythonVisitor:
                 and value.value in DOUBLE_STRINGS
             ):
                 self._add(value, f"dtype={value.value!r}", _DOUBLE_TIPS, "AN104")
+        for found in call_findings(node, self.names, self.source, NPU):
+            self.findings.append(
+                Finding(
+                    self.file, found.start_line, found.end_line, found.op, found.message, found.code
+                )
+            )
         return True
 
     def _method_call(self, node: ast.Call, func: ast.Attribute) -> None:

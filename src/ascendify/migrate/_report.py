@@ -208,15 +208,22 @@ def print_summary(result: TreeResult, console: Console) -> None:
     files.add_column("files")
     files.add_column("count", justify="right")
     skipped = result.with_status("skipped")
+    configs = set(result.plan.config_files)
+    # A YAML, JSON or shell file that is no framework configuration is just another file.
+    not_configs = sum(o.path in configs and o.detail == _NOT_PARSED for o in skipped)
     rows = (
-        ("Python files scanned", len(result.files)),
+        ("Python files scanned", len(result.files) - len(configs)),
+        ("config files read (YAML, JSON, shell)", len(configs) - not_configs),
         ("changed", len(result.with_status("changed"))),
         ("unchanged", len(result.with_status("unchanged"))),
-        ("without CUDA idioms (not parsed)", sum(o.detail == _NOT_PARSED for o in skipped)),
+        (
+            "without CUDA idioms (not parsed)",
+            sum(o.detail == _NOT_PARSED for o in skipped) - not_configs,
+        ),
         ("skipped (too large)", sum(o.detail != _NOT_PARSED for o in skipped)),
         ("failed (copied unchanged)", len(result.with_status("failed"))),
         ("not copied (unreadable)", len(result.with_status("not copied"))),
-        ("other files copied", len(result.plan.other_files)),
+        ("other files copied", len(result.plan.other_files) + not_configs),
         ("symlinks kept", len(result.plan.links)),
     )
     for label, count in rows:

@@ -152,7 +152,7 @@ def _migrate_with_progress(
         TextColumn("migrating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=status, transient=True,
     ) as progress:  # fmt: skip
-        task = progress.add_task("migrate", total=len(plan.python_files))
+        task = progress.add_task("migrate", total=len(plan.python_files) + len(plan.config_files))
 
         def advance(outcome: FileOutcome) -> None:
             record(outcome)

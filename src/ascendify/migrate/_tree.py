@@ -35,7 +35,9 @@ from ascendify._fs import (
     write_copy,
 )
 from ascendify._parallel import parallel_map
+from ascendify.configs import kind_of
 from ascendify.errors import AscendifyError
+from ascendify.migrate._configs import migrate_config
 from ascendify.migrate._engine import (
     Changed,
     Failed,
@@ -148,6 +150,8 @@ class Link:
 class TreePlan:
     directories: list[str] = field(default_factory=list)
     python_files: list[str] = field(default_factory=list)
+    # YAML, JSON and shell files, read as framework configuration if they are one (ascendify.configs)
+    config_files: list[str] = field(default_factory=list)
     other_files: list[str] = field(default_factory=list)
     links: list[Link] = field(default_factory=list)
     # What cannot be mirrored, with the reason: sockets, FIFOs, devices, unreadable directories.
@@ -267,6 +271,8 @@ def plan_tree(source: Path, reserved: frozenset[str] = frozenset()) -> TreePlan:
                 plan.not_copied.append((rel, "not a regular file"))
             elif name.endswith(PYTHON_SUFFIXES):
                 plan.python_files.append(rel)
+            elif kind_of(name) is not None:
+                plan.config_files.append(rel)
             else:
                 plan.other_files.append(rel)
     return plan
@@ -294,7 +300,8 @@ def migrate_tree(
     project = project_names(source, plan.python_files, options.settings.max_bytes)
     settings = dataclasses.replace(options.settings, project=project)
     jobs = [
-        (source, result_dir, rel, settings, options.diff, companion) for rel in plan.python_files
+        (source, result_dir, rel, settings, options.diff, companion)
+        for rel in [*plan.python_files, *plan.config_files]
     ]
     outcomes = []
     # Built before the workers start: forked, they inherit it instead of each building its own.
@@ -339,7 +346,8 @@ Job = tuple[Path, Path | None, str, Settings, bool, Companion | None]
 
 
 def migrate_file(job: Job) -> FileOutcome:
-    """Read, migrate and (unless previewing) write one Python file. Runs in a worker process.
+    """Read, migrate and (unless previewing) write one Python or configuration file. Runs in a
+    worker process.
 
     A file that cannot be read is "not copied"; a result that cannot be written stops the run
     (:class:`~ascendify._fs.WriteError`: a full disk fails every later file too).
@@ -356,7 +364,11 @@ def _migrate_file(job: Job) -> FileOutcome:
         read = read_source(path, settings.max_bytes)
         data = read.data
         parse = SharedParse(data)  # one decode and parse for the migration and the companion
-        result: Changed | Unchanged | Skipped | Failed = migrate_source(data, settings, rel, parse)
+        result: Changed | Unchanged | Skipped | Failed = (
+            migrate_source(data, settings, rel, parse)
+            if rel.endswith(PYTHON_SUFFIXES)
+            else migrate_config(data, settings, rel)
+        )
         if companion is not None:
             inspected = companion.inspect(rel, data, parse)
     except TooLarge:

@@ -1,0 +1,53 @@
+"""The migration of one framework configuration file (accelerate/argument YAML, DeepSpeed JSON, shell
+script): its bytes in, a :data:`~ascendify.migrate._engine.FileResult` out, never raises.
+
+The findings come from :mod:`ascendify.configs`; the rules the run applies and the suppression
+comments (``# ascendify: ignore[CFG201]`` on the line, in YAML and shell) decide which are kept. Edits
+are text spans of the original, so comments and layout stay byte-identical.
+"""
+
+from __future__ import annotations
+
+import codecs
+
+from ascendify.configs import config_kind, scan_config
+from ascendify.migrate._engine import (
+    Changed,
+    Failed,
+    FileResult,
+    Skipped,
+    SkipReason,
+    Unchanged,
+    apply_edits,
+)
+from ascendify.migrate._rule import registry_for
+from ascendify.migrate._settings import Settings
+from ascendify.migrate.rules.configs import config_finding
+from ascendify.source import SourceText, is_suppressed
+
+
+def migrate_config(data: bytes, settings: Settings, path: str) -> FileResult:
+    """Migrate one configuration file (``path``, relative to SRC, says which kind it is)."""
+    if len(data) > settings.max_bytes:
+        return Skipped(SkipReason.TOO_LARGE)
+    kind = config_kind(path, data)
+    if kind is None:
+        return Skipped(SkipReason.NO_TRIGGER)
+    encoding = "utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8"
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as error:
+        return Failed(f"cannot decode: not UTF-8 (byte {error.start})")
+    active = {rule.code for rule in registry_for(settings).active}
+    source = SourceText(text)
+    findings = [
+        config_finding(found)
+        for found in scan_config(kind, text, settings.modes.target.value)
+        if found.code in active
+        and not is_suppressed(source, {found.start_line, found.end_line}, found.code)
+    ]
+    changes = tuple(finding.change() for finding in findings)
+    edits = [finding.edit for finding in findings if finding.edit is not None]
+    if not edits:
+        return Unchanged(changes)
+    return Changed(apply_edits(text, edits).encode(encoding), encoding, changes)
