@@ -73,7 +73,8 @@ def test_the_migrated_trainer_script_trains_as_the_cpu_one(tmp_path: Path) -> No
 
     npu = _migrated(tmp_path, "npu", SCRIPT.parent)
     text = npu.read_text()
-    assert 'ddp_backend="hccl"' in text and 'optim="adamw_torch_npu_fused"' in text
+    assert 'ddp_backend="hccl"' in text
+    assert 'optim="adamw_torch_npu_fused"' in text
     assert "tf32" not in text
     assert _losses(npu, standin_env(ascendify_env()), tmp_path / "run-npu") == reference
 

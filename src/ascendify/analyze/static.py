@@ -29,7 +29,15 @@ from ascendify.analyze.caveats import (
 from ascendify.analyze.cpp import CPP_SUFFIXES, CUDA_SUFFIXES, scan_cpp
 from ascendify.analyze.findings import Finding, blocking
 from ascendify.analyze.report import AnalysisResult, CustomOp, write_reports
-from ascendify.configs import NPU, TRIGGER_WORDS, call_findings, config_kind, kind_of, scan_config
+from ascendify.configs import (
+    NPU,
+    TRIGGER_WORDS,
+    TRIGGERS,
+    call_findings,
+    config_kind,
+    kind_of,
+    scan_config,
+)
 from ascendify.errors import AscendifyError
 from ascendify.source import (
     NameResolver,
@@ -251,7 +259,10 @@ def _rarest_part(key: str) -> str:
 # a name resolves to a table key only if the file spells each part of the key as an identifier, and
 # a string is reported only if its value equals a listed one (a file saying "compiled" or
 # "recompile", never "compile" alone, is not parsed for torch.compile).
-_TRIGGER = Tokens.of(words=(word.encode() for word in _trigger_words()))
+_TRIGGER = Tokens.of(
+    (token.encode() for token in TRIGGERS),  # framework settings in calls, inside names
+    (word.encode() for word in _trigger_words()),
+)
 
 
 def analyze_python(data: bytes, file: str, facts: TorchNpuFacts) -> list[Finding]:

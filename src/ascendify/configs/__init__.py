@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 
 from ascendify.configs import deepspeed, shell, yaml_files
 from ascendify.configs.findings import ConfigFinding
-from ascendify.configs.python import TRIGGER_WORDS, call_findings, scan_python
+from ascendify.configs.python import TRIGGER_WORDS, TRIGGERS, call_findings, scan_python
 from ascendify.configs.rules import BY_CODE, EVERY_TARGET, NPU, PORTABLE, RULES, ConfigRule, Left
 
 
@@ -72,6 +72,7 @@ __all__ = [
     "NPU",
     "PORTABLE",
     "RULES",
+    "TRIGGERS",
     "TRIGGER_WORDS",
     "ConfigFinding",
     "ConfigRule",

@@ -1,7 +1,7 @@
 """Python: the framework settings given as keywords of a call.
 
-``TrainingArguments(...)``, ``Seq2SeqTrainingArguments(...)`` and the trainer configs built on them
-(trl's ``SFTConfig``, ``DPOConfig``, ``GRPOConfig`` ...) for the Trainer's settings; any call for the
+``TrainingArguments(...)``, ``Seq2SeqTrainingArguments(...)`` (and a class named after them) for the
+Trainer's settings; any call for the
 model-loading ones (``attn_implementation=``, ``load_in_4bit=``, as ``from_pretrained`` takes them);
 ``BitsAndBytesConfig(...)``; ``torch.compile(..., backend="inductor")``. Only literal values are
 judged. Dropping a keyword removes its line when it has one of its own, else the keyword and its comma.
@@ -18,16 +18,12 @@ from ascendify.source import NameResolver, SourceText
 
 _TRAINER_SETTINGS = frozenset({"ddp_backend", "optim", "tf32", "torch_compile_backend"})
 _LOADING_SETTINGS = frozenset({"attn_implementation", "load_in_4bit", "load_in_8bit"})
-_TRAINER_CONFIGS = frozenset(
-    {"TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig", "GRPOConfig",
-     "RewardConfig", "KTOConfig", "ORPOConfig", "CPOConfig", "PPOConfig"}
-)  # fmt: skip
-TRIGGER_WORDS = (
-    *sorted(_TRAINER_CONFIGS),
-    *sorted(_LOADING_SETTINGS),
-    "BitsAndBytesConfig",
-    "inductor",
-)
+# A call of TrainingArguments, Seq2SeqTrainingArguments or a project's subclass named after them.
+_TRAINER_ARGUMENTS = "TrainingArguments"
+# Every file a finding can be in holds one of these (anywhere in a name) or the word "inductor".
+# Few on purpose: each costs a search of every file of every project.
+TRIGGERS = (_TRAINER_ARGUMENTS, "attn_implementation", "load_in_", "BitsAndBytesConfig")
+TRIGGER_WORDS = ("inductor",)
 _COMMA_OR_COMMENT = frozenset(" \t,")
 
 
@@ -45,9 +41,8 @@ def call_findings(
         if backend is not None and _literal(backend.value) == "inductor":
             yield _report(node, source, judge("torch_compile_backend", "inductor", target))
         return
-    settings = _LOADING_SETTINGS | (
-        _TRAINER_SETTINGS if called in _TRAINER_CONFIGS else frozenset()
-    )
+    trainer = called.endswith(_TRAINER_ARGUMENTS)
+    settings = _LOADING_SETTINGS | (_TRAINER_SETTINGS if trainer else frozenset())
     for keyword in node.keywords:
         if keyword.arg not in settings:
             continue

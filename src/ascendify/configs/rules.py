@@ -67,8 +67,8 @@ RULES: tuple[ConfigRule, ...] = (
         Safety.SAFE,
         frozenset({NPU}),
         what="rewrites the ``nccl`` value of transformers' ``ddp_backend`` to ``hccl``: the keyword of "
-        "a ``TrainingArguments(...)``/``Seq2SeqTrainingArguments(...)`` call (or of trl's configs "
-        "built on them), the ``--ddp_backend``/``--ddp-backend`` flag of a shell command line and "
+        "a ``TrainingArguments(...)``/``Seq2SeqTrainingArguments(...)`` call (or of a "
+        "subclass named after them), the ``--ddp_backend``/``--ddp-backend`` flag of a shell command line and "
         "the ``ddp_backend:`` key of an argument YAML file.",
         why="the Trainer hands the name to ``torch.distributed``, and an Ascend host has no NCCL; "
         "HCCL is its collective library.",

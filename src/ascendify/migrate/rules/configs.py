@@ -9,7 +9,14 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascendify.configs import RULES, TRIGGER_WORDS, ConfigFinding, ConfigRule, call_findings
+from ascendify.configs import (
+    RULES,
+    TRIGGER_WORDS,
+    TRIGGERS,
+    ConfigFinding,
+    ConfigRule,
+    call_findings,
+)
 from ascendify.migrate._modes import Target
 from ascendify.migrate._rule import Context, Edit, Finding, Operation, Rule, checks
 from ascendify.targets import Safety
@@ -29,6 +36,7 @@ def _rule_class(rule: ConfigRule) -> type[Rule]:
         "safety": rule.safety,
         "operation": operation,
         "targets": frozenset(Target(target) for target in rule.targets),
+        "triggers": tuple(token.encode() for token in TRIGGERS) if python else (),
         "trigger_words": tuple(word.encode() for word in TRIGGER_WORDS) if python else (),
     }
     made: type[Rule] = type(f"Config{rule.code}", (Rule,), attributes)  # subclassing registers it
