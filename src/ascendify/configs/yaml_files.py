@@ -25,7 +25,7 @@ TRIGGERS = (ACCELERATE_KEY.encode(), *(f"{name}:".encode() for name in sorted(NA
 def scan_yaml(text: str, target: str) -> Iterator[ConfigFinding]:
     try:
         documents = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
-    except (yaml.YAMLError, RecursionError):
+    except (yaml.YAMLError, ValueError, RecursionError):
         return  # not YAML this scan can read: left as it is
     for document in documents:
         if isinstance(document, yaml.MappingNode):

@@ -9,6 +9,7 @@ are text spans of the original, so comments and layout stay byte-identical.
 from __future__ import annotations
 
 import codecs
+import traceback
 
 from ascendify.configs import config_kind, scan_config
 from ascendify.migrate._engine import (
@@ -40,11 +41,16 @@ def migrate_config(data: bytes, settings: Settings, path: str) -> FileResult:
         return Failed(f"cannot decode: not UTF-8 (byte {error.start})")
     active = {rule.code for rule in registry_for(settings).active}
     source = SourceText(text)
+    try:
+        found = scan_config(kind, text, settings.modes.target.value)
+    except Exception as error:  # a scan bug must not stop the run; the file is copied unchanged
+        detail = traceback.format_exception_only(type(error), error)[-1].strip()
+        return Failed(f"internal error: {detail}")
     findings = [
-        config_finding(found)
-        for found in scan_config(kind, text, settings.modes.target.value)
-        if found.code in active
-        and not is_suppressed(source, {found.start_line, found.end_line}, found.code)
+        config_finding(finding)
+        for finding in found
+        if finding.code in active
+        and not is_suppressed(source, {finding.start_line, finding.end_line}, finding.code)
     ]
     changes = tuple(finding.change() for finding in findings)
     edits = [finding.edit for finding in findings if finding.edit is not None]
