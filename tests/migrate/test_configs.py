@@ -164,3 +164,18 @@ def test_a_suppression_comment_keeps_a_setting(tmp_path: Path) -> None:
     assert _migrate(source, tmp_path / "out") == 0
     assert (tmp_path / "out" / "proj_msft" / "accelerate.yaml").read_bytes() == text
     assert analyze_path(source).findings == []
+
+
+def test_a_large_data_file_is_copied_as_any_other_file(tmp_path: Path) -> None:
+    source = tmp_path / "proj"
+    source.mkdir()
+    rows = b'{"train_batch_size": 1, "rows": [' + b"0, " * 600 + b"0]}\n"
+    (source / "data.json").write_bytes(rows)
+    options = Options(source=source, output=tmp_path / "out", settings=Settings(max_bytes=1000))
+    console = io.StringIO()
+    assert (
+        run_migration(options, Console(file=io.StringIO()), Console(file=console, width=200)) == 0
+    )
+    assert (tmp_path / "out" / "proj_msft" / "data.json").read_bytes() == rows
+    assert "copied unchanged data.json" not in console.getvalue()  # no warning: not a config
+    assert "other files copied                    │     1" in console.getvalue()

@@ -29,10 +29,8 @@ from ascendify.source import SourceText, is_suppressed
 
 def migrate_config(data: bytes, settings: Settings, path: str) -> FileResult:
     """Migrate one configuration file (``path``, relative to SRC, says which kind it is)."""
-    if len(data) > settings.max_bytes:
-        return Skipped(SkipReason.TOO_LARGE)
     kind = config_kind(path, data)
-    if kind is None:
+    if kind is None or len(data) > settings.max_bytes:  # that large, it is data
         return Skipped(SkipReason.NO_TRIGGER)
     encoding = "utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8"
     try:

@@ -372,7 +372,9 @@ def _migrate_file(job: Job) -> FileOutcome:
         if companion is not None:
             inspected = companion.inspect(rel, data, parse)
     except TooLarge:
-        data, result = b"", Skipped(SkipReason.TOO_LARGE)
+        # A YAML, JSON or shell file that large is data, not a framework config: copied as such.
+        too_large = SkipReason.TOO_LARGE if rel.endswith(PYTHON_SUFFIXES) else SkipReason.NO_TRIGGER
+        data, result = b"", Skipped(too_large)
     except NotRead as reason:
         return FileOutcome(rel, "not copied", str(reason))
     if target is not None:
