@@ -208,22 +208,17 @@ def print_summary(result: TreeResult, console: Console) -> None:
     files.add_column("files")
     files.add_column("count", justify="right")
     skipped = result.with_status("skipped")
-    configs = set(result.plan.config_files)
-    # A YAML, JSON or shell file that is no framework configuration is just another file.
-    not_configs = sum(o.path in configs and o.detail == _NOT_PARSED for o in skipped)
+    configs = len(result.plan.config_files)
     rows = (
-        ("Python files scanned", len(result.files) - len(configs)),
-        ("config files read (YAML, JSON, shell)", len(configs) - not_configs),
+        ("Python files scanned", len(result.files) - configs),
+        ("config files read (YAML, JSON, shell)", configs),
         ("changed", len(result.with_status("changed"))),
         ("unchanged", len(result.with_status("unchanged"))),
-        (
-            "without CUDA idioms (not parsed)",
-            sum(o.detail == _NOT_PARSED for o in skipped) - not_configs,
-        ),
+        ("without CUDA idioms (not parsed)", sum(o.detail == _NOT_PARSED for o in skipped)),
         ("skipped (too large)", sum(o.detail != _NOT_PARSED for o in skipped)),
         ("failed (copied unchanged)", len(result.with_status("failed"))),
         ("not copied (unreadable)", len(result.with_status("not copied"))),
-        ("other files copied", len(result.plan.other_files) + not_configs),
+        ("other files copied", len(result.plan.other_files)),
         ("symlinks kept", len(result.plan.links)),
     )
     for label, count in rows:

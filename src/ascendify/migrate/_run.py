@@ -80,7 +80,7 @@ def run_migration(options: Options, console: Console, status: Console) -> int:
 
 
 def _migrate_and_report(options: Options, result_dir: Path | None, status: Console) -> TreeResult:
-    plan = plan_tree(options.source, reserved_names(options))
+    plan = plan_tree(options.source, reserved_names(options), options.settings.max_bytes)
     reports = None if result_dir is None else result_dir / options.reports
     if result_dir is not None and options.reports:
         make_dir(result_dir / options.reports, result_dir)  # a real folder, never a link
