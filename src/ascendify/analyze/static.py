@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ascendify._fs import NotRead, read_source, resolved
+from ascendify._fs import NotRead, TooLarge, read_source, resolved
 from ascendify._parallel import parallel_map
 from ascendify.analyze.caveats import (
     CAVEATS,
@@ -124,8 +124,19 @@ def analyze_path(
     source = resolved(source)
     facts = load_facts(version)
     root = source if source.is_dir() else source.parent
-    known = prepared or {}
+    known: dict[str, FileAnalysis] = dict(prepared or {})
     files = [(path, path.relative_to(root).as_posix()) for path in _source_files(source)]
+    # YAML, JSON and shell files are read here (most are data, and dropped): cheap, and a project
+    # of thousands of data files does not send them to the workers one job each.
+    data_files = set()
+    for path, relative in files:
+        if kind_of(relative) is not None and relative not in known:
+            part = _config_file(path, relative)
+            if part is None:
+                data_files.add(relative)
+            else:
+                known[relative] = part
+    files = [(path, relative) for path, relative in files if relative not in data_files]
     work = [(path, relative, facts.version) for path, relative in files if relative not in known]
     done = parallel_map(_analyze_file, work, jobs)
     analysed = dict(zip((item[1] for item in work), done, strict=True))
@@ -159,8 +170,6 @@ def _analyze_one(path: Path, relative: str, version: str) -> FileAnalysis:
         return FileAnalysis([], [], {"file": relative, "reason": f"not read: {reason}"})
     if path.suffix == ".py":
         return _python_analysis(relative, data, SharedParse(data), load_facts(version))
-    if kind_of(relative) is not None:
-        return _config_analysis(relative, data)
     ops, cpp_findings = scan_cpp(
         data.decode("utf-8", errors="replace"), relative, path.suffix in CUDA_SUFFIXES
     )
@@ -181,6 +190,20 @@ def _python_analysis(
     except (RecursionError, MemoryError):  # from the compiler: our own walk keeps no stack
         reason = "cannot be parsed: nested deeper than Python itself can compile"
     return FileAnalysis([], [], {"file": relative, "reason": reason})
+
+
+def _config_file(path: Path, relative: str) -> FileAnalysis | None:
+    """A YAML, JSON or shell file's analysis; None when it is data (no framework setting, or over
+    the size limit)."""
+    try:
+        data = read_source(path).data
+    except TooLarge:
+        return None
+    except NotRead as reason:
+        return FileAnalysis([], [], {"file": relative, "reason": f"not read: {reason}"})
+    if config_kind(relative, data) is None:
+        return None
+    return _config_analysis(relative, data)
 
 
 def _config_analysis(relative: str, data: bytes) -> FileAnalysis:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from enum import Enum
-from pathlib import PurePosixPath
 
 from ascendify.configs import deepspeed, shell, yaml_files
 from ascendify.configs.findings import ConfigFinding
@@ -46,8 +45,11 @@ _SCANS: dict[Kind, Callable[[str, str], Iterator[ConfigFinding]]] = {
 
 
 def kind_of(path: str) -> Kind | None:
-    """The kind of configuration a file of this name may be (None: not one of them)."""
-    return _SUFFIXES.get(PurePosixPath(path).suffix.lower())
+    """The kind of configuration a file of this name may be (None: not one of them). Asked of every
+    file of a project: string operations, not a path object."""
+    name = path.rpartition("/")[2]
+    dot = name.rfind(".")
+    return None if dot <= 0 else _SUFFIXES.get(name[dot:].lower())
 
 
 def config_kind(path: str, data: bytes) -> Kind | None:
