@@ -1,10 +1,10 @@
 """Python: the framework settings given as keywords of a call.
 
 ``TrainingArguments(...)``, ``Seq2SeqTrainingArguments(...)`` (and a class named after them) for the
-Trainer's settings; any call for the
-model-loading ones (``attn_implementation=``, ``load_in_4bit=``, as ``from_pretrained`` takes them);
-``BitsAndBytesConfig(...)``; ``torch.compile(..., backend="inductor")``. Only literal values are
-judged. Dropping a keyword removes its line when it has one of its own, else the keyword and its comma.
+Trainer's settings; any call for the model-loading ones (``attn_implementation=``,
+``load_in_4bit=``, as ``from_pretrained`` takes them); ``BitsAndBytesConfig(...)``;
+``torch.compile(..., backend="inductor")``. Only literal values are judged. Dropping a keyword
+removes its line when it has one of its own, else the keyword and its comma.
 """
 
 from __future__ import annotations
@@ -55,9 +55,12 @@ def call_findings(
         start, end = _span(source, keyword)
         edit = None
         if verdict.new is not None:
+            # Inside the literal, whatever its quotes and prefix; one spelled in pieces is left.
             value_start, value_end = _span(source, keyword.value)
-            quote = source.text[value_start]
-            edit = (value_start, value_end, f"{quote}{verdict.new}{quote}")
+            at = source.text.find(value, value_start, value_end)
+            if at < 0:
+                continue
+            edit = (at, at + len(value), verdict.new)
         elif verdict.drop:
             edit = (*_dropped(source.text, node, keyword, start, end), "")
         line, end_line = keyword.lineno, keyword.end_lineno or keyword.lineno
