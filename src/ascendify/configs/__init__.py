@@ -14,8 +14,8 @@ from enum import Enum
 
 from ascendify.configs import deepspeed, shell, yaml_files
 from ascendify.configs.findings import ConfigFinding
-from ascendify.configs.python import TRIGGER_WORDS, TRIGGERS, call_findings, scan_python
-from ascendify.configs.rules import BY_CODE, EVERY_TARGET, NPU, PORTABLE, RULES, ConfigRule, Left
+from ascendify.configs.python import TRIGGER_WORDS, TRIGGERS, call_findings
+from ascendify.configs.rules import NPU, PORTABLE, RULES, ConfigRule, Left
 
 
 class Kind(str, Enum):
@@ -68,9 +68,7 @@ def scan_config(kind: Kind, text: str, target: str = NPU) -> list[ConfigFinding]
 
 
 __all__ = [
-    "BY_CODE",
     "CONFIG_SUFFIXES",
-    "EVERY_TARGET",
     "NPU",
     "PORTABLE",
     "RULES",
@@ -84,5 +82,4 @@ __all__ = [
     "config_kind",
     "kind_of",
     "scan_config",
-    "scan_python",
 ]

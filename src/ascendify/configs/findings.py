@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class ConfigFinding:
-    code: str  # a key of ascendify.configs.rules.BY_CODE
+    code: str  # of a rule of ascendify.configs.rules.RULES
     start_line: int  # 1-based, of the original text
     end_line: int
     op: str  # the setting as written ("--ddp_backend nccl", 'ddp_backend="nccl"')

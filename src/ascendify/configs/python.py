@@ -68,15 +68,6 @@ def call_findings(
         yield ConfigFinding(verdict.code, line, end_line, op, verdict.message, edit)
 
 
-def scan_python(
-    module: ast.Module, names: NameResolver, source: SourceText, target: str
-) -> Iterator[ConfigFinding]:
-    """Every call of a module (the analysis' walk; the migration dispatches calls itself)."""
-    for node in ast.walk(module):
-        if isinstance(node, ast.Call):
-            yield from call_findings(node, names, source, target)
-
-
 def _called_name(func: ast.expr) -> str:
     if isinstance(func, ast.Name):
         return func.id

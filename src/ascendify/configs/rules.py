@@ -304,5 +304,3 @@ RULES: tuple[ConfigRule, ...] = (
         left=Left.UNSUPPORTED,
     ),
 )
-
-BY_CODE: dict[str, ConfigRule] = {rule.code: rule for rule in RULES}
