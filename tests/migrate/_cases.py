@@ -1,5 +1,7 @@
 """Golden cases of every rule: ``tests/golden/migrate/rules/<CODE>/<case>.py`` for the rules of the
-default run, ``tests/golden/migrate_modes/<CODE>/<case>.py`` for the rules of a mode.
+default run, ``tests/golden/migrate_modes/<CODE>/<case>.py`` for the rules of a mode. A framework configuration
+rule's case may be a YAML, JSON or shell file instead (``rules/<CODE>/<case>.yaml``, ``.json``,
+``.sh``): the header lines are the same and are not part of the input.
 
 A case file starts with ``# rules: CODE ...`` (every finding expected, repeated per occurrence); a mode
 case then names the run's modes, ``# modes: ...`` (``portable``, ``distributed=MAIN:MODEL``,
@@ -17,6 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ascendify.configs import CONFIG_SUFFIXES
 from ascendify.migrate import Settings, load_rules, switch_modes
 from ascendify.migrate._modes import DistributedMode, Modes, Target
 from ascendify.migrate.modes.tune import tune_codes
@@ -82,10 +85,12 @@ def load_case(path: Path) -> Case:
         modes=parse_modes(header["modes"] or "", path.parent),
     )
     source, marker, expected = text[header.end() :].partition("# output\n")
-    rel = header["path"] or "train.py"
+    rel = header["path"] or ("train.py" if path.suffix == ".py" else f"config{path.suffix}")
     return Case(path, codes, settings, rel, source, expected if marker else source)
 
 
 def all_cases() -> list[Case]:
-    paths = [*sorted(RULE_CASES.glob("*/*.py")), *sorted(MODE_CASES.glob("*/*.py"))]
+    # Configuration cases are rules of the default run (a mode's folder may hold its input files).
+    configs = [path for path in sorted(RULE_CASES.glob("*/*")) if path.suffix in CONFIG_SUFFIXES]
+    paths = [*sorted(RULE_CASES.glob("*/*.py")), *configs, *sorted(MODE_CASES.glob("*/*.py"))]
     return [load_case(path) for path in paths]

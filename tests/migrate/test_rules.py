@@ -4,14 +4,17 @@ plus the invariants every migration must keep."""
 from __future__ import annotations
 
 import ast
+import json
 import re
 
 import pytest
+import yaml
 
 from ascendify.errors import AscendifyError
 from ascendify.migrate import (
     Changed,
     Failed,
+    FileResult,
     Rule,
     Settings,
     Unchanged,
@@ -21,6 +24,7 @@ from ascendify.migrate import (
     migrate_source,
     opt_in_codes,
 )
+from ascendify.migrate._configs import migrate_config
 from ascendify.migrate._rule import DEFAULT_RUN
 from ascendify.migrate.rules._api import rule_for as api_rule_for
 from ascendify.targets import Safety, explicit_targets, load_facts
@@ -33,8 +37,15 @@ FACTS = load_facts()
 _EMITTED_NPU_NAME = re.compile(r"\btorch_npu(?:\.\w+)+")
 
 
+def migrate_case_file(data: bytes, case: Case) -> FileResult:
+    """A Python file through the engine, a configuration file (YAML, JSON, shell) through its own."""
+    if case.rel.endswith(".py"):
+        return migrate_source(data, case.settings, case.rel)
+    return migrate_config(data, case.settings, case.rel)
+
+
 def migrate(text: str, case: Case) -> tuple[str, list[str]]:
-    result = migrate_source(text.encode(), case.settings, case.rel)
+    result = migrate_case_file(text.encode(), case)
     assert not isinstance(result, Failed), result
     output = result.data.decode() if isinstance(result, Changed) else text
     changes = result.changes if isinstance(result, Changed | Unchanged) else ()
@@ -51,8 +62,13 @@ def test_golden_case(case: Case) -> None:
 @pytest.mark.parametrize("case", CHANGING, ids=lambda case: case.id)
 def test_output_parses_and_a_second_run_changes_nothing(case: Case) -> None:
     output, _ = migrate(case.source, case)
-    ast.parse(output)
-    result = migrate_source(output.encode(), case.settings, case.rel)
+    if case.rel.endswith(".py"):
+        ast.parse(output)
+    elif case.rel.endswith(".json"):
+        json.loads(output)
+    elif case.rel.endswith((".yaml", ".yml")):
+        list(yaml.safe_load_all(output))
+    result = migrate_case_file(output.encode(), case)
     assert not isinstance(result, Changed), result
 
 
@@ -81,9 +97,10 @@ def test_every_rule_documents_itself(rule: type[Rule]) -> None:
     doc = rule.__doc__ or ""
     for section in ("What it does:", "Why:", "Example", "Fix safety:"):
         assert section in doc, f"{rule.code} lacks {section!r}"
-    # Codes of the default run are NPU...; each mode has a prefix of its own.
+    # Codes of the default run are NPU... (CFG... for framework configuration); each mode has a
+    # prefix of its own.
     assert re.fullmatch(
-        r"NPU\d{3}" if rule.mode == DEFAULT_RUN else r"(?!NPU)[A-Z]{3}\d{3}", rule.code
+        r"(NPU|CFG)\d{3}" if rule.mode == DEFAULT_RUN else r"(?!NPU|CFG)[A-Z]{3}\d{3}", rule.code
     )
     assert rule.name
     assert rule.summary

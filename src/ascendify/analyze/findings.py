@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from ascendify.configs import RULES as CONFIG_RULES
+from ascendify.configs import ConfigRule, Left
+from ascendify.targets import Safety
+
 
 class Severity(str, Enum):
     """How much a finding blocks running on the NPU."""
@@ -35,6 +39,20 @@ RULES: dict[str, Rule] = {
         Rule("AN202", Severity.WARNING, "executed operator on float64 tensors"),
     )
 }
+
+
+def _config_severity(rule: ConfigRule) -> Severity:
+    """A setting ``migrate`` rewrites safely is a migration to do; one it rewrites unsafely, or that
+    works differently, needs a look; one that fails is an error."""
+    if rule.left is Left.UNSUPPORTED:
+        return Severity.ERROR
+    if rule.left is Left.ADVICE or rule.safety is Safety.UNSAFE:
+        return Severity.WARNING
+    return Severity.INFO
+
+
+# The framework-configuration rules (ascendify.configs), listed under their own codes.
+RULES.update({r.code: Rule(r.code, _config_severity(r), r.summary) for r in CONFIG_RULES})
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ascendify._fs import NotRead, read_source, resolved
+from ascendify._fs import NotRead, TooLarge, read_source, resolved
 from ascendify._parallel import parallel_map
 from ascendify.analyze.caveats import (
     CAVEATS,
@@ -29,11 +29,21 @@ from ascendify.analyze.caveats import (
 from ascendify.analyze.cpp import CPP_SUFFIXES, CUDA_SUFFIXES, scan_cpp
 from ascendify.analyze.findings import Finding, blocking
 from ascendify.analyze.report import AnalysisResult, CustomOp, write_reports
+from ascendify.configs import (
+    NPU,
+    TRIGGER_WORDS,
+    TRIGGERS,
+    call_findings,
+    config_kind,
+    kind_of,
+    scan_config,
+)
 from ascendify.errors import AscendifyError
 from ascendify.source import (
     NameResolver,
     ParsedSource,
     SharedParse,
+    SourceText,
     Tokens,
     UndecodableSource,
     collector_paused,
@@ -75,9 +85,12 @@ class StaticAnalysis:
     directory: str = "ascendify_analysis"  # its folder in the result
 
     def inspect(self, relative: str, data: bytes, parse: SharedParse) -> FileAnalysis | None:
-        """One Python file of the project (None: a file this analysis does not look at)."""
+        """One Python or configuration file of the project (None: a file this analysis does not
+        look at)."""
         if not _walked(relative):
             return None
+        if kind_of(relative) is not None:
+            return _config_analysis(relative, data)
         return _python_analysis(relative, data, parse, load_facts(self.version))
 
     def write(
@@ -111,8 +124,19 @@ def analyze_path(
     source = resolved(source)
     facts = load_facts(version)
     root = source if source.is_dir() else source.parent
-    known = prepared or {}
+    known: dict[str, FileAnalysis] = dict(prepared or {})
     files = [(path, path.relative_to(root).as_posix()) for path in _source_files(source)]
+    # YAML, JSON and shell files are read here (most are data, and dropped): cheap, and a project
+    # of thousands of data files does not send them to the workers one job each.
+    data_files = set()
+    for path, relative in files:
+        if kind_of(relative) is not None and relative not in known:
+            part = _config_file(path, relative)
+            if part is None:
+                data_files.add(relative)
+            else:
+                known[relative] = part
+    files = [(path, relative) for path, relative in files if relative not in data_files]
     work = [(path, relative, facts.version) for path, relative in files if relative not in known]
     done = parallel_map(_analyze_file, work, jobs)
     analysed = dict(zip((item[1] for item in work), done, strict=True))
@@ -168,6 +192,39 @@ def _python_analysis(
     return FileAnalysis([], [], {"file": relative, "reason": reason})
 
 
+def _config_file(path: Path, relative: str) -> FileAnalysis | None:
+    """A YAML, JSON or shell file's analysis; None when it is data (no framework setting, or over
+    the size limit)."""
+    try:
+        data = read_source(path).data
+    except TooLarge:
+        return None
+    except NotRead as reason:
+        return FileAnalysis([], [], {"file": relative, "reason": f"not read: {reason}"})
+    if config_kind(relative, data) is None:
+        return None
+    return _config_analysis(relative, data)
+
+
+def _config_analysis(relative: str, data: bytes) -> FileAnalysis:
+    """A YAML, JSON or shell file: the framework settings it holds (ascendify.configs)."""
+    kind = config_kind(relative, data)
+    if kind is None:
+        return FileAnalysis([])
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return FileAnalysis([], [], {"file": relative, "reason": "not UTF-8 text"})
+    source = SourceText(text)
+    return FileAnalysis(
+        [
+            Finding(relative, found.start_line, found.end_line, found.op, found.message, found.code)
+            for found in scan_config(kind, text, NPU)
+            if not is_suppressed(source, {found.start_line, found.end_line}, found.code)
+        ]
+    )
+
+
 def _syntax_error(error: SyntaxError, relative: str) -> str:
     """What ``str(error)`` says when the file is compiled under its own name."""
     name = PurePosixPath(relative).name
@@ -191,7 +248,7 @@ def _source_files(source: Path) -> Iterator[Path]:
         )
         for name in sorted(names):
             path = current / name
-            if path.suffix == ".py" or path.suffix in CPP_SUFFIXES:
+            if path.suffix == ".py" or path.suffix in CPP_SUFFIXES or kind_of(name) is not None:
                 yield path
 
 
@@ -211,6 +268,7 @@ def _trigger_words() -> set[str]:
     words = {_rarest_part(key) for key in keys}
     words.update(DOUBLE_STRINGS, DOUBLE_METHODS, ATTRIBUTE_RENAMES, METHOD_RENAMES)
     words.update(ENV_VARS_BY_CUDA_NAME)
+    words.update(TRIGGER_WORDS)  # framework settings in calls (ascendify.configs)
     return words
 
 
@@ -224,7 +282,10 @@ def _rarest_part(key: str) -> str:
 # a name resolves to a table key only if the file spells each part of the key as an identifier, and
 # a string is reported only if its value equals a listed one (a file saying "compiled" or
 # "recompile", never "compile" alone, is not parsed for torch.compile).
-_TRIGGER = Tokens.of(words=(word.encode() for word in _trigger_words()))
+_TRIGGER = Tokens.of(
+    (token.encode() for token in TRIGGERS),  # framework settings in calls, inside names
+    (word.encode() for word in _trigger_words()),
+)
 
 
 def analyze_python(data: bytes, file: str, facts: TorchNpuFacts) -> list[Finding]:
@@ -245,7 +306,7 @@ def _findings(parsed: ParsedSource, file: str, facts: TorchNpuFacts, pruned: boo
     lines = None
     if pruned:
         lines = _TRIGGER.lines(parsed.occurrences, parsed.names.bound_to(_TRIGGER.in_name))
-    visitor = _PythonVisitor(file, parsed.names, facts)
+    visitor = _PythonVisitor(file, parsed.names, facts, parsed.source)
     walk_touching(parsed.module, lines, visitor.enter)
     found = dict.fromkeys(visitor.findings)  # one row per line, code and name
     return [
@@ -258,10 +319,13 @@ def _findings(parsed: ParsedSource, file: str, facts: TorchNpuFacts, pruned: boo
 class _PythonVisitor:
     """``visit_<Node>`` methods return whether to look inside the node; nodes without one are entered."""
 
-    def __init__(self, file: str, names: NameResolver, facts: TorchNpuFacts) -> None:
+    def __init__(
+        self, file: str, names: NameResolver, facts: TorchNpuFacts, source: SourceText
+    ) -> None:
         self.file = file
         self.names = names
         self.facts = facts
+        self.source = source
         self.findings: list[Finding] = []
 
     def enter(self, node: ast.AST, parent: ast.AST | None) -> bool:
@@ -358,6 +422,12 @@ class _PythonVisitor:
                 and value.value in DOUBLE_STRINGS
             ):
                 self._add(value, f"dtype={value.value!r}", _DOUBLE_TIPS, "AN104")
+        for found in call_findings(node, self.names, self.source, NPU):
+            self.findings.append(
+                Finding(
+                    self.file, found.start_line, found.end_line, found.op, found.message, found.code
+                )
+            )
         return True
 
     def _method_call(self, node: ast.Call, func: ast.Attribute) -> None:

@@ -208,8 +208,10 @@ def print_summary(result: TreeResult, console: Console) -> None:
     files.add_column("files")
     files.add_column("count", justify="right")
     skipped = result.with_status("skipped")
+    configs = len(result.plan.config_files)
     rows = (
-        ("Python files scanned", len(result.files)),
+        ("Python files scanned", len(result.files) - configs),
+        ("config files read (YAML, JSON, shell)", configs),
         ("changed", len(result.with_status("changed"))),
         ("unchanged", len(result.with_status("unchanged"))),
         ("without CUDA idioms (not parsed)", sum(o.detail == _NOT_PARSED for o in skipped)),

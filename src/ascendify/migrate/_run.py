@@ -80,7 +80,7 @@ def run_migration(options: Options, console: Console, status: Console) -> int:
 
 
 def _migrate_and_report(options: Options, result_dir: Path | None, status: Console) -> TreeResult:
-    plan = plan_tree(options.source, reserved_names(options))
+    plan = plan_tree(options.source, reserved_names(options), options.settings.max_bytes)
     reports = None if result_dir is None else result_dir / options.reports
     if result_dir is not None and options.reports:
         make_dir(result_dir / options.reports, result_dir)  # a real folder, never a link
@@ -152,7 +152,7 @@ def _migrate_with_progress(
         TextColumn("migrating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=status, transient=True,
     ) as progress:  # fmt: skip
-        task = progress.add_task("migrate", total=len(plan.python_files))
+        task = progress.add_task("migrate", total=len(plan.python_files) + len(plan.config_files))
 
         def advance(outcome: FileOutcome) -> None:
             record(outcome)

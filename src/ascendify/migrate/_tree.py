@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from ascendify._fs import (
+    MAX_SOURCE_BYTES,
     NotRead,
     TooLarge,
     WriteError,
@@ -35,7 +36,9 @@ from ascendify._fs import (
     write_copy,
 )
 from ascendify._parallel import parallel_map
+from ascendify.configs import config_kind, kind_of
 from ascendify.errors import AscendifyError
+from ascendify.migrate._configs import migrate_config
 from ascendify.migrate._engine import (
     Changed,
     Failed,
@@ -148,6 +151,8 @@ class Link:
 class TreePlan:
     directories: list[str] = field(default_factory=list)
     python_files: list[str] = field(default_factory=list)
+    # YAML, JSON and shell files that hold a framework setting (ascendify.configs): migrated too
+    config_files: list[str] = field(default_factory=list)
     other_files: list[str] = field(default_factory=list)
     links: list[Link] = field(default_factory=list)
     # What cannot be mirrored, with the reason: sockets, FIFOs, devices, unreadable directories.
@@ -226,8 +231,13 @@ def finish_output(source: Path, result_dir: Path) -> None:
         raise WriteError(f"cannot finish {result_dir}: {error.strerror or error}") from None
 
 
-def plan_tree(source: Path, reserved: frozenset[str] = frozenset()) -> TreePlan:
+def plan_tree(
+    source: Path, reserved: frozenset[str] = frozenset(), max_bytes: int = MAX_SOURCE_BYTES
+) -> TreePlan:
     """Everything under SRC, sorted, without following any symlink.
+
+    A YAML, JSON or shell file is read to tell a framework configuration (migrated) from data
+    (copied); one over ``max_bytes`` is data.
 
     ``reserved``: names at the top of the result that the run writes itself (reports, log); an entry
     of SRC with such a name is not mirrored (whatever it is, even a link, it is never written through).
@@ -267,9 +277,20 @@ def plan_tree(source: Path, reserved: frozenset[str] = frozenset()) -> TreePlan:
                 plan.not_copied.append((rel, "not a regular file"))
             elif name.endswith(PYTHON_SUFFIXES):
                 plan.python_files.append(rel)
+            elif kind_of(name) is not None and _holds_settings(path, rel, max_bytes):
+                plan.config_files.append(rel)
             else:
                 plan.other_files.append(rel)
     return plan
+
+
+def _holds_settings(path: Path, rel: str, max_bytes: int) -> bool:
+    """Whether a YAML, JSON or shell file holds a framework setting (most hold data): worked out
+    here, so that data files are copied as any other file rather than sent to the workers."""
+    try:
+        return config_kind(rel, read_source(path, max_bytes).data) is not None
+    except NotRead:  # too large, or unreadable: copied (or reported) as any other file
+        return False
 
 
 def _link(root: Path, path: Path, rel: Path) -> Link:
@@ -294,7 +315,8 @@ def migrate_tree(
     project = project_names(source, plan.python_files, options.settings.max_bytes)
     settings = dataclasses.replace(options.settings, project=project)
     jobs = [
-        (source, result_dir, rel, settings, options.diff, companion) for rel in plan.python_files
+        (source, result_dir, rel, settings, options.diff, companion)
+        for rel in [*plan.python_files, *plan.config_files]
     ]
     outcomes = []
     # Built before the workers start: forked, they inherit it instead of each building its own.
@@ -339,7 +361,8 @@ Job = tuple[Path, Path | None, str, Settings, bool, Companion | None]
 
 
 def migrate_file(job: Job) -> FileOutcome:
-    """Read, migrate and (unless previewing) write one Python file. Runs in a worker process.
+    """Read, migrate and (unless previewing) write one Python or configuration file. Runs in a
+    worker process.
 
     A file that cannot be read is "not copied"; a result that cannot be written stops the run
     (:class:`~ascendify._fs.WriteError`: a full disk fails every later file too).
@@ -356,7 +379,11 @@ def _migrate_file(job: Job) -> FileOutcome:
         read = read_source(path, settings.max_bytes)
         data = read.data
         parse = SharedParse(data)  # one decode and parse for the migration and the companion
-        result: Changed | Unchanged | Skipped | Failed = migrate_source(data, settings, rel, parse)
+        result: Changed | Unchanged | Skipped | Failed = (
+            migrate_source(data, settings, rel, parse)
+            if rel.endswith(PYTHON_SUFFIXES)
+            else migrate_config(data, settings, rel)
+        )
         if companion is not None:
             inspected = companion.inspect(rel, data, parse)
     except TooLarge:

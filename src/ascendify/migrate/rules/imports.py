@@ -173,6 +173,8 @@ def delete_lines(ctx: Context, node: ast.stmt) -> Edit | None:
 
 # ``torch(?<!\wtorch)`` is ``\btorch``, but led by a literal, which re scans for much faster.
 _TORCH_NPU_NAMESPACE = re.compile(r"torch(?<!\wtorch)\.npu\b")
+# The module's name in rewritten code; not inside another name ("adamw_torch_npu_fused").
+_TORCH_NPU_NAME = re.compile(r"(?<!\w)torch_npu\b")
 
 
 @finishes(rules=(ImportTorchNpu,))
@@ -187,7 +189,7 @@ def insert_torch_npu(
     uses_torch_npu_namespace = uses_torch and _TORCH_NPU_NAMESPACE.search(ctx.source.text)
     if not (edits or uses_torch_npu_namespace):
         return
-    names_torch_npu = any("torch_npu" in edit.replacement for edit in edits)
+    names_torch_npu = any(_TORCH_NPU_NAME.search(edit.replacement) for edit in edits)
     if names_torch_npu or uses_torch:  # a launcher that only sets environment variables needs none
         yield Insertion(
             ImportTorchNpu,
@@ -221,7 +223,9 @@ def insert_torch_npu_in_functions(
     ctx: Context, module: ast.Module, findings: list[Finding]
 ) -> Iterator[Insertion]:
     offsets = [
-        f.edit.start for f in findings if f.edit is not None and "torch_npu" in f.edit.replacement
+        f.edit.start
+        for f in findings
+        if f.edit is not None and _TORCH_NPU_NAME.search(f.edit.replacement)
     ]
     if not offsets:
         return

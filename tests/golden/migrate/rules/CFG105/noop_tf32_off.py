@@ -1,0 +1,4 @@
+# rules:
+from transformers import TrainingArguments
+
+args = TrainingArguments(output_dir="out", tf32=False)

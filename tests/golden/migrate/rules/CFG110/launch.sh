@@ -1,0 +1,3 @@
+# rules: CFG110
+#!/bin/bash
+accelerate launch --dynamo_backend inductor train.py
