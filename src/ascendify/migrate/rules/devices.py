@@ -12,6 +12,7 @@ from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks
 from ascendify.migrate.rules._literals import Parameter, SlotKind, holder_name, slot_kind
 from ascendify.migrate.rules._own import (
     cuda_branches_beside_npu,
+    handles_npu,
     in_cuda_test_beside_npu,
     is_elif,
     mentions_device,
@@ -139,7 +140,10 @@ class ExistingNpuBranch(Rule):
     branch exactly as written, and reports it: ``if x.device.type == "npu": ... elif
     x.device.type == "cuda": ...`` keeps its ``elif`` (and that branch's body). Likewise a CUDA test
     assigned beside an NPU test (``self.is_cuda = d.type == "cuda"`` next to ``self.is_npu = d.type
-    == "npu"``) is left as written.
+    == "npu"``) is left as written. In a file with NPU code of its own (a condition naming the
+    NPU: ``elif device == "npu":``, ``is_torch_npu_available()``), every CUDA test and what it guards
+    stay as written too: ``if device == "cuda":`` and its body, ``if device != "cuda": return`` and
+    the rest of its block.
 
     Why: the code already handles the NPU; rewriting its CUDA branch would make a second, dead
     NPU branch and take the CUDA path away from CUDA hosts.
@@ -168,6 +172,46 @@ def check_npu_branch(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Ite
     for test, first, last in cuda_branches_beside_npu(node):
         message = f"CUDA branch kept as written: the code has an NPU branch ({ctx.segment(test)})"
         yield Finding(ExistingNpuBranch, first, last, message)
+
+
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+@checks(ast.If, rules=(ExistingNpuBranch,))
+def check_cuda_logic_beside_npu(
+    ctx: Context, node: ast.AST, parent: ast.AST | None
+) -> Iterator[Finding]:
+    """In a file with NPU code of its own, every CUDA test and what it guards stay as written:
+    ``if device == "cuda":`` and its body, ``if device != "cuda": return`` and the rest of its block."""
+    assert isinstance(node, ast.If)
+    if is_elif(node, parent) or not handles_npu(ctx):
+        return
+    chain = [node]
+    while len(chain[-1].orelse) == 1 and isinstance(chain[-1].orelse[0], ast.If):
+        chain.append(chain[-1].orelse[0])
+    if any(mentions_device(branch.test, NPU_DEVICE_TYPE) for branch in chain):
+        return  # check_npu_branch keeps its CUDA branches
+    for branch in chain:
+        if not mentions_device(branch.test, CUDA_DEVICE_TYPE):
+            continue
+        last = branch.body[-1].end_lineno or branch.body[-1].lineno
+        if branch is node and not node.orelse and isinstance(node.body[-1], _EXITS):
+            last = max(last, _block_end(node, parent))  # the CUDA path goes on after the exit
+        message = (
+            "CUDA logic kept as written: the file has NPU code of its own "
+            f"({ctx.segment(branch.test)})"
+        )
+        yield Finding(ExistingNpuBranch, branch.lineno, last, message)
+
+
+def _block_end(node: ast.stmt, parent: ast.AST | None) -> int:
+    """The last line of the statement list ``node`` stands in."""
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(parent, name, None)
+        if isinstance(block, list) and any(stmt is node for stmt in block):
+            last: ast.stmt = block[-1]
+            return last.end_lineno or last.lineno
+    return node.end_lineno or node.lineno
 
 
 @checks(ast.Compare, rules=(ExistingNpuBranch,))
