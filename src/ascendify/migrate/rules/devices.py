@@ -105,7 +105,9 @@ def to_npu_device(value: str) -> str | None:
 
 _DEVICE_KEYWORDS = frozenset(
     {"device", "device_type", "map_location", "output_device", "pin_memory_device",
-     "device_ids", "device_id"}
+     "device_ids", "device_id",
+     # transformers' from_pretrained(device_map="cuda") and accelerate take the NPU's name too
+     "device_map", "to_device"}
 )  # fmt: skip
 
 # Names of variables, attributes, parameters and keys holding a device.
