@@ -385,9 +385,12 @@ class _HelperDevices:
 
 
 def _project_call(ctx: Context, call: ast.Call) -> bool:
-    """A call of a function that is neither torch's nor a builtin (the project's, or unknown)."""
+    """A call of another module's function that is neither torch's nor a builtin (the project's,
+    or unknown); the file's own functions are read where they are defined."""
     func = call.func
-    if isinstance(func, ast.Name) and func.id in dir(builtins):
+    if (isinstance(func, ast.Name) and func.id in _BUILTIN_NAMES) or may_call_own_function(
+        ctx, call
+    ):
         return False
     qualified = ctx.names.qualified_name(func)
     return qualified is None or not qualified.startswith("torch")
