@@ -491,8 +491,11 @@ def check_device_to_other_module(
     if called is None or called in _BUILTIN_NAMES or may_call_own_function(ctx, node):
         return  # a builtin, or the file's own function: its parameters are followed (NPU302)
     qualified = ctx.names.qualified_name(func)
-    if qualified is not None and qualified.split(".")[0] in _NOT_OTHER_MODULES:
-        return  # torch's own callables have their device slots in the tables
+    root = func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if (qualified or getattr(root, "id", None) or "").split(".")[0] in _NOT_OTHER_MODULES:
+        return  # torch's own callables have their device slots in the tables (torch unbound: NPU005)
     named = _NAMED_FOR_DEVICES.search(called) is not None
     if not named and (
         qualified is None or (isinstance(func, ast.Attribute) and "." not in qualified)
