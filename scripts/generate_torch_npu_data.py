@@ -1,8 +1,10 @@
 """Generate ascendify's torch_npu facts from the real torch-npu wheels.
 
 torch_npu installs from PyPI but cannot be imported without the CANN runtime, so this script reads the
-wheel as a zip archive: the ``__all__`` lists of the public modules and the aten operators that have an
-NPU kernel (``csrc/aten/npu_native_functions_by_codegen.yaml``). One JSON file per version is written to
+wheel as a zip archive: the ``__all__`` lists of the public modules, every name each module of
+``torch_npu.npu`` (and each public module) binds, private ones included (``torch_npu.npu._lazy_call``,
+``default_generators``: names CUDA code reaches on ``torch.cuda`` too), and the aten operators that
+have an NPU kernel (``csrc/aten/npu_native_functions_by_codegen.yaml``). One JSON file per version is written to
 ``src/ascendify/targets/data/`` and committed; ascendify never needs the wheel at run time.
 
 Usage::
@@ -15,12 +17,14 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import json
 import re
 import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +50,8 @@ PUBLIC_MODULES = {
     "torch_npu.contrib": "torch_npu/contrib/__init__.py",
     "torch_npu.optim": "torch_npu/optim/__init__.py",
 }
+# Packages every module of which has its bound names listed (the torch.cuda mirror and its helpers).
+NAMED_PACKAGES = ("torch_npu/npu/",)
 # torch_npu exports its custom operators (torch.ops.npu.*) at the top level from this list.
 EXPOSED_OPERATORS = ("torch_npu/utils/exposed_api.py", "public_npu_functions")
 OPS_YAML = "torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml"
@@ -88,6 +94,79 @@ def _top_level_names(tree: ast.Module) -> set[str]:
     return {name for name in names if not name.startswith("_")}
 
 
+def module_bound_names(source: str, star_names: Callable[[str], list[str]]) -> list[str]:
+    """Every name the module binds at its top level (private ones and those it imports included;
+    under ``if``/``try`` too); ``from M import *`` adds ``star_names(M)`` (M as written)."""
+    names: set[str] = set()
+    for node in _top_level_statements(ast.parse(source).body):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.Import):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name == "*":
+                    names.update(star_names("." * node.level + (node.module or "")))
+                else:
+                    names.add(alias.asname or alias.name)
+    return sorted(names)
+
+
+def _top_level_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    for node in body:
+        yield node
+        if isinstance(node, (ast.If, ast.Try, ast.With)):
+            for block in ("body", "orelse", "finalbody"):
+                yield from _top_level_statements(getattr(node, block, []))
+            for handler in getattr(node, "handlers", []):
+                yield from _top_level_statements(handler.body)
+
+
+def module_names(archive: zipfile.ZipFile, files: set[str]) -> dict[str, list[str]]:
+    """dotted module -> every name it binds (its submodules too, for a package), for the public
+    modules and every module under :data:`NAMED_PACKAGES`."""
+    paths = {path: _dotted(path) for path in files if path.endswith(".py")}
+    wanted = {
+        path: dotted
+        for path, dotted in paths.items()
+        if path in PUBLIC_MODULES.values() or path.startswith(NAMED_PACKAGES)
+    }
+    by_dotted = {dotted: path for path, dotted in paths.items()}
+
+    def star_names(importer: str, written: str) -> list[str]:
+        """The public names of the module ``from written import *`` in ``importer`` reads."""
+        level = len(written) - len(written.lstrip("."))
+        target = written
+        if level:
+            # a package's "." is itself, a module's its package
+            up = level - by_dotted[importer].endswith("__init__.py")
+            package = importer.rsplit(".", up)[0]
+            target = ".".join(filter(None, (package, written[level:])))
+        path = by_dotted.get(target)
+        return [] if path is None else module_public_names(archive.read(path).decode("utf-8"))
+
+    result: dict[str, list[str]] = {}
+    for path, dotted in wanted.items():
+        source = archive.read(path).decode("utf-8")
+        names = set(module_bound_names(source, functools.partial(star_names, dotted)))
+        if path.endswith("__init__.py"):
+            names.update(
+                child.rpartition(".")[2]
+                for child in paths.values()
+                if child.rpartition(".")[0] == dotted
+            )
+        result[dotted] = sorted(name for name in names if not name.startswith("__"))
+    return dict(sorted(result.items()))
+
+
+def _dotted(path: str) -> str:
+    return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+
 def kernel_ops(document: dict[str, Any]) -> tuple[list[str], list[str]]:
     """(aten overloads with an NPU kernel, NPU-only custom operators) from the codegen yaml."""
     aten: set[str] = set()
@@ -116,6 +195,7 @@ def facts_from_wheel(wheel: Path) -> dict[str, Any]:
         }
         if "torch_npu" in modules and EXPOSED_OPERATORS[0] in files:
             modules["torch_npu"] = sorted({*modules["torch_npu"], *exposed_operator_names(archive)})
+        every_name = module_names(archive, files)
         aten, custom = kernel_ops(yaml.safe_load(archive.read(OPS_YAML)))
         torch_requirement = _read_torch_requirement(archive, files)
     return {
@@ -123,6 +203,7 @@ def facts_from_wheel(wheel: Path) -> dict[str, Any]:
         "torch_requirement": torch_requirement,
         "source": wheel.name,
         "public_names": modules,
+        "module_names": every_name,
         "aten_ops_with_npu_kernel": aten,
         "npu_custom_ops": custom,
     }

@@ -56,10 +56,19 @@ def test_generators_made_for_cuda_draw_like_cpu_generators() -> None:
     drawn = torch.randn(4, generator=generator, device="cuda")
     assert torch.equal(drawn, torch.randn(4, generator=reference))
     torch.manual_seed(5)
-    # seeds CUDA generators, of which there are none: a no-op, as in torch without CUDA
+    # torch.cuda's generator is the CPU's (default_generators): seeding it seeds that one
     torch.cuda.manual_seed(6)
-    torch.cuda.manual_seed_all(6)
-    assert torch.cuda.initial_seed() == 5
+    assert torch.cuda.initial_seed() == torch.initial_seed() == 6
+    torch.cuda.manual_seed_all(7)
+    assert torch.cuda.initial_seed() == 7
+
+
+def test_lazy_calls_run_at_once_on_the_cpu() -> None:
+    """A model-parallel RNG tracker's setter: CUDA queues it until it initialises (never, here)."""
+    state = torch.cuda.get_rng_state()
+    first = torch.rand(3, device="cuda")
+    torch.cuda._lazy_call(lambda: torch.cuda.default_generators[0].set_state(state))
+    assert torch.equal(torch.rand(3, device="cuda"), first)
 
 
 def test_default_generators_are_the_cpu_generator() -> None:

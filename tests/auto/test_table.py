@@ -241,3 +241,23 @@ def test_npu_values_cuda_code_reads_stay_readable() -> None:
     assert (read.name, read.major) == ("Ascend910B", 0)
     with pytest.raises(AttributeError):
         _ = read.multi_processor_count
+
+
+def test_a_row_for_a_name_this_torch_lacks_adds_it() -> None:
+    """NPU hosts run a torch build without NCCL: the ProcessGroupNCCL rows (absent_ok) must build
+    there, not fail reading the original that is not there."""
+    import sys
+
+    from ascendify.auto._session import _build
+    from ascendify.auto._table import Patch
+
+    module = types.ModuleType("scratch_without_nccl")
+    sys.modules[module.__name__] = module
+    try:
+        row = Patch("AUTO260", f"{module.__name__}.ProcessGroupNCCL", "added",
+                    npu=lambda original, device_map: ("hccl", original), absent_ok=True)  # fmt: skip
+        (replacement,) = _build(row, "npu", DeviceMap("npu"))
+        assert replacement.name == "ProcessGroupNCCL"
+        assert replacement.value == ("hccl", None)
+    finally:
+        del sys.modules[module.__name__]

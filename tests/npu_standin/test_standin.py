@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -275,3 +276,39 @@ def test_fusion_attention_follows_each_documented_argument() -> None:
     assert result.pop("head_num") is True
     assert result.pop("keep_prob_changes") > 0.1
     assert all(difference < 1e-5 for difference in result.values()), result
+
+
+@pytest.mark.slow
+def test_npu_generators_are_what_npu_tensors_draw_from_and_lazy_calls_run() -> None:
+    """As the wheel: default_generators indexed by npu, _lazy_call running its callback once the
+    npu is initialised; and the generator is the one npu tensors draw from (the CPU's)."""
+    from ascendify.targets import load_facts
+
+    results = outcomes(
+        {
+            "private": "sorted(__import__('_npu_standin.emulation').emulation.EMULATED_PRIVATE)",
+            "count": "len(torch_npu.npu.default_generators)",
+            "is_cpu": "torch_npu.npu.default_generators[0] is torch.default_generator",
+            "lazy": "(s := torch.npu.get_rng_state(), a := torch.rand(2, device='npu'),"
+            " torch_npu.npu._lazy_call(lambda: torch_npu.npu.default_generators[0].set_state(s)),"
+            " torch.equal(a, torch.rand(2, device='npu')))[3]",
+            "seeded": "(torch.npu.manual_seed(3), torch.initial_seed())[1]",
+            "cuda_device": "torch.npu.set_rng_state(torch.npu.get_rng_state(), 'cuda')",
+            "index": "torch.npu.get_rng_state(1)",
+        }
+    )
+    facts = load_facts(
+        json.loads(
+            run_python(
+                "import torch_npu, json; print(json.dumps(torch_npu.__version__))", standin=True
+            )
+        )
+    )
+    private = ast.literal_eval(results["private"])
+    assert private
+    assert all(facts.has(name) for name in private)
+    assert results["count"] == "1"
+    assert results["is_cpu"] == results["lazy"] == "True"
+    assert results["seeded"] == "3"
+    assert results["cuda_device"].startswith("ValueError: Expected a npu device")
+    assert results["index"].startswith("RuntimeError: Invalid device ID 1")

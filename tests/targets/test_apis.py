@@ -105,3 +105,61 @@ def test_tables_have_no_duplicate_keys() -> None:
     assert len(names) == len(set(names))
     cuda_names = [t.cuda for t in explicit_targets()]
     assert len(cuda_names) == len(set(cuda_names))
+
+
+def _cuda_names() -> list[str]:
+    """Every name torch.cuda's namespaces bind, private ones too (what CUDA code may reach)."""
+    import importlib
+
+    from ascendify.targets.apis import SAME_NAME_NAMESPACES
+
+    names = []
+    for namespace in SAME_NAME_NAMESPACES:
+        module = importlib.import_module(namespace)
+        names += [f"{namespace}.{name}" for name in vars(module) if not name.startswith("__")]
+    return names
+
+
+def _claims_missing(note: str) -> bool:
+    return "no counterpart" in note or "does not exist" in note
+
+
+@pytest.mark.parametrize("version", available_versions())
+def test_no_message_claims_missing_a_name_the_wheel_has(version: str) -> None:
+    """A "no counterpart"/"does not exist" row is written only where the release lacks the name
+    (private and non-__all__ names included: torch_npu.npu._lazy_call, default_generators)."""
+    from ascendify.targets import match_api
+    from ascendify.targets.apis import SAME_NAME_NAMESPACES
+
+    facts = load_facts(version)
+    false_claims = []
+    for qualified in [*_cuda_names(), *(target.cuda for target in explicit_targets())]:
+        match = match_api(qualified, facts)
+        if match is None or match.npu_name is not None or not _claims_missing(match.target.note):
+            continue
+        namespace, _, name = qualified.rpartition(".")
+        twin = SAME_NAME_NAMESPACES.get(qualified) or (
+            f"{SAME_NAME_NAMESPACES[namespace]}.{name}"
+            if namespace in SAME_NAME_NAMESPACES
+            else None
+        )
+        if twin is not None and facts.has(twin):
+            false_claims.append(f"{qualified}: {match.target.note}")
+    assert false_claims == []
+
+
+def test_names_the_wheel_binds_privately_are_migrated() -> None:
+    from ascendify.targets import match_api
+
+    for cuda, npu in (
+        ("torch.cuda._lazy_call", "torch_npu.npu._lazy_call"),
+        ("torch.cuda.default_generators", "torch_npu.npu.default_generators"),
+        ("torch.cuda.amp.common.amp_definitely_not_available",
+         "torch_npu.npu.amp.common.amp_definitely_not_available"),
+        ("torch.cuda.amp.grad_scaler.GradScaler", "torch_npu.npu.amp.grad_scaler.GradScaler"),
+    ):  # fmt: skip
+        match = match_api(cuda, FACTS)
+        assert match is not None, cuda
+        assert match.npu_name == npu, cuda
+    assert not FACTS.has("torch_npu.npu._no_such_name")
+    assert not FACTS.has("torch_npu.npu.amp.common.no_such_name")

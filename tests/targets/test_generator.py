@@ -32,8 +32,20 @@ def make_wheel(tmp_path: Path) -> Path:
             "torch_npu-9.1.0.dist-info/METADATA",
             "Name: torch_npu\nVersion: 9.1.0\nRequires-Dist: torch==9.1.0.*\n",
         )
-        archive.writestr("torch_npu/npu/__init__.py", "__all__ = ['set_device', 'NPUGraph']\n")
+        archive.writestr(
+            "torch_npu/npu/__init__.py",
+            "__all__ = ['set_device', 'NPUGraph']\nfrom .random import *\n",
+        )
         archive.writestr("torch_npu/npu/backends.py", "fft_plan_cache = 1\n_private = 2\n")
+        archive.writestr(
+            "torch_npu/npu/random.py",
+            "__all__ = ['seed']\nfrom . import _lazy_call\ndef seed(): pass\n"
+            "try:\n    _table: dict = {}\nexcept ImportError:\n    pass\n",
+        )
+        archive.writestr("torch_npu/npu/amp/__init__.py", "")
+        archive.writestr(
+            "torch_npu/npu/amp/common.py", "def amp_definitely_not_available(): pass\n"
+        )
         archive.writestr("torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml", OPS_YAML)
     return wheel
 
@@ -46,6 +58,16 @@ def test_reads_names_ops_and_version_from_the_archive(tmp_path: Path) -> None:
     assert facts["public_names"]["torch_npu.npu.backends"] == ["fft_plan_cache"]
     assert facts["aten_ops_with_npu_kernel"] == ["addmm", "addmm.out", "copy_", "embedding"]
     assert facts["npu_custom_ops"] == ["npu_fast_gelu"]
+
+
+def test_every_bound_name_is_read_private_and_imported_ones_included(tmp_path: Path) -> None:
+    names = facts_from_wheel(make_wheel(tmp_path))["module_names"]
+    assert names["torch_npu.npu.random"] == ["_lazy_call", "_table", "seed"]
+    assert names["torch_npu.npu.backends"] == ["_private", "fft_plan_cache"]
+    # a package binds its submodules; a star import, the other module's public names
+    assert names["torch_npu.npu.amp"] == ["common"]
+    assert names["torch_npu.npu"] == ["amp", "backends", "random", "seed"]
+    assert names["torch_npu.npu.amp.common"] == ["amp_definitely_not_available"]
 
 
 def test_augmented_all_is_collected() -> None:
@@ -66,5 +88,7 @@ def test_committed_data_matches_the_real_wheel(tmp_path: Path) -> None:
     committed = json.loads((OUTPUT_DIR / "torch_npu-2.13.0.json").read_text(encoding="utf-8"))
     regenerated = facts_from_wheel(wheel)
     assert regenerated["public_names"] == committed["public_names"]
+    assert regenerated["module_names"] == committed["module_names"]
+    assert "_lazy_call" in committed["module_names"]["torch_npu.npu"]
     assert regenerated["aten_ops_with_npu_kernel"] == committed["aten_ops_with_npu_kernel"]
     assert len(committed["aten_ops_with_npu_kernel"]) > 1000

@@ -241,6 +241,18 @@ def set_rng_state(original: Any, device_map: DeviceMap) -> Any:
     return set_rng_state
 
 
+def seed_cpu_generator(original: Any, device_map: DeviceMap) -> Any:
+    def manual_seed(seed: int) -> None:
+        torch.default_generator.manual_seed(int(seed))
+
+    return manual_seed
+
+
+def call_now(cb: Callable[[], Any], *args: Any, **kwargs: Any) -> None:
+    """torch.cuda._lazy_call on the CPU: there is nothing to initialise first."""
+    cb()
+
+
 def constant(value: Any) -> Factory:
     return lambda original, device_map: value
 

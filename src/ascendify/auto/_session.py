@@ -136,7 +136,8 @@ def _build(row: Patch, device: str, device_map: DeviceMap) -> list[Replacement]:
     factory = landed.factory(device)
     if factory is None:
         return []
-    return [Replacement(landed.target, owner, name, factory(getattr(owner, name), device_map))]
+    original = getattr(owner, name, None)  # absent_ok: a name this torch lacks is added
+    return [Replacement(landed.target, owner, name, factory(original, device_map))]
 
 
 def _check_device(device: str) -> None:

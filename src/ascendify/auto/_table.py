@@ -130,6 +130,14 @@ def _cuda_runtime_rows() -> Iterator[Patch]:
         "torch.cuda.initial_seed": (_cpu.calls(torch.initial_seed), "the CPU generator's seed"),
         "torch.cuda.get_rng_state": (_cpu.calls(torch.get_rng_state), "the CPU generator's state"),
         "torch.cuda.set_rng_state": (_cpu.set_rng_state, "sets the CPU generator's state"),
+        # The CPU generator is torch.cuda's (default_generators below): seeding it seeds that one,
+        # or an RNG tracker's add(name, seed) would save the unseeded state.
+        "torch.cuda.manual_seed": (_cpu.seed_cpu_generator, "seeds the CPU generator"),
+        "torch.cuda.manual_seed_all": (_cpu.seed_cpu_generator, "seeds the CPU generator"),
+        "torch.cuda.random.manual_seed": (_cpu.seed_cpu_generator,
+                                          "seeds the CPU generator"),
+        "torch.cuda.random.manual_seed_all": (_cpu.seed_cpu_generator,
+                                              "seeds the CPU generator"),
         "torch.cuda.device": (_cpu.constant(_cpu.HostDeviceContext),
                               "a context (and class) that selects nothing"),
         "torch.cuda.utilization": (_cpu.returns(0), "0 (no GPU is busy)"),
@@ -152,6 +160,12 @@ def _cuda_runtime_rows() -> Iterator[Patch]:
     }  # fmt: skip
     for target, (factory, note) in cpu_only.items():
         yield Patch("AUTO202", target, f"on the CPU: {note}", cpu=factory)
+    # Model-parallel RNG trackers queue their state setter with _lazy_call, which CUDA runs only once
+    # it initialises: never, on the CPU, so the state would silently never be set.
+    yield Patch("AUTO202", "torch.cuda._lazy_call",
+                "CPU: runs the callback at once (the CPU needs no initialising); NPU: torch_npu's",
+                cpu=_cpu.constant(_cpu.call_now),
+                npu=_npu.NpuObject("torch_npu.npu._lazy_call"))  # fmt: skip
     yield Patch("AUTO202", "torch.cuda.default_generators",
                 "CPU: the CPU generator; NPU: torch_npu's, read when used (torch_npu fills them "
                 "when the NPU initialises)",

@@ -70,11 +70,17 @@ _EXPLICIT: tuple[ApiTarget, ...] = (
         Safety.UNSAFE,
         "float64 has few NPU kernels: operators may fall back to the CPU or fail",
     ),
-    ApiTarget(
-        "torch.cuda.CUDAPluggableAllocator",
-        "torch_npu.npu.NPUPluggableAllocator",
-        Safety.UNSAFE,
-        "the allocator library must be rebuilt against the NPU runtime",
+    *(
+        ApiTarget(
+            f"{namespace}.CUDAPluggableAllocator",
+            f"{npu_namespace}.NPUPluggableAllocator",
+            Safety.UNSAFE,
+            "the allocator library must be rebuilt against the NPU runtime",
+        )
+        for namespace, npu_namespace in (
+            ("torch.cuda", "torch_npu.npu"),
+            ("torch.cuda.memory", "torch_npu.npu.memory"),
+        )
     ),
     ApiTarget(
         "torch.cuda._sanitizer.enable_cuda_sanitizer",

@@ -27,6 +27,10 @@ class DeviceParameter:
     positions: tuple[int, ...] = ()
 
 
+# The RNG state functions of torch.cuda (and torch.cuda.random) and the position of their device:
+# set_rng_state(new_state, device="cuda") takes it second.
+RNG_DEVICE_FUNCTIONS = {"get_rng_state": 0, "set_rng_state": 1}
+
 _TENSOR_FACTORIES = (
     "tensor", "as_tensor", "asarray", "zeros", "zeros_like", "ones", "ones_like", "empty",
     "empty_like", "empty_strided", "empty_permuted", "full", "full_like", "rand", "rand_like",
@@ -89,20 +93,32 @@ DEVICE_PARAMETERS: tuple[DeviceParameter, ...] = (
 
 
 # What static migration renames and whose device argument must then name the NPU in the same pass:
-# ``x.cuda("cuda:0")`` (renamed ``.npu()``) and torch.cuda functions taking a device first
-# (renamed to torch_npu.npu). The runtime redirect maps these callables as a whole instead.
-_CUDA_DEVICE_FUNCTIONS = (
-    "get_device_properties", "get_device_name", "get_device_capability", "set_device",
-    "synchronize", "mem_get_info", "memory_stats", "memory_summary", "memory_snapshot",
-    "memory_allocated", "max_memory_allocated", "reset_max_memory_allocated", "memory_reserved",
-    "max_memory_reserved", "reset_max_memory_cached", "reset_peak_memory_stats", "current_stream",
-    "default_stream", "utilization", "can_device_access_peer", "device", "device_of",
-    "get_rng_state", "set_rng_state",
-)  # fmt: skip
+# ``x.cuda("cuda:0")`` (renamed ``.npu()``) and torch.cuda functions taking a device (renamed to
+# torch_npu.npu): the device's position, every one named ``device`` by keyword. The runtime redirect
+# maps these callables as a whole instead.
+_CUDA_DEVICE_FUNCTIONS = {
+    **dict.fromkeys((
+        "get_device_properties", "get_device_name", "get_device_capability", "set_device",
+        "synchronize", "mem_get_info", "memory_stats", "memory_summary", "memory_snapshot",
+        "memory_allocated", "max_memory_allocated", "reset_max_memory_allocated", "memory_reserved",
+        "max_memory_reserved", "reset_max_memory_cached", "reset_peak_memory_stats",
+        "current_stream", "default_stream", "utilization", "can_device_access_peer", "device",
+        "device_of",
+    ), 0),
+    **RNG_DEVICE_FUNCTIONS,
+}  # fmt: skip
 
 RENAMED_DEVICE_PARAMETERS: tuple[DeviceParameter, ...] = (
     DeviceParameter(".cuda", positions=(0,)),
-    *(DeviceParameter(f"torch.cuda.{name}", positions=(0,)) for name in _CUDA_DEVICE_FUNCTIONS),
+    *(
+        DeviceParameter(f"torch.cuda.{name}", positions=(position,))
+        for name, position in _CUDA_DEVICE_FUNCTIONS.items()
+    ),
+    # The RNG functions are torch.cuda.random's, re-exported by torch.cuda.
+    *(
+        DeviceParameter(f"torch.cuda.random.{name}", positions=(position,))
+        for name, position in RNG_DEVICE_FUNCTIONS.items()
+    ),
 )
 
 

@@ -19,23 +19,28 @@ DEFAULT_VERSION = "2.13.0"
 class TorchNpuFacts:
     version: str
     torch_requirement: str | None
-    public_names: dict[str, frozenset[str]]
+    public_names: dict[str, frozenset[str]]  # each public module's __all__
+    # every name each module binds, private and imported ones included (torch_npu.npu._lazy_call)
+    module_names: dict[str, frozenset[str]]
     aten_ops_with_npu_kernel: frozenset[str]
     npu_custom_ops: frozenset[str]
 
     def has(self, qualified_name: str) -> bool:
-        """Whether a name like ``torch_npu.npu.set_device`` is public in this release.
+        """Whether a name like ``torch_npu.npu.set_device`` exists in this release: public, or bound
+        by its module all the same (``torch_npu.npu._lazy_call``, ``default_generators``).
 
-        The longest listed module that prefixes the name must export the next component; components
+        The longest listed module that prefixes the name must bind the next component; components
         after that are attributes of an exported object (``ProfilerActivity.NPU``) and are trusted.
         """
         module = qualified_name
         while module:
-            if module in self.public_names:
+            if module in self.public_names or module in self.module_names:
                 rest = qualified_name[len(module) + 1 :]
+                first = rest.split(".", 1)[0]
                 return (
                     not rest
-                    or rest.split(".", 1)[0] in self.public_names[module]
+                    or first in self.public_names.get(module, ())
+                    or first in self.module_names.get(module, ())
                     or (self._shadowed(module) and "." not in rest)
                 )
             module = module.rpartition(".")[0]
@@ -45,7 +50,9 @@ class TorchNpuFacts:
         """Whether a package binds, over its submodule ``x``, the object ``x`` that the submodule
         exports (``from .mstx import mstx``): then ``package.x.name`` is a member of that object."""
         package, _, last = module.rpartition(".")
-        return last in self.public_names.get(package, ()) and last in self.public_names[module]
+        return last in self.public_names.get(package, ()) and last in self.public_names.get(
+            module, ()
+        )
 
     def has_npu_kernel(self, aten_overload: str) -> bool:
         """Whether an aten overload (``"addmm"`` for the default one, ``"addmm.out"``) has an NPU kernel."""
@@ -101,6 +108,7 @@ def load_facts(version: str | None = None) -> TorchNpuFacts:
         version=raw["torch_npu_version"],
         torch_requirement=raw["torch_requirement"],
         public_names={module: frozenset(names) for module, names in raw["public_names"].items()},
+        module_names={module: frozenset(names) for module, names in raw["module_names"].items()},
         aten_ops_with_npu_kernel=frozenset(raw["aten_ops_with_npu_kernel"]),
         npu_custom_ops=frozenset(raw["npu_custom_ops"]),
     )

@@ -216,5 +216,31 @@ def _names_device(node: ast.AST, device: str) -> bool:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value == device or node.value.startswith(device + ":")
     if isinstance(node, ast.Attribute):
-        return node.attr in (device, f"is_{device}")
-    return isinstance(node, ast.Name) and node.id == f"torch_{device}"
+        return node.attr in (device, f"is_{device}") or _is_availability(node.attr, device)
+    return isinstance(node, ast.Name) and (
+        node.id == f"torch_{device}" or _is_availability(node.id, device)
+    )
+
+
+def _is_availability(name: str, device: str) -> bool:
+    """transformers' ``is_torch_npu_available``, accelerate's ``is_npu_available``."""
+    return name in (f"is_{device}_available", f"is_torch_{device}_available")
+
+
+def handles_npu(ctx: Context) -> bool:
+    """Whether the file has code of its own for the NPU: a condition that names it
+    (``elif device == "npu":``, ``if is_torch_npu_available():``). Its CUDA logic is then its
+    author's, kept as written."""
+    facts = ctx.state(_HandlesNpu)
+    if facts.answer is None:
+        facts.answer = _NAMES_NPU.search(ctx.source.text) is not None and any(
+            isinstance(node, ast.If | ast.IfExp | ast.While)
+            and mentions_device(node.test, NPU_DEVICE_TYPE)
+            for node in ast.walk(ctx.module)
+        )
+    return facts.answer
+
+
+@dataclass
+class _HandlesNpu:
+    answer: bool | None = None

@@ -8,6 +8,7 @@ deletes the library's imports once every use is ported.
 from __future__ import annotations
 
 import ast
+import re
 
 from ascendify.migrate._rule import Context, Operation, Rule
 from ascendify.migrate.rules._ports import PORTERS, Port, Porter, Unported
@@ -150,13 +151,13 @@ def _bound(node: ast.Call, form: AttentionForm) -> dict[str, ast.expr]:
 def _port(ctx: Context, node: ast.Call, form: AttentionForm) -> str:
     args = _bound(node, form)
     if form is FLASH_ATTN_QKVPACKED_FUNC:
-        tensor = _needed(ctx, args, "qkv", repeated=True)
+        first, tensor = _read_once(ctx, _required(args, "qkv"), "qkv")
         head = f"{tensor}.shape[3]"
-        inputs = f"*{tensor}.unbind(2)"
+        inputs = f"*{first}.unbind(2)"
     else:
-        tensor = _needed(ctx, args, "q", repeated=True)
+        first, tensor = _read_once(ctx, _required(args, "q"), "q")
         head = f"{tensor}.shape[{1 if form.layout == 'TND' else 2}]"
-        inputs = ", ".join(_needed(ctx, args, name, repeated=False) for name in "qkv")
+        inputs = ", ".join([first, *(_needed(ctx, args, name, repeated=False) for name in "kv")])
     options = [*_mask(ctx, form, args, tensor), f"scale={_scale(ctx, args, tensor)}"]
     dropout = args.get("dropout_p")
     if not _is_constant(dropout, 0) and not _is_constant(dropout, 0.0):
@@ -213,6 +214,22 @@ def _needed(ctx: Context, args: dict[str, ast.expr], name: str, *, repeated: boo
     if repeated and not _simple(node):
         raise Unported(f"{ctx.segment(node)} is read more than once by the port: bind it to a name")
     return ctx.segment(node)
+
+
+def _read_once(ctx: Context, node: ast.expr, name: str) -> tuple[str, str]:
+    """(its first reading, its later ones) for a tensor the port reads more than once: an
+    expression (``q.transpose(1, 2)``) is bound to a name where it is first read, the port's
+    first argument, so it is computed once, in the original's order."""
+    text = ctx.segment(node)
+    if _simple(node):
+        return text, text
+    local = f"attention_{name}"
+    taken = ctx.source.text
+    suffix = 0
+    while re.search(rf"\b{local}{suffix or ''}\b", taken):
+        suffix += 1
+    local += str(suffix or "")
+    return f"({local} := {text})", local
 
 
 def _scale(ctx: Context, args: dict[str, ast.expr], tensor: str) -> str:

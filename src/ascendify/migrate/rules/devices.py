@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ascendify.migrate._modes import EVERY_TARGET
 from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks
-from ascendify.migrate.rules._literals import Parameter, SlotKind, holder_name, slot_kind
+from ascendify.migrate.rules._flow import may_call_own_function
+from ascendify.migrate.rules._literals import (
+    Parameter,
+    SlotKind,
+    holder_name,
+    literal_edit,
+    slot_arguments,
+    slot_kind,
+    slot_literals,
+)
 from ascendify.migrate.rules._own import (
     cuda_branches_beside_npu,
+    handles_npu,
     in_cuda_test_beside_npu,
     is_elif,
     mentions_device,
@@ -104,7 +115,9 @@ def to_npu_device(value: str) -> str | None:
 
 _DEVICE_KEYWORDS = frozenset(
     {"device", "device_type", "map_location", "output_device", "pin_memory_device",
-     "device_ids", "device_id"}
+     "device_ids", "device_id",
+     # transformers' from_pretrained(device_map="cuda") and accelerate take the NPU's name too
+     "device_map", "to_device"}
 )  # fmt: skip
 
 # Names of variables, attributes, parameters and keys holding a device.
@@ -139,7 +152,10 @@ class ExistingNpuBranch(Rule):
     branch exactly as written, and reports it: ``if x.device.type == "npu": ... elif
     x.device.type == "cuda": ...`` keeps its ``elif`` (and that branch's body). Likewise a CUDA test
     assigned beside an NPU test (``self.is_cuda = d.type == "cuda"`` next to ``self.is_npu = d.type
-    == "npu"``) is left as written.
+    == "npu"``) is left as written. In a file with NPU code of its own (a condition naming the
+    NPU: ``elif device == "npu":``, ``is_torch_npu_available()``), every CUDA test and what it guards
+    stay as written too: ``if device == "cuda":`` and its body, ``if device != "cuda": return`` and
+    the rest of its block.
 
     Why: the code already handles the NPU; rewriting its CUDA branch would make a second, dead
     NPU branch and take the CUDA path away from CUDA hosts.
@@ -168,6 +184,46 @@ def check_npu_branch(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Ite
     for test, first, last in cuda_branches_beside_npu(node):
         message = f"CUDA branch kept as written: the code has an NPU branch ({ctx.segment(test)})"
         yield Finding(ExistingNpuBranch, first, last, message)
+
+
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+@checks(ast.If, rules=(ExistingNpuBranch,))
+def check_cuda_logic_beside_npu(
+    ctx: Context, node: ast.AST, parent: ast.AST | None
+) -> Iterator[Finding]:
+    """In a file with NPU code of its own, every CUDA test and what it guards stay as written:
+    ``if device == "cuda":`` and its body, ``if device != "cuda": return`` and the rest of its block."""
+    assert isinstance(node, ast.If)
+    if is_elif(node, parent) or not handles_npu(ctx):
+        return
+    chain = [node]
+    while len(chain[-1].orelse) == 1 and isinstance(chain[-1].orelse[0], ast.If):
+        chain.append(chain[-1].orelse[0])
+    if any(mentions_device(branch.test, NPU_DEVICE_TYPE) for branch in chain):
+        return  # check_npu_branch keeps its CUDA branches
+    for branch in chain:
+        if not mentions_device(branch.test, CUDA_DEVICE_TYPE):
+            continue
+        last = branch.body[-1].end_lineno or branch.body[-1].lineno
+        if branch is node and not node.orelse and isinstance(node.body[-1], _EXITS):
+            last = max(last, _block_end(node, parent))  # the CUDA path goes on after the exit
+        message = (
+            "CUDA logic kept as written: the file has NPU code of its own "
+            f"({ctx.segment(branch.test)})"
+        )
+        yield Finding(ExistingNpuBranch, branch.lineno, last, message)
+
+
+def _block_end(node: ast.stmt, parent: ast.AST | None) -> int:
+    """The last line of the statement list ``node`` stands in."""
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(parent, name, None)
+        if isinstance(block, list) and any(stmt is node for stmt in block):
+            last: ast.stmt = block[-1]
+            return last.end_lineno or last.lineno
+    return node.end_lineno or node.lineno
 
 
 @checks(ast.Compare, rules=(ExistingNpuBranch,))
@@ -259,7 +315,9 @@ class UnknownDeviceGuard(Rule):
     a ``torch.device``, a dtype or a tensor passes unchanged.
 
     Example: ``batch = batch.to(target)`` becomes
-    ``batch = batch.to(f"npu:{target}" if isinstance(target, int) else target)``.
+    ``batch = batch.to(f"npu:{target}" if isinstance(target, int) else target)``. A device holder
+    (``self.device``) the file assigns only from its project's own function
+    (``self.device = select_device(opt.gpu_ids)``) may be an index too, and is guarded the same way.
 
     Fix safety: safe: only an int changes, to the NPU of that index. Only in files that name
     CUDA somewhere: a file without any CUDA idiom is left as it is.
@@ -302,6 +360,42 @@ class _TextNames:
         return self.names
 
 
+@dataclass
+class _HelperDevices:
+    """Device holders (``device``, ``self.device``) the file assigns only from calls of its
+    project's own functions (``device = select_device(opt.gpu)``): such a helper may answer a
+    CUDA index (an int), so ``.to(device)`` gets the int guard too (msFmkTransplt's FD-GAN case)."""
+
+    texts: set[str] | None = None
+
+    def of(self, ctx: Context) -> set[str]:
+        if self.texts is None:
+            helper: set[str] = set()
+            other: set[str] = set()
+            for node in ast.walk(ctx.module):
+                if not isinstance(node, ast.Assign | ast.AnnAssign) or node.value is None:
+                    continue
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                from_helper = isinstance(node.value, ast.Call) and _project_call(ctx, node.value)
+                for target in targets:
+                    if isinstance(target, ast.Name | ast.Attribute):
+                        (helper if from_helper else other).add(ctx.segment(target))
+            self.texts = helper - other
+        return self.texts
+
+
+def _project_call(ctx: Context, call: ast.Call) -> bool:
+    """A call of another module's function that is neither torch's nor a builtin (the project's,
+    or unknown); the file's own functions are read where they are defined."""
+    func = call.func
+    if (isinstance(func, ast.Name) and func.id in _BUILTIN_NAMES) or may_call_own_function(
+        ctx, call
+    ):
+        return False
+    qualified = ctx.names.qualified_name(func)
+    return qualified is None or not qualified.startswith("torch")
+
+
 def _is_text(value: ast.expr | None) -> bool:
     return isinstance(value, ast.JoinedStr) or (
         isinstance(value, ast.Constant) and isinstance(value.value, str)
@@ -330,7 +424,7 @@ def check_unknown_device(ctx: Context, node: ast.AST, parent: ast.AST | None) ->
     name = holder_name(target)
     if (
         name is None
-        or _DEVICE_HOLDER.search(name)
+        or (_DEVICE_HOLDER.search(name) and text not in ctx.state(_HelperDevices).of(ctx))
         or _NOT_A_DEVICE.search(text)
         or ctx.names.qualified_name(target) is not None  # torch.float16, a module's constant
     ):
@@ -341,3 +435,92 @@ def check_unknown_device(ctx: Context, node: ast.AST, parent: ast.AST | None) ->
     yield UnknownDeviceGuard.finding(
         target, f".to({text}): an int index -> npu:<index>", ctx.replace(target, guarded)
     )
+
+
+class DeviceToHelper(Rule):
+    """What it does: rewrites a CUDA device literal (``"cuda"``, ``"cuda:1"``, ``f"cuda:{rank}"``)
+    passed by position to a function of another module whose name says it takes a device
+    (``state_dict_to_device(sd, "cuda")``, ``move_to_device(batch, "cuda:0")``).
+
+    Why: the helper, defined elsewhere in the project or in a library, passes the value on to
+    ``.to()`` or ``torch.device``; the migration does not see its parameters from here.
+
+    Example: ``sd = state_dict_to_device(sd, "cuda")`` becomes ``state_dict_to_device(sd, "npu")``.
+
+    Fix safety: unsafe: the helper is read by its name; check that it takes a device there.
+    """
+
+    code = "NPU307"
+    name = "device-to-helper"
+    summary = "CUDA device literal passed to a helper named for devices -> npu"
+    safety = Safety.UNSAFE
+    triggers = (b"cuda",)
+
+
+class DeviceToUnknownCall(Rule):
+    """What it does: reports a CUDA device literal passed by position to a function of another
+    module that the migration cannot read (``configure(model, "cuda")``).
+
+    Why: the value may be a device the function passes on (then it must say ``"npu"``) or a label;
+    the migration cannot tell, and says so rather than leave it silently.
+
+    Example: ``prepare(model, "cuda:0")`` with ``prepare`` imported from the project is reported.
+
+    Fix safety: report only.
+    """
+
+    code = "NPU308"
+    name = "device-to-unknown-call"
+    summary = "CUDA device literal passed to a function the migration cannot read (reported)"
+    safety = Safety.REPORT_ONLY
+    operation = Operation.ADVICE
+    triggers = (b"cuda",)
+
+
+_NAMED_FOR_DEVICES = re.compile(r"device", re.I)
+_EXACT_DEVICE = re.compile(r"cuda(?::\d*)?")
+
+
+@checks(ast.Call, rules=(DeviceToHelper, DeviceToUnknownCall))
+def check_device_to_other_module(
+    ctx: Context, node: ast.AST, parent: ast.AST | None
+) -> Iterator[Finding]:
+    assert isinstance(node, ast.Call)
+    func = node.func
+    called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+    if called is None or called in _BUILTIN_NAMES or may_call_own_function(ctx, node):
+        return  # a builtin, or the file's own function: its parameters are followed (NPU302)
+    qualified = ctx.names.qualified_name(func)
+    root = func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if (qualified or getattr(root, "id", None) or "").split(".")[0] in _NOT_OTHER_MODULES:
+        return  # torch's own callables have their device slots in the tables (torch unbound: NPU005)
+    named = _NAMED_FOR_DEVICES.search(called) is not None
+    if not named and (
+        qualified is None or (isinstance(func, ast.Attribute) and "." not in qualified)
+    ):
+        return  # a method of a value (logger.info("cuda")): not a function of another module
+    slots = {id(argument) for _, argument, _ in slot_arguments(ctx, node)}
+    for argument in node.args:
+        if id(argument) in slots:
+            continue
+        for literal in slot_literals(argument):
+            edited = literal_edit(ctx, literal, to_npu_device)
+            if edited is None or not _EXACT_DEVICE.fullmatch(edited[0]):
+                continue
+            old, new, edit = edited
+            if named:
+                message = f"device {old!r} -> {new!r} passed to {called}()"
+                yield DeviceToHelper.finding(literal, message, edit)
+            else:
+                message = (
+                    f"{old!r} passed to {called}(), which the migration cannot read: "
+                    f"if it is a device there, write {new!r}"
+                )
+                yield DeviceToUnknownCall.finding(literal, message)
+
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+# Modules whose device parameters the tables list (or that take no devices).
+_NOT_OTHER_MODULES = frozenset({"torch", "torch_npu", "os", "sys", "logging", "warnings", "re"})

@@ -31,9 +31,9 @@ from _npu_standin.strict import AsIs, not_emulated
 # How many npu devices the stand-in reports: NPU_STANDIN_DEVICES, else torchrun's local world size.
 DEVICES_VARIABLES = ("NPU_STANDIN_DEVICES", "LOCAL_WORLD_SIZE")
 _state = SimpleNamespace(device=0, stream=None)
-# The npu generator: seeded, saved and restored as torch_npu's, drawn from by nothing, because npu
-# tensors are CPU tensors and draw from the CPU's generator, as they do in a CPU run.
-NPU_GENERATOR = torch.Generator()
+# The npu generators, one per device as torch_npu's default_generators: npu tensors are CPU tensors
+# and draw from the CPU's generator, so that is the generator of every npu index (as the redirect
+# makes torch.cuda's on the CPU): saving, restoring and seeding it steers what npu code draws.
 
 
 def device_count() -> int:
@@ -68,18 +68,49 @@ def synchronize(device: Any = None) -> None:
     device_index(device)
 
 
+def default_generators() -> tuple[torch.Generator, ...]:
+    return (torch.default_generator,) * device_count()
+
+
+def generator(device: Any = "npu") -> torch.Generator:
+    return default_generators()[device_index(device)]
+
+
+_queued_calls: list[Callable[[], None]] = []
+
+
+def lazy_call(cb: Callable[[], None]) -> None:
+    """torch_npu.npu._lazy_call: the wheel runs ``cb`` at once once the npu is initialized and
+    queues it until then; the stand-in's npu is initialized when imported (is_initialized())."""
+    _queued_calls.append(cb)
+    while _queued_calls:
+        _queued_calls.pop(0)()
+
+
 def manual_seed(seed: int) -> None:
-    NPU_GENERATOR.manual_seed(int(seed))
+    lazy_call(lambda: generator().manual_seed(int(seed)))
+
+
+def manual_seed_all(seed: int) -> None:
+    for index in range(device_count()):
+        lazy_call(lambda index=index: generator(index).manual_seed(int(seed)))
+
+
+def seed() -> None:
+    lazy_call(lambda: generator().seed())
+
+
+def initial_seed() -> int:
+    return generator().initial_seed()
 
 
 def get_rng_state(device: Any = "npu") -> torch.Tensor:
-    device_index(device)
-    return NPU_GENERATOR.get_state()
+    return generator(device).get_state()
 
 
 def set_rng_state(new_state: torch.Tensor, device: Any = "npu") -> None:
-    device_index(device)
-    NPU_GENERATOR.set_state(new_state)
+    new_state = new_state.clone(memory_format=torch.contiguous_format)
+    lazy_call(lambda: generator(device).set_state(new_state))
 
 
 def get_rng_state_all() -> list[torch.Tensor]:
@@ -324,10 +355,10 @@ EMULATED: dict[str, Any] = {
     f"{NPU}.streams.Event": Event,
     f"{NPU}.streams.Stream": Stream,
     f"{NPU}.random.manual_seed": manual_seed,
-    f"{NPU}.random.manual_seed_all": manual_seed,
-    f"{NPU}.random.initial_seed": NPU_GENERATOR.initial_seed,
-    f"{NPU}.random.seed": NPU_GENERATOR.seed,
-    f"{NPU}.random.seed_all": NPU_GENERATOR.seed,
+    f"{NPU}.random.manual_seed_all": manual_seed_all,
+    f"{NPU}.random.initial_seed": initial_seed,
+    f"{NPU}.random.seed": seed,
+    f"{NPU}.random.seed_all": seed,
     f"{NPU}.random.get_rng_state": get_rng_state,
     f"{NPU}.random.set_rng_state": set_rng_state,
     f"{NPU}.random.get_rng_state_all": get_rng_state_all,
@@ -356,6 +387,14 @@ EMULATED: dict[str, Any] = {
     f"{NPU}.mstx.annotate": Annotate,
     "torch_npu.distributed.distributed_c10d.is_hccl_available": returns(True),
     "torch_npu.npu_fusion_attention": npu_fusion_attention,
+}
+# Names torch_npu binds without exporting them (not in the generated public API) that CUDA code
+# reaches through torch.cuda's twins: model-parallel RNG trackers queue their state setter with
+# _lazy_call and index default_generators. Each is checked against the wheel's names by a test.
+EMULATED_PRIVATE: dict[str, Any] = {
+    f"{NPU}._lazy_call": lazy_call,
+    f"{NPU}._lazy_init": NOTHING,
+    f"{NPU}.default_generators": default_generators,  # a tuple, built when installed
 }
 # Nothing is allocated on an npu: its memory counters stay at zero and there is no cache to empty.
 MEMORY_COUNTERS = "memory_allocated max_memory_allocated memory_reserved max_memory_reserved"

@@ -52,7 +52,7 @@ class UnemulatedModuleFinder(importlib.abc.MetaPathFinder):
 
 def install(name: str) -> None:
     """Give module ``name`` exactly the wheel's public names, each emulated or refusing."""
-    from _npu_standin.emulation import EMULATED
+    from _npu_standin.emulation import EMULATED, EMULATED_PRIVATE
 
     module = sys.modules[name]
     description = api()["modules"][name]
@@ -62,6 +62,10 @@ def install(name: str) -> None:
     for attribute, entry in description["names"].items():
         qualname = f"{name}.{attribute}"
         setattr(module, attribute, stand_in(qualname, entry, EMULATED))
+    for qualname, value in EMULATED_PRIVATE.items():
+        if qualname.rpartition(".")[0] == name:
+            private = value() if qualname.endswith(".default_generators") else value
+            setattr(module, qualname.rpartition(".")[2], private)
     module.__getattr__ = _missing(name)  # type: ignore[method-assign]
     if name == "torch_npu":
         from _npu_standin.placement import activate

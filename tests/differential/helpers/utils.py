@@ -1,0 +1,13 @@
+"""The project's device helpers (the shape of FD-GAN's and of serving code's utilities)."""
+
+import torch
+
+
+def select_device(gpu):
+    if gpu is not None and torch.cuda.is_available():
+        return gpu
+    return "cpu"
+
+
+def state_dict_to_device(state_dict, device):
+    return {key: value.to(device) for key, value in state_dict.items()}
