@@ -38,7 +38,7 @@ from ascendify.jobs.plan import code_files, node_plan
 from ascendify.jobs.spec import JobSpec
 from ascendify.jobs.store import JobStore, NodeRecord
 from ascendify.launch.agent import SUMMARY_NAME
-from ascendify.launch.job import free_port
+from ascendify.launch.ports import free_port
 
 ADDRESS_VARIABLE = "RAY_ADDRESS"
 PLACEMENT_TIMEOUT = 120.0
