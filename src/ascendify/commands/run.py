@@ -204,11 +204,14 @@ def launch(options: LaunchOptions, dry_run: bool = False) -> int:
     from ascendify.launch import plan_to_json, preview, resolve_spec, run_job
 
     spec = resolve_spec(options)
+    if spec.launcher is not None and spec.launcher.disagreement:
+        _say(spec.launcher.disagreement)
     if dry_run:
         print(json.dumps(plan_to_json(preview(spec)), indent=2))
         return 0
+    nested = f", started as {spec.launcher.name} would" if spec.launcher else ""
     _say(
-        f"node {spec.node_rank} of {spec.nnodes}, {spec.nproc_per_node} rank(s) "
+        f"node {spec.node_rank} of {spec.nnodes}, {spec.nproc_per_node} rank(s){nested} "
         f"({spec.origins.get('nproc_per_node', 'default')}); platform {spec.platform} "
         f"({spec.platform_reason}); logs in {spec.log_dir}"
     )
