@@ -65,6 +65,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ID",
         help="JOB_ID for the ranks (default: from the platform)",
     )
+    add(
+        "--cwd",
+        type=Path,
+        metavar="DIR",
+        help="the ranks' working directory (default: the current one)",
+    )
     add("-m", "--module", action="store_true", help="CMD is a Python module: run `python -m CMD`")
     add(
         "--no-python",
@@ -195,6 +201,7 @@ def run(args: argparse.Namespace) -> int:
         max_restarts=args.max_restarts,
         hang_timeout=args.hang_timeout,
         resume_from_latest=args.resume_from_latest,
+        cwd=args.cwd,
     )
     return launch(options, dry_run=args.dry_run)
 
