@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ascendify.errors import AscendifyError
 from ascendify.launch import LaunchOptions, LaunchSpec, plan_node, plan_to_json, resolve_spec
 from ascendify.launch.launchers import NestedLauncher, Topology, disagreement, recognise
 from ascendify.launch.plan import local_assignment
@@ -147,3 +149,64 @@ def test_a_plain_command_has_no_launcher(tmp_path: Path) -> None:
     spec = resolve_spec(options, PATH)
     shown = plan_to_json(plan_node(spec, local_assignment(spec, master_port=1)))
     assert (spec.launcher, shown["launcher"], shown["launcher_note"]) == (None, None, "")
+
+
+def _resolve(tmp_path: Path, *command: str, cwd: Path | None = None) -> LaunchSpec:
+    options = LaunchOptions(command=command, nproc_per_node="2", log_dir=tmp_path, cwd=cwd)
+    return resolve_spec(options, PATH)
+
+
+def test_torchrun_is_read_with_torchs_own_parser(tmp_path: Path) -> None:
+    spec = _resolve(tmp_path, "torchrun", "--nproc-per-node", "4", "--nnodes", "1:1", "-m",
+                    "pkg.train", "--x", "1")  # fmt: skip
+    assert spec.launcher is not None
+    assert spec.launcher.name == "torchrun"
+    assert spec.command == (sys.executable, "-u", "-m", "pkg.train", "--x", "1")
+    assert spec.launcher.disagreement == (
+        "torchrun asks for --nproc-per-node 4 (the job: 2); ascendify's topology wins: "
+        "1 node(s) x 2 rank(s)"
+    )
+    assert spec.nproc_per_node == 2
+
+
+def test_a_launcher_usage_error_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(AscendifyError) as raised:
+        _resolve(tmp_path, "torchrun", "--nproc-per-node", "2")
+    assert str(raised.value).startswith("torchrun: ")
+    assert "training_script" in str(raised.value)
+    assert "\n" not in str(raised.value)
+
+
+@pytest.mark.slow  # imports accelerate (and its config machinery): seconds
+def test_accelerate_flags_and_config_file_give_its_environment(tmp_path: Path) -> None:
+    pytest.importorskip("accelerate")
+    (tmp_path / "cfg.yaml").write_text(
+        "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_machines: 1\n"
+        "num_processes: 8\nmixed_precision: fp16\ngpu_ids: all\n"
+    )
+    spec = _resolve(tmp_path, "accelerate", "launch", "--config_file", "cfg.yaml",
+                    "--dynamo_backend", "no", "t.py", "--lr", "1", cwd=tmp_path)  # fmt: skip
+    assert spec.launcher is not None
+    assert spec.command == (sys.executable, "-u", "t.py", "--lr", "1")
+    assert spec.launcher.env["ACCELERATE_MIXED_PRECISION"] == "fp16"  # from the config file
+    assert spec.launcher.env["ACCELERATE_DYNAMO_BACKEND"] == "NO"
+    assert not {"RANK", "WORLD_SIZE", "MASTER_PORT"} & set(spec.launcher.env)
+    assert spec.launcher.disagreement.startswith(
+        "accelerate launch asks for --num_processes 8 (the job: 2);"
+    )
+
+
+@pytest.mark.slow  # imports DeepSpeed: seconds
+def test_deepspeed_options_are_read_with_its_own_parser(tmp_path: Path) -> None:
+    pytest.importorskip("deepspeed")
+    spec = _resolve(tmp_path, "deepspeed", "--num_nodes", "2", "--no_local_rank", "t.py", "a")
+    assert spec.launcher is not None
+    assert (spec.command, spec.launcher.local_rank_at) == (
+        (sys.executable, "-u", "t.py", "a"),
+        None,
+    )
+    assert spec.launcher.deepspeed_env
+    assert spec.launcher.disagreement.startswith("deepspeed asks for --num_nodes 2 (the job: 1);")
+    with_rank = _resolve(tmp_path, "python", "-m", "deepspeed.launcher.runner", "t.py", "a")
+    assert with_rank.launcher is not None
+    assert (with_rank.launcher.local_rank_at, with_rank.launcher.disagreement) == (3, "")
