@@ -156,6 +156,7 @@ def _resolve(tmp_path: Path, *command: str, cwd: Path | None = None) -> LaunchSp
     return resolve_spec(options, PATH)
 
 
+@pytest.mark.slow  # imports torch: seconds
 def test_torchrun_is_read_with_torchs_own_parser(tmp_path: Path) -> None:
     spec = _resolve(tmp_path, "torchrun", "--nproc-per-node", "4", "--nnodes", "1:1", "-m",
                     "pkg.train", "--x", "1")  # fmt: skip
@@ -169,6 +170,7 @@ def test_torchrun_is_read_with_torchs_own_parser(tmp_path: Path) -> None:
     assert spec.nproc_per_node == 2
 
 
+@pytest.mark.slow  # imports torch: seconds
 def test_a_launcher_usage_error_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(AscendifyError) as raised:
         _resolve(tmp_path, "torchrun", "--nproc-per-node", "2")

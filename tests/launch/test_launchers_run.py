@@ -73,6 +73,23 @@ def test_accelerate_launch_gives_each_rank_what_accelerate_gives_it(tmp_path: Pa
     assert ranks(ours.stdout) == expected  # RANK, WORLD_SIZE, LOCAL_RANK, PROCESSES, FINAL_LOSS
     assert "started as accelerate would" in ours.stderr
 
+    # --max-restarts 1: rank 1 crashes once after the first epoch's checkpoint; the restart
+    # resumes from it and ends where the uninterrupted run did.
+    resumed_dir = tmp_path / "resumed"
+    resumed_dir.mkdir()
+    env = {"CHECKPOINT": str(resumed_dir / "ckpt.pt"), "CRASH_RANK_ONCE": "1"}
+    command = ascendify_run(
+        resumed_dir, "accelerate", "launch", str(ACCELERATE_TRAIN), flags=("--max-restarts", "1")
+    )
+    resumed = run(command, resumed_dir, env)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    attempts = json.loads((resumed_dir / "logs" / "run_summary.json").read_text())["attempts"]
+    assert [(a["state"], a["cause"]) for a in attempts] == [("failed", "exit"), ("succeeded", None)]
+    assert attempts[0]["exit_codes"]["1"] == 3
+    after = ranks(resumed.stdout)
+    assert {rank["FIRST_EPOCH"] for rank in after.values()} == {"1"}  # from the checkpoint
+    assert {r["FINAL_LOSS"] for r in after.values()} == {r["FINAL_LOSS"] for r in expected.values()}
+
 
 def test_deepspeed_gives_each_rank_what_deepspeed_gives_it(tmp_path: Path) -> None:
     shutil.copy(FRAMEWORKS / "ds.json", tmp_path / "ds.json")
@@ -152,27 +169,3 @@ def test_two_nodes_on_loopback_make_one_accelerate_job_of_four_ranks(tmp_path: P
     assert {rank["PROCESSES"] for rank in seen.values()} == {"4"}
     assert sorted(rank["LOCAL_RANK"] for rank in seen.values()) == ["0", "0", "1", "1"]
     assert len({rank["FINAL_LOSS"] for rank in seen.values()}) == 1
-
-
-def test_a_restart_resumes_an_accelerate_job_whose_rank_1_crashed(tmp_path: Path) -> None:
-    whole = run(ascendify_run(tmp_path, "accelerate", "launch", str(ACCELERATE_TRAIN)), tmp_path)
-    assert whole.returncode == 0, whole.stderr[-3000:]
-    resumed_dir = tmp_path / "resumed"
-    resumed_dir.mkdir()
-    env = {"CHECKPOINT": str(resumed_dir / "ckpt.pt"), "CRASH_RANK_ONCE": "1"}
-    resumed = run(
-        ascendify_run(resumed_dir, "accelerate", "launch", str(ACCELERATE_TRAIN),
-                      flags=("--max-restarts", "1")),
-        resumed_dir,
-        env,
-    )  # fmt: skip
-    assert resumed.returncode == 0, resumed.stderr[-3000:]
-    attempts = json.loads((resumed_dir / "logs" / "run_summary.json").read_text())["attempts"]
-    assert [(a["state"], a["cause"]) for a in attempts] == [("failed", "exit"), ("succeeded", None)]
-    assert attempts[0]["exit_codes"]["1"] == 3
-    after = ranks(resumed.stdout)
-    assert {rank["FIRST_EPOCH"] for rank in after.values()} == {"1"}  # from the checkpoint
-    # The resumed job ends where the uninterrupted one did.
-    assert {r["FINAL_LOSS"] for r in after.values()} == {
-        r["FINAL_LOSS"] for r in ranks(whole.stdout).values()
-    }
