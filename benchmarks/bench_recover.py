@@ -54,7 +54,7 @@ def _env() -> dict[str, str]:
 
 def _free_port() -> int:
     sys.path.insert(0, str(SRC))
-    from ascendify.launch.job import free_port
+    from ascendify.launch.ports import free_port
 
     return free_port()
 

@@ -2,7 +2,8 @@
 
 Ray replaces 127.0.0.1 by the host's outward address wherever it is given (it assumes a
 cluster spans machines), so the nodes use the other loopback addresses: the head on 127.0.0.2,
-the second node on 127.0.0.3. CPU resources only. Each ``ray start --block`` runs in its own
+the second node on 127.0.0.3. CPU resources, and NPU ones in name only when asked (Ray assigns
+them and sets ASCEND_RT_VISIBLE_DEVICES as on an Ascend host). Each ``ray start --block`` runs in its own
 session and is ended through it; the Ray workers, which start their own sessions, die with
 their node's raylet.
 """
@@ -77,7 +78,9 @@ def _stop(process: subprocess.Popen[bytes]) -> list[psutil.Process]:
 
 
 @contextlib.contextmanager
-def ray_cluster(cpus_per_node: int = 2, dashboard: bool = False) -> Iterator[str]:
+def ray_cluster(
+    cpus_per_node: int = 2, dashboard: bool = False, npus_per_node: int = 0
+) -> Iterator[str]:
     """Start a head and a second node; yield the cluster address; tear both down.
 
     ``dashboard`` also starts the head's dashboard on port 8265 (``ray job submit`` needs it).
@@ -87,6 +90,8 @@ def ray_cluster(cpus_per_node: int = 2, dashboard: bool = False) -> Iterator[str
     port = _free_port(HEAD_ADDRESS)
     address = f"{HEAD_ADDRESS}:{port}"
     common = [f"--num-cpus={cpus_per_node}", "--num-gpus=0"]
+    if npus_per_node:
+        common.append(f'--resources={{"NPU": {npus_per_node}}}')
     processes = [
         _start(
             ["--head", f"--node-ip-address={HEAD_ADDRESS}", f"--port={port}",

@@ -6,6 +6,7 @@ The cluster costs about 20 s to start on a 2-core machine, so this module keeps 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import tempfile
@@ -34,7 +35,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
-    with ray_cluster() as address:
+    with ray_cluster(npus_per_node=2) as address:  # jobs without an Ascend flavor ignore them
         yield address
 
 
@@ -66,6 +67,22 @@ def test_two_nodes_on_ray(
     store_files = [path for path in (tmp_path / "store").rglob("*") if path.is_file()]
     assert [path for path in store_files if secret in path.read_bytes()] == []
     assert all(secret not in content for content in uploaded.values())
+
+
+def test_an_ascend_flavor_gets_rays_npu_assignment(
+    cluster: str, job: JobCli, project: Path
+) -> None:
+    show = "import os; print('VISIBLE=' + os.environ.get('ASCEND_RT_VISIBLE_DEVICES', '-'))"
+    result = job(
+        "submit", "--code-dir", str(project), "--engine", "ray", "--address", cluster,
+        "--flavor", "Ascend: 2 | ARM: 24 cores 192 GB", "--hang-timeout", "0", "--wait",
+        "--boot-command", f'python -c "{show}"',
+    )  # fmt: skip
+    job_id = result.stdout.splitlines()[0]
+    assert result.returncode == 0, job("describe", job_id).stdout
+    logs = job("logs", job_id).stdout
+    # Both ranks of the node see the two NPUs Ray assigned to the node's task.
+    assert sorted(re.findall(r"VISIBLE=(\S+)", logs)) == ["0,1", "0,1"]
 
 
 def test_stop_on_ray_leaves_no_rank(

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from ascendify.errors import AscendifyError
+from ascendify.jobs.layout import JobLayout
+from ascendify.jobs.plan import agent_argv
 from ascendify.jobs.spec import (
     REDACTED,
     JobSpec,
@@ -49,6 +51,48 @@ def test_module_and_command_forms(project: Path) -> None:
     assert verbatim.command("py", project) == ("bash", "run.sh", "x")
     auto = resolve({**base, "boot_file": "rank.py", "auto": True})
     assert auto.command("py", project) == ("py", "-m", "ascendify.auto", f"{project}/rank.py")
+
+
+def test_boot_command_runs_a_whole_command_line_in_the_code_copy(project: Path) -> None:
+    spec = resolve(
+        {"code_dir": str(project), "boot_command": "accelerate launch --num_processes 2 "
+         "'my train.py' --epochs 3", "hyper": {"lr": 0.1}}
+    )  # fmt: skip
+    assert spec.command("py", Path("/snap")) == (
+        "accelerate", "launch", "--num_processes", "2", "my train.py", "--epochs", "3", "--lr=0.1",
+    )  # fmt: skip
+    assert (spec.boot_file, spec.name) == ("", "my-train")
+    layout = JobLayout(Path("/jobs/j1"), "j1")
+    argv = agent_argv(spec, layout, node=0, addresses=("127.0.0.1",), master_port=1, python="py")
+    at = argv.index("--cwd")
+    assert argv[at + 1] == "/jobs/j1/code"  # relative paths of the command line are the code's
+    assert argv[-8:-6] == ("accelerate", "launch")
+    assert JobSpec.from_json(spec.to_json()) == spec
+    plain = resolve({"code_dir": str(project), "boot_file": "rank.py"})
+    assert plain.boot_command is None
+    assert "--cwd" not in agent_argv(
+        plain, layout, node=0, addresses=("127.0.0.1",), master_port=1, python="py"
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"boot_file": "rank.py"}, "boot_command: give boot_command or boot_file, not both"),
+        ({"module": True}, "boot_command: a command line: module, no_python and auto do not apply"),
+        ({"boot_command": "  "}, "boot_command: expected a command line, got"),
+        (
+            {"boot_command": "python 'unclosed"},
+            'boot_command: "python \'unclosed": No closing quotation',
+        ),
+    ],
+)
+def test_bad_boot_commands_are_named(project: Path, extra: dict[str, object], message: str) -> None:
+    raw = {"code_dir": str(project), "boot_command": "deepspeed train.py", **extra}
+    with pytest.raises(SpecError) as raised:
+        resolve(raw)
+    assert str(raised.value).startswith(message)
+    assert raised.value.field == "boot_command"
 
 
 def test_credentials_in_env_are_not_kept(project: Path) -> None:

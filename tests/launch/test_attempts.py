@@ -9,9 +9,10 @@ import pytest
 
 from ascendify.errors import AscendifyError
 from ascendify.launch import LaunchOptions, plan_node, resolve_spec
-from ascendify.launch.attempts import latest_checkpoint, restarts
+from ascendify.launch.attempts import latest_checkpoint
 from ascendify.launch.hang import START_ALLOWANCE, Silence
 from ascendify.launch.plan import local_assignment
+from ascendify.launch.restart import restarts
 from ascendify.launch.starthook import FOLDER, STACKS_VARIABLE
 
 PATH = {"PATH": os.environ["PATH"], "PYTHONPATH": "/user/lib"}

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from ascendify.launch.job import free_port
+from ascendify.launch.ports import free_port
 from tests.conftest import RunCli
 from tests.jobs.conftest import running
 from tests.launch.test_run_multi_node import finish, flags_node, launchers, start

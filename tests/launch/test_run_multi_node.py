@@ -16,7 +16,7 @@ from typing import Any
 import psutil
 import pytest
 
-from ascendify.launch.job import free_port
+from ascendify.launch.ports import free_port
 from tests.conftest import ascendify_env
 
 pytestmark = pytest.mark.slow  # every test here starts processes

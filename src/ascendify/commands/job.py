@@ -26,6 +26,14 @@ _SPEC_FLAGS: tuple[tuple[str, dict[str, Any]], ...] = (
         {"metavar": "DIR", "help": "the code to snapshot (default: the spec's dir or .)"},
     ),
     ("--boot-file", {"metavar": "FILE", "help": "script in the code dir, run on every card"}),
+    (
+        "--boot-command",
+        {
+            "metavar": "'CMD ARGS'",
+            "help": "a command line run in the code copy instead of a boot file, e.g. "
+            "'accelerate launch train.py --lr 0.1'",
+        },
+    ),
     ("--module", {"action": "store_const", "const": True, "help": "boot file is a module"}),
     ("--no-python", {"action": "store_const", "const": True, "help": "boot file is a command"}),
     (

@@ -65,6 +65,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ID",
         help="JOB_ID for the ranks (default: from the platform)",
     )
+    add(
+        "--cwd",
+        type=Path,
+        metavar="DIR",
+        help="the ranks' working directory (default: the current one)",
+    )
     add("-m", "--module", action="store_true", help="CMD is a Python module: run `python -m CMD`")
     add(
         "--no-python",
@@ -195,6 +201,7 @@ def run(args: argparse.Namespace) -> int:
         max_restarts=args.max_restarts,
         hang_timeout=args.hang_timeout,
         resume_from_latest=args.resume_from_latest,
+        cwd=args.cwd,
     )
     return launch(options, dry_run=args.dry_run)
 
@@ -204,11 +211,14 @@ def launch(options: LaunchOptions, dry_run: bool = False) -> int:
     from ascendify.launch import plan_to_json, preview, resolve_spec, run_job
 
     spec = resolve_spec(options)
+    if spec.launcher is not None and spec.launcher.disagreement:
+        _say(spec.launcher.disagreement)
     if dry_run:
         print(json.dumps(plan_to_json(preview(spec)), indent=2))
         return 0
+    nested = f", started as {spec.launcher.name} would" if spec.launcher else ""
     _say(
-        f"node {spec.node_rank} of {spec.nnodes}, {spec.nproc_per_node} rank(s) "
+        f"node {spec.node_rank} of {spec.nnodes}, {spec.nproc_per_node} rank(s){nested} "
         f"({spec.origins.get('nproc_per_node', 'default')}); platform {spec.platform} "
         f"({spec.platform_reason}); logs in {spec.log_dir}"
     )

@@ -70,6 +70,6 @@ def run_nodes(
 
 def _rendezvous_port() -> int:
     # The launcher package is heavy to import; a one-node job starts without it here.
-    from ascendify.launch.job import free_port
+    from ascendify.launch.ports import free_port
 
     return free_port()

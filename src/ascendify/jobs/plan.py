@@ -129,6 +129,8 @@ def agent_argv(
     command = spec.command(python, layout.code)
     if spec.no_python:
         argv.append("--no-python")
+    if spec.boot_command is not None:  # a command line runs in the code copy, as on ModelArts
+        argv += ["--cwd", str(layout.code)]
     return (*argv, *command)
 
 

@@ -38,7 +38,7 @@ from ascendify.jobs.plan import code_files, node_plan
 from ascendify.jobs.spec import JobSpec
 from ascendify.jobs.store import JobStore, NodeRecord
 from ascendify.launch.agent import SUMMARY_NAME
-from ascendify.launch.job import free_port
+from ascendify.launch.ports import free_port
 
 ADDRESS_VARIABLE = "RAY_ADDRESS"
 PLACEMENT_TIMEOUT = 120.0
@@ -79,6 +79,13 @@ def bundle(spec: JobSpec) -> dict[str, float]:
     return {"CPU": 1.0}
 
 
+def node_resources(spec: JobSpec) -> dict[str, Any]:
+    """What a node's task asks of its bundle: the NPU cards, so that Ray assigns them and sets
+    ASCEND_RT_VISIBLE_DEVICES for the task (the node's launcher and its ranks inherit it)."""
+    cards = bundle(spec)
+    return {"resources": cards} if "NPU" in cards else {}
+
+
 def run_nodes(
     spec: JobSpec, layout: JobLayout, store: JobStore, stop: threading.Event
 ) -> list[NodeResult]:
@@ -116,7 +123,8 @@ def run_nodes(
             layout.link_rank_logs(node, spec.cards)
 
         def task(n: int) -> Any:
-            return _run_node.options(**on(n), num_returns="streaming").remote(
+            options = {**on(n), **node_resources(spec), "num_returns": "streaming"}
+            return _run_node.options(**options).remote(
                 NodeTask(spec, layout.job_id, n, addresses, master_port, storage), code, flag
             )
 

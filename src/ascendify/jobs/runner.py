@@ -24,7 +24,7 @@ from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.node import NodeResult
 from ascendify.jobs.spec import JobSpec
 from ascendify.jobs.store import JobStore
-from ascendify.launch.attempts import restarts
+from ascendify.launch.restart import restarts
 from ascendify.storage import is_remote, local_path
 
 if TYPE_CHECKING:

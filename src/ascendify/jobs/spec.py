@@ -72,7 +72,10 @@ class JobSpec:
 
     code_dir: Path  # absolute; snapshotted when the job is submitted
     boot_file: str  # relative to code_dir; a module with ``module``; a command with ``no_python``
+    # ("" with ``boot_command``)
     name: str
+    # A whole command line (ModelArts' boot command), run in the code copy instead of boot_file.
+    boot_command: str | None = None
     engine: str = "local"
     module: bool = False
     no_python: bool = False
@@ -102,6 +105,8 @@ class JobSpec:
 
     def command(self, python: str, code_root: Path) -> tuple[str, ...]:
         """The training command of every rank, with the code snapshot at ``code_root``."""
+        if self.boot_command is not None:
+            return (*shlex.split(self.boot_command), *self.training_args())
         if self.no_python:
             return (*shlex.split(self.boot_file), *self.training_args())
         if self.module:
@@ -187,7 +192,12 @@ def resolve(raw: Mapping[str, Any]) -> JobSpec:
     module, no_python, auto = _flag(raw, "module"), _flag(raw, "no_python"), _flag(raw, "auto")
     if module + no_python + auto > 1:
         raise SpecError("module", "module, no_python and auto exclude each other")
-    boot_file = _boot_file(raw.get("boot_file"), code_dir, module=module, no_python=no_python)
+    boot_command = _boot_command(raw, module or no_python or auto)
+    boot_file = (
+        ""
+        if boot_command is not None
+        else _boot_file(raw.get("boot_file"), code_dir, module=module, no_python=no_python)
+    )
     cards, flavor = _cards(raw)
     engine = _text(raw, "engine") or "local"
     if engine not in ENGINES:
@@ -195,7 +205,8 @@ def resolve(raw: Mapping[str, Any]) -> JobSpec:
     spec = JobSpec(
         code_dir=code_dir,
         boot_file=boot_file,
-        name=_name(raw.get("name"), boot_file),
+        name=_name(raw.get("name"), _named_file(boot_command) if boot_command else boot_file),
+        boot_command=boot_command,
         engine=engine,
         module=module,
         no_python=no_python,
@@ -261,6 +272,30 @@ def _code_dir(value: Any) -> Path:
     if not path.is_dir():
         raise SpecError("code_dir", f"{value} is not a directory")
     return path
+
+
+def _boot_command(raw: Mapping[str, Any], how_to_run: bool) -> str | None:
+    """The boot command, checked: a command line that splits as a shell splits it."""
+    value = raw.get("boot_command")
+    if value is None:
+        return None
+    if raw.get("boot_file") is not None:
+        raise SpecError("boot_command", "give boot_command or boot_file, not both")
+    if how_to_run:
+        raise SpecError("boot_command", "a command line: module, no_python and auto do not apply")
+    if not isinstance(value, str) or not value.strip():
+        raise SpecError("boot_command", f"expected a command line, got {_shown(value)}")
+    try:
+        shlex.split(value)
+    except ValueError as error:
+        raise SpecError("boot_command", f"{value!r}: {error}") from None
+    return value
+
+
+def _named_file(boot_command: str) -> str:
+    """What names a job started by a boot command: its first script, else its program."""
+    words = shlex.split(boot_command)
+    return next((word for word in words if word.endswith((".py", ".sh"))), words[0])
 
 
 def _boot_file(value: Any, code_dir: Path, *, module: bool, no_python: bool) -> str:

@@ -30,23 +30,13 @@ from typing import IO, Any
 
 from ascendify.launch.agent import SUMMARY_NAME, Agent, Peers, RunResult, write_summary
 from ascendify.launch.plan import NodeAssignment, local_assignment, plan_node
+from ascendify.launch.ports import free_port
+from ascendify.launch.restart import restarts
 from ascendify.launch.spec import LaunchSpec
-
-# What a restart may cure: a rank that died, a lost node, a hang. A command that cannot start, or a
-# launcher stopped by the platform, would end the same way again.
-RESTART_CAUSES = ("exit", "hang", "node")
 
 # How an attempt gets its assignment and peers; the callable says a stop signal came meanwhile.
 Meet = Callable[[int, Callable[[], bool]], tuple[NodeAssignment, Peers | None]]
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-def restarts(state: str, cause: str | None, attempt: int, max_restarts: int) -> bool:
-    """Whether an attempt that ended so is followed by another one (every node agrees on it).
-
-    ``cause`` is that of the job's first failure in the attempt, the same on every node.
-    """
-    return state in ("failed", "stopped") and cause in RESTART_CAUSES and attempt < max_restarts
 
 
 def run_attempts(
@@ -99,8 +89,6 @@ def run_attempts(
 def _meetings(spec: LaunchSpec) -> Iterator[tuple[int, Meet]]:
     """The first attempt's number and how each attempt gets its assignment and peers."""
     if not spec.multi_node:
-        from ascendify.launch.job import free_port
-
         yield (
             0,
             lambda _attempt, _stop: (local_assignment(spec, spec.master_port or free_port()), None),

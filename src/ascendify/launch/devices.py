@@ -20,6 +20,8 @@ from ascendify.launch.ranktable import parse_hccn_conf
 from ascendify.textfile import read_text
 
 _TOOL_TIMEOUT = 10.0
+# The variable that narrows a process to some cards, by the kind of the cards.
+VISIBLE_DEVICES = {"npu": "ASCEND_RT_VISIBLE_DEVICES", "cuda": "CUDA_VISIBLE_DEVICES"}
 
 
 @dataclass(frozen=True)
@@ -35,17 +37,17 @@ def discover_devices(env: Mapping[str, str], root: Path = Path("/")) -> LocalDev
     """The accelerators of this node; one CPU slot when there are none."""
     npus = _davinci_ids(root / "dev") or _npu_smi_ids(env)
     if npus:
-        return _visible("npu", npus[0], npus[1], env.get("ASCEND_RT_VISIBLE_DEVICES"))
+        return _visible("npu", npus[0], npus[1], env.get(VISIBLE_DEVICES["npu"]))
     gpus = _nvidia_proc_ids(root / "proc") or _nvidia_smi_ids(env)
     if gpus:
-        return _visible("cuda", gpus[0], gpus[1], env.get("CUDA_VISIBLE_DEVICES"))
+        return _visible("cuda", gpus[0], gpus[1], env.get(VISIBLE_DEVICES["cuda"]))
     return LocalDevices("cpu", ("0",), "no Ascend or NVIDIA device found")
 
 
 def _visible(kind: str, ids: list[str], found: str, mask: str | None) -> LocalDevices:
     if mask is None:
         return LocalDevices(kind, tuple(ids), found)
-    variable = "ASCEND_RT_VISIBLE_DEVICES" if kind == "npu" else "CUDA_VISIBLE_DEVICES"
+    variable = VISIBLE_DEVICES[kind]
     # Like the runtimes, read the list up to the first entry that is not a device id.
     chosen: list[str] = []
     for item in mask.split(","):

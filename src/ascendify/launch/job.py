@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import signal
-import socket
 import threading
 from collections.abc import Callable
 from dataclasses import replace
@@ -14,6 +13,7 @@ from typing import IO, Any
 from ascendify.launch.agent import RunResult
 from ascendify.launch.attempts import run_attempts
 from ascendify.launch.plan import LaunchPlan, NodeAssignment, local_assignment, plan_node
+from ascendify.launch.ports import free_port
 from ascendify.launch.spec import LaunchSpec
 from ascendify.storage import ChannelPlan, for_node, plan_channels
 
@@ -120,10 +120,3 @@ def preview(spec: LaunchSpec) -> LaunchPlan:
         rank_table=spec.rank_table,
     )
     return plan_node(spec, assignment)
-
-
-def free_port() -> int:
-    """A TCP port free on every interface right now (the master rank binds it moments later)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("", 0))
-        return int(probe.getsockname()[1])

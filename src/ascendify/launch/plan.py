@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ascendify.launch.devices import VISIBLE_DEVICES
+from ascendify.launch.launchers import NestedLauncher
 from ascendify.launch.ranktable import RankTable, assemble, to_json
 from ascendify.launch.spec import LaunchSpec
 from ascendify.launch.starthook import FOLDER, STACKS_VARIABLE
@@ -65,6 +67,8 @@ class LaunchPlan:
     inherited_env: Mapping[str, str]  # what every rank inherits; not printed (it may hold secrets)
     attempt: int = 0  # 0 for the first run of the job, N for its N-th restart
     hang_timeout: float = 0.0  # seconds without output from any rank that make a hang (0: off)
+    launcher: str | None = None  # the nested launcher whose ranks these are (accelerate, ...)
+    launcher_note: str = ""  # the counts it named that the topology overrode
 
 
 def local_assignment(spec: LaunchSpec, master_port: int) -> NodeAssignment:
@@ -112,6 +116,8 @@ def plan_node(
         inherited_env=spec.env,
         attempt=attempt,
         hang_timeout=spec.hang_timeout,
+        launcher=spec.launcher.name if spec.launcher else None,
+        launcher_note=spec.launcher.disagreement if spec.launcher else "",
     )
 
 
@@ -165,7 +171,17 @@ def _worker(
     }
     if spec.nproc_per_node > 1:
         defaults["OMP_NUM_THREADS"] = "1"  # as torchrun: N ranks x all cores oversubscribes the CPU
-    env.update({name: value for name, value in defaults.items() if name not in spec.env})
+    argv = spec.command
+    if spec.launcher is not None:
+        argv, launcher_env = _nested(spec, spec.launcher, local_rank)
+        env = {**launcher_env, **env}
+    env.update(
+        {
+            name: value
+            for name, value in defaults.items()
+            if name not in spec.env and name not in env
+        }
+    )
     if spec.hang_timeout > 0:
         # The start hook that arms faulthandler, so a hang's stacks can be taken (see hang.py).
         env[STACKS_VARIABLE] = str(stacks_dir(spec.log_dir, attempt))
@@ -174,12 +190,32 @@ def _worker(
         local_rank=local_rank,
         rank=rank,
         device_id=spec.devices[local_rank],
-        argv=spec.command,
+        argv=argv,
         env=env,
         cwd=spec.cwd,
         log_path=log_path,
         error_file=error_file,
     )
+
+
+def _nested(
+    spec: LaunchSpec, launcher: NestedLauncher, local_rank: int
+) -> tuple[tuple[str, ...], dict[str, str]]:
+    """A rank's argv and the variables its nested launcher adds (ascendify's rank variables,
+    torch's and Ascend's, are the same for every launcher and set by :func:`_worker`)."""
+    argv, env = spec.command, dict(launcher.env)
+    if launcher.local_rank_at is not None:
+        at = launcher.local_rank_at
+        argv = (*argv[:at], f"--local_rank={local_rank}", *argv[at:])
+    if launcher.deepspeed_env:
+        # DeepSpeed's per-node launcher: the node, the node count, the ranks on the node, and
+        # every card of the node visible to each rank (which picks its own by LOCAL_RANK).
+        env["CROSS_RANK"] = str(spec.node_rank)
+        env["CROSS_SIZE"] = str(spec.nnodes)
+        env["LOCAL_SIZE"] = str(spec.nproc_per_node)
+        if spec.device_kind in VISIBLE_DEVICES:
+            env[VISIBLE_DEVICES[spec.device_kind]] = ",".join(spec.devices)
+    return argv, env
 
 
 def stacks_dir(log_dir: Path, attempt: int) -> Path:

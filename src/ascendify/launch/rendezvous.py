@@ -29,9 +29,10 @@ from typing import Any
 
 from ascendify.errors import AscendifyError
 from ascendify.launch.agent import RankFailure
-from ascendify.launch.job import free_port
 from ascendify.launch.plan import NodeAssignment, local_assignment
+from ascendify.launch.ports import free_port
 from ascendify.launch.ranktable import RankTable, assemble, parse_rank_table, to_json
+from ascendify.launch.restart import restarts
 from ascendify.launch.spec import LaunchSpec
 
 _PREFIX = "ascendify/"
@@ -382,8 +383,6 @@ class StorePeers:
         _wait_quietly(lambda: interrupted() or not _missing(self._store, keys), linger)
 
     def _restarts(self, state: str) -> bool:
-        from ascendify.launch.attempts import restarts
-
         cause = None
         with contextlib.suppress(RuntimeError, OSError):
             if state != "succeeded" and self._store.check([self._failure_key]):

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ascendify.launch.launchers import NestedLauncher
 from ascendify.launch.ranktable import RankTable
 
 # Console mask, as torchrun's --tee: 1 = stdout, 2 = stderr, 3 = both (0 = log files only).
@@ -82,6 +83,8 @@ class LaunchSpec:
     max_restarts: int = 0
     hang_timeout: float = 0.0
     resume_from_latest: str | None = None
+    device_kind: str = "cpu"  # "npu", "cuda" or "cpu": the cards ``devices`` names
+    launcher: NestedLauncher | None = None  # accelerate/deepspeed/torchrun on the command line
 
     @property
     def multi_node(self) -> bool:

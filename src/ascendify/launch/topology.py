@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ascendify.errors import AscendifyError
 from ascendify.launch.devices import LocalDevices, device_ips, discover_devices
+from ascendify.launch.launchers import Topology, nested_launcher, recognise
 from ascendify.launch.platforms import Detected, detect_platform
 from ascendify.launch.ranktable import RankServer, RankTable, read_rank_table
 from ascendify.launch.spec import LaunchOptions, LaunchSpec
@@ -73,15 +74,21 @@ def resolve_spec(
     env = dict(os.environ if env is None else env)
     _check_seconds(options)
     facts = _Facts(detect_platform(env))
-    command = _command(options, env)
+    nested = None if options.module or options.verbatim else recognise(options.command)
+    command = _command(options, env) if nested is None else options.command
     place = _place(options, env, facts)
     server = place.table.servers[place.server_index] if place.table else None
     requested = facts.get("nproc_per_node", options.nproc_per_node)
-    nproc, devices, ips = _devices(
+    nproc, devices, ips, kind = _devices(
         options, env, root, requested=requested, server=server, origins=facts.origins
     )
     master_addr, master_port = _master(options, facts, place)
     cwd = _cwd(options, env)
+    launcher = None
+    if nested is not None:
+        topology = Topology(nproc, place.nnodes, place.node_rank, master_addr, master_port)
+        launcher = nested_launcher(*nested, topology, str(cwd))
+        command = launcher.command
     job_id = facts.get("job_id", options.job_id) or (
         f"ascendify-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     )
@@ -112,11 +119,12 @@ def resolve_spec(
         inputs=options.inputs,
         outputs=options.outputs,
         upload_interval=options.upload_interval,
-        # ModelArts keeps its inputs/ and outputs/ under the mount path.
-        staging_dir=Path(env["MA_MOUNT_PATH"]) if env.get("MA_MOUNT_PATH") else cwd,
+        staging_dir=_staging_dir(options, env, cwd),
         max_restarts=_restarts(options.max_restarts),
         hang_timeout=options.hang_timeout,
         resume_from_latest=options.resume_from_latest,
+        device_kind=kind,
+        launcher=launcher,
     )
 
 
@@ -230,13 +238,14 @@ def _devices(
     requested: str | None,
     server: RankServer | None,
     origins: dict[str, str],
-) -> tuple[int, tuple[str, ...], dict[str, str]]:
-    """Processes on this node, the device id of each, and their device IPs when known."""
+) -> tuple[int, tuple[str, ...], dict[str, str], str]:
+    """Processes on this node, the device id of each, their device IPs when known, and the kind
+    of the devices."""
     found = discover_devices(env, root)
     if server is not None:
         _check_rank_count(len(server.devices), found, f"the rank table's server {server.server_id}")
         _check_table_devices(server, found)
-        return _table_devices(server, requested, origins)
+        return (*_table_devices(server, requested, origins), found.kind)
     # "0" is how ModelArts says MA_NUM_GPUS on a CPU-only job: count what is there.
     if requested in (None, "auto", "0"):
         count = len(found.ids) or 1
@@ -248,10 +257,10 @@ def _devices(
     _check_rank_count(count, found, "--nproc-per-node")
     ids = found.ids[:count] if len(found.ids) >= count else tuple(str(i) for i in range(count))
     if found.kind == "cpu" and options.hccn_conf is None:
-        return count, ids, {}
+        return count, ids, {}, found.kind
     ips, source = device_ips(env, ids, options.hccn_conf, root)
     origins["device_ips"] = source
-    return count, ids, ips
+    return count, ids, ips, found.kind
 
 
 def _check_rank_count(count: int, found: LocalDevices, what: str) -> None:
@@ -325,6 +334,14 @@ def _current_server(
         f"cannot tell which of the rank table's {len(table.servers)} servers is this node: "
         "give --local-addr (a server_id) or --node-rank"
     )
+
+
+def _staging_dir(options: LaunchOptions, env: Mapping[str, str], cwd: Path) -> Path:
+    # ModelArts keeps its inputs/ and outputs/ under the mount path. An explicit --cwd moves the
+    # ranks, not the staged channels: a job's code copy is shared by its nodes.
+    if env.get("MA_MOUNT_PATH"):
+        return Path(env["MA_MOUNT_PATH"])
+    return Path.cwd() if options.cwd is not None else cwd
 
 
 def _cwd(options: LaunchOptions, env: Mapping[str, str]) -> Path:
