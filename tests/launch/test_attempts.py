@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from ascendify.errors import AscendifyError
-from ascendify.launch import LaunchOptions, plan_node, resolve_spec
-from ascendify.launch.attempts import latest_checkpoint, restarts
+from ascendify.launch import LaunchOptions, plan_node, resolve_spec, resume
+from ascendify.launch.attempts import restarts
 from ascendify.launch.hang import START_ALLOWANCE, Silence
 from ascendify.launch.plan import local_assignment
+from ascendify.launch.resume import StoppedAttempt, latest_checkpoint
 from ascendify.launch.starthook import FOLDER, STACKS_VARIABLE
 
 PATH = {"PATH": os.environ["PATH"], "PYTHONPATH": "/user/lib"}
@@ -76,15 +79,122 @@ def test_bad_recovery_values_are_refused(flag: str, value: float, message: str) 
         resolve_spec(options, PATH)
 
 
+def _checkpoint(path: Path, age: float, text: str = "weights") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    os.utime(path, (age, age))
+    return path
+
+
 def test_latest_checkpoint_is_the_newest_match_inside_the_output_folder(tmp_path: Path) -> None:
-    assert latest_checkpoint("ckpt-*.pt", tmp_path) is None
+    assert latest_checkpoint("ckpt-*.pt", tmp_path).path is None
     for age, name in enumerate(["ckpt-9.pt", "ckpt-10.pt", "other.pt"]):
-        path = tmp_path / name
-        path.write_text("")
-        os.utime(path, (1000 + age, 1000 + age))
-    assert latest_checkpoint("ckpt-*.pt", tmp_path) == tmp_path / "ckpt-10.pt"
-    assert latest_checkpoint(str(tmp_path / "*.pt"), Path("/elsewhere")) == tmp_path / "other.pt"
-    assert latest_checkpoint(None, tmp_path) is None
+        _checkpoint(tmp_path / name, 1000 + age)
+    assert latest_checkpoint("ckpt-*.pt", tmp_path).path == tmp_path / "ckpt-10.pt"
+    found = latest_checkpoint(str(tmp_path / "*.pt"), Path("/elsewhere"))
+    assert found.path == tmp_path / "other.pt"
+    assert latest_checkpoint(None, tmp_path).path is None
+
+
+def test_links_to_the_folder_itself_are_not_followed(tmp_path: Path) -> None:
+    # A training script's latest -> . and best -> .: glob's ** walked them without end.
+    old = _checkpoint(tmp_path / "run" / "ckpt-1.pt", 1000)
+    new = _checkpoint(tmp_path / "run" / "deep" / "ckpt-2.pt", 2000)
+    for name in ("latest", "best"):
+        (tmp_path / name).symlink_to(".")
+        (tmp_path / "run" / name).symlink_to("..")
+    found = latest_checkpoint("**/*.pt", tmp_path)
+    assert found.path == new
+    assert found.skipped == ()
+    assert latest_checkpoint("run/*.pt", tmp_path).path == old
+    # A folder the pattern names is followed, as glob does: that cannot loop.
+    assert latest_checkpoint("latest/run/ckpt-1.pt", tmp_path).path == tmp_path / "latest" / (
+        "run/ckpt-1.pt"
+    )
+
+
+def test_the_walk_looks_at_a_bounded_number_of_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(resume, "MAX_ENTRIES", 50)
+    for index in range(100):
+        _checkpoint(tmp_path / f"d{index:03}" / "c.pt", 1000 + index)
+    found = latest_checkpoint("**/c.pt", tmp_path)
+    assert found.path is not None  # the newest among what it saw
+    assert (
+        found.note == f"looked at the first 50 entries under {tmp_path} only (--resume-from-latest)"
+    )
+
+
+def test_folders_empty_files_and_hidden_ones_are_never_handed_over(tmp_path: Path) -> None:
+    good = _checkpoint(tmp_path / "ckpt-1.pt", 1000)
+    _checkpoint(tmp_path / "ckpt-2.pt", 2000, text="")  # empty: a save that never wrote
+    (tmp_path / "ckpt-3.pt").mkdir()  # a folder
+    os.utime(tmp_path / "ckpt-3.pt", (3000, 3000))
+    os.mkfifo(tmp_path / "ckpt-4.pt")
+    _checkpoint(tmp_path / ".ckpt-5.pt", 5000)  # * does not match a leading dot, as in glob
+    assert latest_checkpoint("ckpt-*", tmp_path).path == good
+    assert latest_checkpoint("*", tmp_path).path == good
+    assert latest_checkpoint(".ckpt-*", tmp_path).path == tmp_path / ".ckpt-5.pt"
+
+
+def test_a_file_a_stopped_attempt_wrote_at_its_end_is_skipped_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    complete = _checkpoint(tmp_path / "ckpt-1.pt", 1000)
+    torn = _checkpoint(tmp_path / "ckpt-2.pt", 2005)  # written while the ranks were stopped
+    open_one = _checkpoint(tmp_path / "ckpt-3.pt", 1990)  # being written when the stop began
+    size = open_one.stat().st_size
+    writing = {str(open_one.resolve()): (size, open_one.stat().st_mtime_ns)}
+    stopped = (StoppedAttempt(0, began=2000.0, ended=2010.0, writing=writing),)
+    found = latest_checkpoint("ckpt-*.pt", tmp_path, stopped)
+    assert found.path == complete
+    assert found.skipped == (
+        (str(torn), "written while attempt 0's ranks were being stopped"),
+        (
+            str(open_one),
+            "open for writing by a process of attempt 0 when its ranks were stopped, "
+            "and not written since",
+        ),
+    )
+    assert (
+        found.report()[0] == f"skipped {torn}: written while attempt 0's ranks were being stopped"
+    )
+    # Written again by a later attempt: complete again.
+    _checkpoint(open_one, 3000)
+    assert latest_checkpoint("ckpt-*.pt", tmp_path, stopped).path == open_one
+
+
+def test_a_file_still_growing_is_skipped(tmp_path: Path) -> None:
+    complete = _checkpoint(tmp_path / "a.pt", 1000)
+    growing = tmp_path / "b.pt"
+    growing.write_bytes(b"x")
+    done = threading.Event()
+
+    def write() -> None:
+        with growing.open("ab") as handle:
+            while not done.is_set():
+                handle.write(b"x" * 1024)
+                handle.flush()
+                time.sleep(0.01)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        found = latest_checkpoint("*.pt", tmp_path)
+    finally:
+        done.set()
+        writer.join()
+    assert found.path == complete
+    assert found.skipped == (
+        (str(growing), "still being written (it grew or changed while it was looked at)"),
+    )
+
+
+def test_a_stop_signal_ends_the_search_with_no_file(tmp_path: Path) -> None:
+    for index in range(600):
+        _checkpoint(tmp_path / f"c{index}.pt", 1000 + index)
+    assert latest_checkpoint("*.pt", tmp_path, interrupted=lambda: True).path is None
 
 
 def test_silence_counts_from_the_last_output_with_room_to_start() -> None:

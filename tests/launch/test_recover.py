@@ -293,3 +293,28 @@ def test_a_hang_on_two_nodes_takes_every_rank_stack_and_restarts(
         assert waits_in_all_reduce(stacks[rank]), stacks[rank]
     assert waits_in(stacks["3"], "dist.recv(torch.zeros(1), src=0)"), stacks["3"]
     assert_nothing_left(tmp_path)
+
+
+def test_resume_glob_in_a_folder_linking_to_itself_starts_the_attempt_at_once(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    # A script's latest -> . and best -> . in its output folder: '**/*.pt' walked them without
+    # end and the attempt never started; folders and empty files were handed over too.
+    out = tmp_path / "out"
+    (out / "step-2").mkdir(parents=True)
+    (out / "step-2" / "model.pt").write_bytes(b"weights")
+    (out / "latest").symlink_to(".")
+    (out / "best").symlink_to(".")
+    (out / "empty.pt").touch()
+    (out / "folder.pt").mkdir()
+    result = run_cli(
+        [
+            "run", "--log-dir", str(tmp_path / "logs"), "--resume-from-latest", "**/*.pt",
+            sys.executable, "-c", "import sys; print('args', sys.argv[1:])", f"--train_url={out}",
+        ],
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    resume = f"--resume={out / 'step-2' / 'model.pt'}"
+    assert f"args ['--train_url={out}', '{resume}']" in result.stdout
+    assert f"attempt 0: {resume}" in result.stderr

@@ -34,10 +34,12 @@ from ascendify.launch.containment import (
     new_marker,
     signal_all,
     still_alive,
+    tree,
 )
 from ascendify.launch.hang import RankProcess, Silence, dump_stacks
 from ascendify.launch.hints import hint_for
 from ascendify.launch.plan import LaunchPlan, WorkerPlan, stacks_dir
+from ascendify.launch.resume import StoppedAttempt, files_open_for_writing, signatures
 from ascendify.textfile import parse_json, read_text
 
 POLL_INTERVAL = 0.05
@@ -125,6 +127,9 @@ class RunResult:
     message: str = ""
     stopped: frozenset[int] = frozenset()  # global ranks still running when the teardown began
     stacks: Mapping[int, str] = field(default_factory=dict)  # by global rank, after a hang
+    # When ranks were still running at the teardown: what they may have left half written.
+    teardown: StoppedAttempt | None = None
+    stop_signal: int | None = None  # a stop signal that came while the attempt ran or ended
 
 
 class Peers(Protocol):
@@ -168,9 +173,15 @@ class Agent:
     """Spawn the ranks of one node's plan, supervise them, and stop them all at the end."""
 
     def __init__(
-        self, plan: LaunchPlan, peers: Peers | None = None, console: IO[bytes] | None = None
+        self,
+        plan: LaunchPlan,
+        peers: Peers | None = None,
+        console: IO[bytes] | None = None,
+        pending_signal: Callable[[], int | None] = lambda: None,
     ) -> None:
+        """``pending_signal()``: a stop signal the caller noted before the agent took over."""
         self.plan = plan
+        self._pending_signal = pending_signal
         self.peers = peers
         self.console = console if console is not None else sys.stdout.buffer
         self._console_lock = threading.Lock()
@@ -182,6 +193,7 @@ class Agent:
         self._parent = os.getppid()
         self._silence = Silence(plan.hang_timeout)
         self._stacks: dict[int, str] = {}
+        self._teardown: StoppedAttempt | None = None
 
     def run(self) -> RunResult:
         self._prepare_files()
@@ -421,6 +433,12 @@ class Agent:
         for rank in running:
             rank.stopped = True
         strays = self._strays.find(self._rank_pids())
+        began = time.time()
+        # What the running processes are writing now may be left half written (a checkpoint):
+        # the next attempt must not resume from it.
+        writing = files_open_for_writing(
+            [p.pid for rank in running for p in tree(rank.process.pid)] + [p.pid for p in strays]
+        ) if running else set()  # fmt: skip
         for rank in reversed(self._ranks):
             _signal_group(rank.process.pid, signal.SIGTERM)
         signal_all(strays, signal.SIGTERM)
@@ -441,6 +459,10 @@ class Agent:
             if rank.exit_code is None:
                 rank.exit_code, rank.ended = code, time.time()
         still_alive(strays)  # reap the killed ones that were our children
+        if running:
+            self._teardown = StoppedAttempt(
+                self.plan.attempt, began, time.time(), signatures(writing)
+            )
         return len(running)
 
     def _rank_pids(self) -> set[int]:
@@ -465,6 +487,9 @@ class Agent:
             self._signals += 1
 
         previous = {sig: signal.signal(sig, note) for sig in (signal.SIGINT, signal.SIGTERM)}
+        pending = self._pending_signal()  # one that came just before the handlers were ours
+        if pending is not None:
+            note(pending, None)
         try:
             yield
         finally:
@@ -504,7 +529,7 @@ class Agent:
         stopped_ranks = frozenset(rank.plan.rank for rank in self._ranks if rank.stopped)
         result = RunResult(
             state, code, exit_codes, failure, self.plan.log_dir, message, stopped_ranks,
-            self._stacks,
+            self._stacks, self._teardown, self._signal,
         )  # fmt: skip
         self._write_summary(result)
         return result
