@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from ascendify.errors import AscendifyError
+from ascendify.heartbeat import HEARTBEAT_VARIABLE, heartbeat
 from ascendify.launch import LaunchOptions, plan_node, resolve_spec, resume
 from ascendify.launch.attempts import restarts
-from ascendify.launch.hang import START_ALLOWANCE, Silence
+from ascendify.launch.hang import START_ALLOWANCE, Moved, Silence, stack_change
 from ascendify.launch.plan import local_assignment
 from ascendify.launch.resume import StoppedAttempt, latest_checkpoint
 from ascendify.launch.starthook import FOLDER, STACKS_VARIABLE
@@ -53,6 +54,7 @@ def test_each_attempt_tells_its_ranks_its_number_and_arms_the_start_hook(tmp_pat
     assert env["TORCHELASTIC_MAX_RESTARTS"] == "3"
     assert env["PYTHONPATH"] == f"{FOLDER}{os.pathsep}/user/lib"  # the user's path stays
     assert env[STACKS_VARIABLE] == str(tmp_path / "stacks" / "attempt_2")
+    assert env[HEARTBEAT_VARIABLE] == str(tmp_path / "heartbeats" / "attempt_2" / "rank_1")
     assert plan.workers[0].argv == ("python", "t.py", f"--resume={tmp_path / 'c.pt'}")
     assert (plan.attempt, plan.hang_timeout) == (2, 15)
 
@@ -62,15 +64,21 @@ def test_without_a_hang_timeout_the_ranks_python_path_is_untouched(tmp_path: Pat
     env = plan_node(spec, local_assignment(spec, 1)).workers[0].env
     assert "PYTHONPATH" not in env
     assert STACKS_VARIABLE not in env
+    assert HEARTBEAT_VARIABLE not in env
     assert env["ASCENDIFY_RESTART_COUNT"] == "0"
+
+
+HANG_RANGE = r"--hang-timeout must be 0 \(off\) or a number of seconds from 1"
 
 
 @pytest.mark.parametrize(
     ("flag", "value", "message"),
     [
         ("max_restarts", -1, "--max-restarts must be from 0 to 1000, got -1"),
-        ("hang_timeout", -1.0, "--hang-timeout must be a number of seconds from 0"),
-        ("hang_timeout", float("nan"), "--hang-timeout must be a number of seconds from 0"),
+        ("hang_timeout", -1.0, HANG_RANGE),
+        ("hang_timeout", float("nan"), HANG_RANGE),
+        # A thousandth of a second made every healthy job a hang.
+        ("hang_timeout", 0.001, HANG_RANGE + r" to 604800, got 0\.001"),
     ],
 )
 def test_bad_recovery_values_are_refused(flag: str, value: float, message: str) -> None:
@@ -208,3 +216,44 @@ def test_silence_counts_from_the_last_output_with_room_to_start() -> None:
     silence.job_output(7)  # another node's ranks wrote: life
     assert not silence.hung(silence.last + 4.9)
     assert not Silence(timeout=0).hung(start + 10**6)
+
+
+def test_a_busy_rank_is_life_but_not_output() -> None:
+    silence = Silence(timeout=5)
+    silence.output()
+    quiet_since = silence.quiet_since
+    silence.busy()
+    assert silence.quiet_since == quiet_since  # still silent: a report tells how long
+    assert silence.pieces == 2  # the peers see life
+    assert not silence.hung(silence.last + 4.9)
+
+
+STACK = """Thread 0x1 (most recent call first):
+  File "t.py", line {line} in main
+Current thread 0x2 (most recent call first):
+  File "t.py", line 3 in worker"""
+
+
+def test_a_stack_that_moved_is_busy_and_the_handling_thread_does_not_count() -> None:
+    first = {0: {100: STACK.format(line=7)}}
+    # The kernel picked another thread to run the handler: the same stacks.
+    other_thread = {0: {100: STACK.format(line=7).replace("Current thread 0x2", "Thread 0x2")}}
+    assert stack_change(first, other_thread) is None
+    moved = stack_change(first, {0: {100: STACK.format(line=8)}})
+    assert moved == Moved(0, "the Python stack of process 100 moved")
+    # A process caught outside Python code (no frame) proves nothing either way.
+    assert stack_change(first, {0: {100: "Garbage-collecting"}}) is None
+
+
+def test_heartbeat_touches_the_file_the_launcher_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "rank_0"
+    monkeypatch.delenv(HEARTBEAT_VARIABLE, raising=False)
+    heartbeat()  # outside the launcher: nothing
+    monkeypatch.setenv(HEARTBEAT_VARIABLE, str(path))
+    heartbeat()
+    assert path.exists()
+    os.utime(path, (1000, 1000))
+    heartbeat()
+    assert path.stat().st_mtime > 1000

@@ -318,3 +318,86 @@ def test_resume_glob_in_a_folder_linking_to_itself_starts_the_attempt_at_once(
     resume = f"--resume={out / 'step-2' / 'model.pt'}"
     assert f"args ['--train_url={out}', '{resume}']" in result.stdout
     assert f"attempt 0: {resume}" in result.stderr
+
+
+QUIET = FIXTURES / "quiet.py"
+
+
+def run_quiet(
+    run_cli: RunCli, tmp_path: Path, mode: str, *flags: str, **env: str
+) -> tuple[Any, dict[str, Any]]:
+    """The quiet fixture on two ranks with ``--hang-timeout 6``."""
+    out = tmp_path / "out"
+    out.mkdir()
+    result = run_cli(
+        [
+            "run", "--nproc-per-node", "2", "--log-dir", str(tmp_path / "logs"), "--hang-timeout",
+            "6", "--grace-period", "2", *flags, sys.executable, str(QUIET), f"--train_url={out}",
+        ],
+        cwd=tmp_path,
+        env={"MODE": mode, **env},
+    )  # fmt: skip
+    summary = json.loads((tmp_path / "logs" / "run_summary.json").read_text())
+    return result, summary
+
+
+def test_a_silent_20s_checkpoint_save_is_busy_not_hung(run_cli: RunCli, tmp_path: Path) -> None:
+    result, summary = run_quiet(run_cli, tmp_path, "save", SECONDS_SILENT="20")
+    assert result.returncode == 0, result.stderr
+    assert summary["state"] == "succeeded"
+    assert "rank 0 done" in result.stdout
+    # Silent for over twice the timeout: the launcher says why it did not stop the job.
+    assert "rank 0 has printed nothing for " in result.stderr, result.stderr
+    assert "(--hang-timeout 6) but is busy (it read " in result.stderr
+
+
+def test_a_rank_blocked_on_a_lock_is_a_hang_with_its_stack(run_cli: RunCli, tmp_path: Path) -> None:
+    result, summary = run_quiet(run_cli, tmp_path, "lock")
+    assert result.returncode == 124, result.stderr
+    assert summary["root_cause"]["cause"] == "hang"
+    assert "none made progress (no I/O, the same Python stacks)" in result.stderr
+    line = next(
+        n for n, text in enumerate(QUIET.read_text().splitlines(), 1) if "# blocks forever" in text
+    )
+    assert f'File "{QUIET}", line {line} in block_on_a_lock' in summary["stacks"]["0"]
+
+
+def test_a_heartbeat_keeps_a_silent_rank_alive(run_cli: RunCli, tmp_path: Path) -> None:
+    result, _summary = run_quiet(run_cli, tmp_path, "heartbeat", SECONDS_SILENT="15")
+    assert result.returncode == 0, result.stderr
+    assert "rank 0 done" in result.stdout
+    assert (tmp_path / "logs" / "heartbeats" / "attempt_0" / "rank_0").exists()
+
+
+def test_a_rank_that_dropped_the_dump_handler_is_not_killed_by_it(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    # SIGUSR1 ends a process that no longer catches it: it is not sent, and the stack says why.
+    result, summary = run_quiet(run_cli, tmp_path, "unhooked")
+    assert result.returncode == 124, result.stderr
+    assert "no longer catches SIGUSR1" in summary["stacks"]["0"]
+    assert summary["ranks"]["0"]["signal"] != "SIGUSR1"
+    assert summary["ranks"]["0"]["stopped_by_launcher"] is True
+
+
+def test_a_killed_attempts_half_written_file_is_never_handed_over(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    result, summary = run_quiet(
+        run_cli, tmp_path, "torn", "--max-restarts", "1", "--resume-from-latest", "ckpt-*.pt"
+    )
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out"
+    assert [a["cause"] for a in summary["attempts"]] == ["exit", None]
+    assert f"rank 0 attempt 1 starts, resume={out / 'ckpt-1.pt'}" in result.stdout
+    # Open for writing when the teardown began, or written during it: either way, skipped.
+    skipped = f"attempt 1: --resume-from-latest skipped {out / 'ckpt-2.pt'}: "
+    assert skipped + STOPPED_WRITING in result.stderr or skipped + WRITTEN_WHILE in result.stderr, (
+        result.stderr
+    )
+
+
+STOPPED_WRITING = (
+    "open for writing by a process of attempt 0 when its ranks were stopped, and not written since"
+)
+WRITTEN_WHILE = "written while attempt 0's ranks were being stopped"

@@ -82,7 +82,7 @@ def run_attempts(
             if noted.signum is not None:
                 return _stopped_before(attempt, noted.signum, result, spec.log_dir)
             plan = plan_node(spec, assignment, attempt, resume)
-            result = Agent(plan, peers, console, pending_signal=noted.take).run()
+            result = Agent(plan, peers, console, pending_signal=noted.take, log=log).run()
             if result.teardown is not None:
                 stopped.append(result.teardown)
             failure = result.root_cause
