@@ -6,7 +6,9 @@ an uninterrupted run; no process of any attempt may outlive the launcher.
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import signal
 import sys
 import time
@@ -16,7 +18,10 @@ from typing import Any
 
 import pytest
 
+from ascendify.launch import LaunchOptions, hang, plan_node, resolve_spec
+from ascendify.launch.agent import DUMPED, Agent
 from ascendify.launch.job import free_port
+from ascendify.launch.plan import local_assignment
 from tests.conftest import RunCli
 from tests.jobs.conftest import running
 from tests.launch.test_run_multi_node import finish, flags_node, launchers, start
@@ -401,3 +406,50 @@ STOPPED_WRITING = (
     "open for writing by a process of attempt 0 when its ranks were stopped, and not written since"
 )
 WRITTEN_WHILE = "written while attempt 0's ranks were being stopped"
+
+
+def test_a_stop_during_a_failed_attempts_teardown_ends_the_job(
+    tmp_path: Path, launchers: list[Any]
+) -> None:
+    # Rank 1 fails, rank 0 ignores SIGTERM: the teardown waits the grace period, and a SIGTERM
+    # then must end the job, not start attempt 1.
+    out = tmp_path / "out"
+    out.mkdir()
+    argv = [
+        "ascendify", "run", "--nproc-per-node", "2", "--log-dir", str(tmp_path / "logs"),
+        "--max-restarts", "1", "--grace-period", "5", sys.executable, str(QUIET),
+        f"--train_url={out}",
+    ]  # fmt: skip
+    launcher = start(launchers, argv, {"MODE": "stubborn"})
+    deadline = time.monotonic() + 120
+    while not (out / "failing").exists():
+        assert time.monotonic() < deadline, "rank 1 never got to fail"
+        time.sleep(0.05)
+    time.sleep(1)  # the launcher has seen rank 1 end and waits for rank 0
+    launcher.send_signal(signal.SIGTERM)
+    ((code, err),) = finish([launcher], timeout=120)
+    assert code == 128 + signal.SIGTERM, err
+    assert "stopped by SIGTERM before attempt 1 started; no rank was running" in err
+    assert "restart 1 of 1" not in err
+    summary = json.loads((tmp_path / "logs" / "run_summary.json").read_text())
+    assert [a["cause"] for a in summary["attempts"]] == ["exit"]
+
+
+def test_a_rank_ended_by_the_stack_dump_signal_is_named_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A process that drops the handler just after the launcher looked (made certain here by
+    # taking every process for one that catches it) dies of SIGUSR1: that is the launcher's
+    # doing, not a crash of the rank's own.
+    monkeypatch.setattr(hang, "_catches", lambda _pid: True)
+    options = LaunchOptions(
+        command=(sys.executable, str(QUIET)), log_dir=tmp_path / "logs", hang_timeout=2
+    )
+    spec = resolve_spec(options, {**os.environ, "MODE": "unhooked"})
+    result = Agent(plan_node(spec, local_assignment(spec, free_port())), console=io.BytesIO()).run()
+    assert result.exit_codes == {0: -signal.SIGUSR1}
+    assert result.root_cause is not None
+    assert result.root_cause.error == DUMPED
+    report = result.root_cause.describe()
+    assert "killed by signal SIGUSR1" in report
+    assert f"error: {DUMPED}" in report
