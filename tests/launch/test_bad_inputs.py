@@ -143,7 +143,7 @@ def test_unusable_rank_tables_are_named_at_once(tmp_path: Path, kind: str, messa
     started = time.monotonic()
     with pytest.raises(AscendifyError, match=f"rank table {path} {message}"):
         resolve_spec(options(join_timeout=30), {**PATH, "RANK_TABLE_FILE_V_1_0": str(path)})
-    assert time.monotonic() - started < 5  # no waiting for a platform to finish writing it
+    assert time.monotonic() - started < 15  # no waiting (30 s) for a platform to finish writing it
 
 
 @pytest.mark.parametrize(

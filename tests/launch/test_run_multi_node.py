@@ -231,8 +231,9 @@ def test_rank_failure_on_node_1_stops_node_0_quickly(
     while node1.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     failed_at = time.monotonic()
-    (code0, err0), (code1, err1) = finish([node0, node1], timeout=30)
-    assert time.monotonic() - failed_at < 8, "node 0 did not stop within seconds"
+    (code0, err0), (code1, err1) = finish([node0, node1], timeout=120)
+    # Node 0's ranks would wait forever: any bound far below the hang bound shows it stopped them.
+    assert time.monotonic() - failed_at < 60, "node 0 did not stop its ranks"
     assert code1 == 7
     assert "rank 3 (node 1, local rank 1" in err1
     assert "boom-marker" not in err1  # node 1's console showed it as it came
@@ -280,8 +281,10 @@ def test_a_stop_signal_ends_node_0s_wait_for_its_peers(
     assert node0.poll() is None, node0.communicate()[1]
     signalled = time.monotonic()
     node0.send_signal(signal.SIGTERM)
-    (code0, err0), (code1, err1) = finish([node0, node1], timeout=30)
-    assert time.monotonic() - signalled < 10, "node 0 kept waiting for its peers"
+    (code0, err0), (code1, err1) = finish([node0, node1], timeout=120)
+    assert time.monotonic() - signalled < 25, (
+        "node 0 kept waiting for its peers (30 s join timeout)"
+    )
     assert code0 == 0, err0  # its own ranks had all finished
     assert "all 2 ranks finished" in err0
     assert code1 != 0
@@ -313,10 +316,11 @@ def test_missing_node_times_out_naming_it(
         "pass",
     ]
     started = time.monotonic()
-    [(code, err)] = finish([start(launchers, argv, {})], timeout=30)
+    [(code, err)] = finish([start(launchers, argv, {})], timeout=120)
     assert code == 2
     assert "node(s) 1, 2 did not join within 1.5s" in err
-    assert time.monotonic() - started < 15
+    # It waited its 1.5 s, not the default 300 s (starting and importing torch may take a while).
+    assert time.monotonic() - started < 120
 
 
 def test_node_without_a_master_says_so(

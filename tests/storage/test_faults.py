@@ -132,7 +132,7 @@ def test_staging_from_a_silent_store_fails_with_a_message(
     started = time.monotonic()
     with pytest.raises(EndpointUnreachableError, match="did not answer in time"):
         copy_tree("s3://bucket/in", str(tmp_path / "in"), settings=S3Settings.from_env(env))
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 30  # the 1 s read timeout, not botocore's 60 s and retries
 
 
 @pytest.mark.slow
@@ -147,12 +147,12 @@ def test_run_against_a_silent_store_exits_2_and_starts_no_rank(
     result = run_cli(
         ["run", "--log-dir", str(tmp_path / "logs"), "python", str(script),
          "--data_url=s3://bucket/in/"],
-        cwd=tmp_path, env=env, timeout=60,
+        cwd=tmp_path, env=env,
     )  # fmt: skip
     assert result.returncode == 2, result.stderr
     assert "did not answer in time" in result.stderr
     assert "ASCENDIFY_S3_READ_TIMEOUT" in result.stderr
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < 50  # the 1 s read timeout, not botocore's 60 s
     assert not marker.exists()
 
 
