@@ -12,7 +12,7 @@ import pytest
 from ascendify.errors import AscendifyError
 from ascendify.launch import LaunchOptions, resolve_spec
 from ascendify.limits import MAX_DEVICES_PER_SERVER
-from tests.conftest import RunCli
+from tests.conftest import HANG_BOUND, RunCli
 
 PATH = {"PATH": os.environ["PATH"]}
 
@@ -180,7 +180,7 @@ def test_the_command_line_says_it_in_one_line(
     result = run_cli(
         ["run", *(flag.format(tmp=tmp_path) for flag in flags), "python", "-c", "pass"],
         env={name: value.format(tmp=tmp_path) for name, value in env.items()},
-        timeout=30,
+        timeout=HANG_BOUND,
     )
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1, result.stderr

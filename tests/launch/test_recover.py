@@ -22,7 +22,7 @@ from ascendify.launch import LaunchOptions, hang, plan_node, resolve_spec
 from ascendify.launch.agent import DUMPED, Agent
 from ascendify.launch.job import free_port
 from ascendify.launch.plan import local_assignment
-from tests.conftest import RunCli
+from tests.conftest import HANG_BOUND, RunCli
 from tests.jobs.conftest import running
 from tests.launch.test_run_multi_node import finish, flags_node, launchers, start
 
@@ -72,7 +72,7 @@ def run_resumable(
         ],
         cwd=tmp_path,
         env={"FAULT": fault, "FAULT_ATTEMPTS": str(faulty_attempts), "PIDS_DIR": str(tmp_path)},
-        timeout=120,
+        timeout=HANG_BOUND,
     )  # fmt: skip
     summary = json.loads((tmp_path / "logs" / "run_summary.json").read_text())
     return result, summary
@@ -192,7 +192,7 @@ def _two_nodes_with_a_fault(
     env = {"FAULT": fault, "FAULT_RANK": str(rank), "PIDS_DIR": str(tmp_path), **env}
     flags = ("--max-restarts", "1", *flags)
     nodes = [start(launchers, _node_flags(n, port, tmp_path, *flags), env) for n in (0, 1)]
-    return finish(nodes, timeout=120)
+    return finish(nodes, timeout=HANG_BOUND)
 
 
 def test_two_nodes_restart_together_after_a_rank_of_node_1_exits(
@@ -249,7 +249,7 @@ def test_a_lost_node_agent_started_afresh_joins_the_next_attempt(
 ) -> None:
     node0, flags, env = _node_1_killed_at_step_2(tmp_path, launchers)
     again = start(launchers, flags(1), env)  # as a platform starts a lost node again
-    results = finish([node0, again], timeout=120)
+    results = finish([node0, again], timeout=HANG_BOUND)
     assert [code for code, _err in results] == [0, 0], results
     assert final_value(tmp_path / "out") == uninterrupted(4)
     first, second = _summary(tmp_path, 0)["attempts"]
@@ -270,7 +270,7 @@ def test_a_stop_while_waiting_for_a_lost_node_ends_the_job_at_once(
         assert time.monotonic() < deadline, "node 0 never ended its first attempt"
         time.sleep(0.05)
     node0.send_signal(signal.SIGTERM)  # node 0 waits for node 1 to join the next attempt
-    ((code, err),) = finish([node0], timeout=15)
+    ((code, err),) = finish([node0], timeout=HANG_BOUND)
     assert code == 128 + signal.SIGTERM, err
     assert "stopped by SIGTERM before attempt 1 started; no rank was running" in err
     assert_nothing_left(tmp_path)
@@ -427,7 +427,7 @@ def test_a_stop_during_a_failed_attempts_teardown_ends_the_job(
         time.sleep(0.05)
     time.sleep(1)  # the launcher has seen rank 1 end and waits for rank 0
     launcher.send_signal(signal.SIGTERM)
-    ((code, err),) = finish([launcher], timeout=120)
+    ((code, err),) = finish([launcher], timeout=HANG_BOUND)
     assert code == 128 + signal.SIGTERM, err
     assert "stopped by SIGTERM before attempt 1 started; no rank was running" in err
     assert "restart 1 of 1" not in err

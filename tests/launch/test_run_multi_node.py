@@ -17,7 +17,7 @@ import psutil
 import pytest
 
 from ascendify.launch.job import free_port
-from tests.conftest import ascendify_env
+from tests.conftest import HANG_BOUND, ascendify_env
 
 pytestmark = pytest.mark.slow  # every test here starts processes
 
@@ -99,11 +99,18 @@ def wait_for_files(folder: Path, pattern: str, count: int, timeout: float = 30) 
 
 
 def finish(
-    processes: Sequence[subprocess.Popen[str]], timeout: float = 60
+    processes: Sequence[subprocess.Popen[str]], timeout: float = HANG_BOUND
 ) -> list[tuple[int, str]]:
+    """Each launcher's exit code and stderr; one that does not end within ``timeout`` (a hang
+    bound) fails the test, naming it."""
     results = []
     for process in processes:
-        _out, err = process.communicate(timeout=timeout)
+        try:
+            _out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(
+                f"`{' '.join(map(str, process.args))}` did not end within {timeout:g}s"  # type: ignore[arg-type]
+            ) from None
         results.append((process.returncode, err))
     return results
 
@@ -231,7 +238,7 @@ def test_rank_failure_on_node_1_stops_node_0_quickly(
     while node1.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     failed_at = time.monotonic()
-    (code0, err0), (code1, err1) = finish([node0, node1], timeout=120)
+    (code0, err0), (code1, err1) = finish([node0, node1], timeout=HANG_BOUND)
     # Node 0's ranks would wait forever: any bound far below the hang bound shows it stopped them.
     assert time.monotonic() - failed_at < 60, "node 0 did not stop its ranks"
     assert code1 == 7
@@ -251,7 +258,7 @@ def test_sigterm_to_one_node_stops_the_whole_job(
     node0, node1 = start_nodes(launchers, port, tmp_path, FAIL_OR_HANG, env)
     wait_for_files(tmp_path, "pids_*", 4)
     node1.send_signal(signal.SIGTERM)
-    (code0, err0), (code1, _err1) = finish([node0, node1], timeout=30)
+    (code0, err0), (code1, _err1) = finish([node0, node1], timeout=HANG_BOUND)
     assert code1 == 128 + signal.SIGTERM
     assert code0 == 128 + signal.SIGTERM
     assert "node 1 failed: launcher stopped by SIGTERM" in err0
@@ -281,7 +288,7 @@ def test_a_stop_signal_ends_node_0s_wait_for_its_peers(
     assert node0.poll() is None, node0.communicate()[1]
     signalled = time.monotonic()
     node0.send_signal(signal.SIGTERM)
-    (code0, err0), (code1, err1) = finish([node0, node1], timeout=120)
+    (code0, err0), (code1, err1) = finish([node0, node1], timeout=HANG_BOUND)
     assert time.monotonic() - signalled < 25, (
         "node 0 kept waiting for its peers (30 s join timeout)"
     )
@@ -316,7 +323,7 @@ def test_missing_node_times_out_naming_it(
         "pass",
     ]
     started = time.monotonic()
-    [(code, err)] = finish([start(launchers, argv, {})], timeout=120)
+    [(code, err)] = finish([start(launchers, argv, {})], timeout=HANG_BOUND)
     assert code == 2
     assert "node(s) 1, 2 did not join within 1.5s" in err
     # It waited its 1.5 s, not the default 300 s (starting and importing torch may take a while).
@@ -345,7 +352,7 @@ def test_node_without_a_master_says_so(
         "-c",
         "pass",
     ]
-    [(code, err)] = finish([start(launchers, argv, {})], timeout=30)
+    [(code, err)] = finish([start(launchers, argv, {})], timeout=HANG_BOUND)
     assert code == 2
     assert "node 1 could not reach node 0 at 127.0.0.1:" in err
 
@@ -371,7 +378,9 @@ def two_hosts() -> Iterator[list[tuple[str, str, str]]]:
         ]
     try:
         for step in steps:
-            done = subprocess.run(step, capture_output=True, text=True, timeout=10, check=False)
+            done = subprocess.run(
+                step, capture_output=True, text=True, timeout=HANG_BOUND, check=False
+            )
             if done.returncode != 0:
                 pytest.skip(f"cannot build network namespaces here: {done.stderr.strip()}")
         yield hosts

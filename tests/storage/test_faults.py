@@ -23,7 +23,7 @@ from ascendify.storage import (
 )
 from ascendify.storage._copy import partial_dir
 from ascendify.storage._remote import DEFAULT_READ_TIMEOUT, TRANSFER_RETRIES
-from tests.conftest import RunCli, ascendify_env
+from tests.conftest import HANG_BOUND, RunCli, ascendify_env
 
 from .conftest import SlowProxy, enforced_policy, put_objects, read_objects
 
@@ -179,7 +179,7 @@ def test_sigterm_while_staging_leaves_no_partial_file(
             assert time.monotonic() < deadline, "no download began"
             time.sleep(0.05)
         launcher.send_signal(signal.SIGTERM)
-        _, stderr = launcher.communicate(timeout=20)
+        _, stderr = launcher.communicate(timeout=HANG_BOUND)
     finally:
         proxy.close()
         if launcher.poll() is None:
