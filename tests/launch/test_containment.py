@@ -20,7 +20,7 @@ ESCAPES = str(FIXTURES / "escapes.py")
 pytestmark = pytest.mark.slow
 
 
-def wait_for_pids(out: Path, ranks: int, timeout: float = 20) -> dict[int, list[int]]:
+def wait_for_pids(out: Path, ranks: int, timeout: float = HANG_BOUND) -> dict[int, list[int]]:
     deadline = time.monotonic() + timeout
     while True:
         files = list(out.glob("pids_*"))
@@ -89,7 +89,7 @@ def test_the_watchdog_ends_with_a_normal_run(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )  # fmt: skip
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + HANG_BOUND
     while not (tmp_path / "started").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     helpers = [p.pid for p in psutil.Process(launcher.pid).children()]

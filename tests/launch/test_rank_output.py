@@ -81,7 +81,7 @@ def test_a_progress_bar_shows_before_its_line_ends(tmp_path: Path) -> None:
     )
     process = launcher(tmp_path, code)
     assert process.stdout is not None
-    shown, deadline = b"", time.monotonic() + 20
+    shown, deadline = b"", time.monotonic() + HANG_BOUND
     try:
         while b"50%" not in shown and time.monotonic() < deadline:
             if select.select([process.stdout], [], [], 0.1)[0]:

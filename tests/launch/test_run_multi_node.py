@@ -91,7 +91,7 @@ def start_nodes(
     return node0, start(started, flags_node(1, port, tmp_path, script), env)
 
 
-def wait_for_files(folder: Path, pattern: str, count: int, timeout: float = 30) -> None:
+def wait_for_files(folder: Path, pattern: str, count: int, timeout: float = HANG_BOUND) -> None:
     """Until ``count`` files match ``pattern`` (ranks write them once they run), or the timeout."""
     deadline = time.monotonic() + timeout
     while len(list(folder.glob(pattern))) < count and time.monotonic() < deadline:
@@ -234,7 +234,7 @@ def test_rank_failure_on_node_1_stops_node_0_quickly(
     port = free_port()
     env = {"PROBE_OUT": str(tmp_path), "FAIL_RANK": "3", "FAIL_AFTER": "1.5"}
     node0, node1 = start_nodes(launchers, port, tmp_path, FAIL_OR_HANG, env)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + HANG_BOUND
     while node1.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     failed_at = time.monotonic()

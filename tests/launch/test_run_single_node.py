@@ -226,7 +226,7 @@ def test_signal_to_the_launcher_stops_every_rank(tmp_path: Path, sig: signal.Sig
         text=True,
     )
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + HANG_BOUND
         while len(list(tmp_path.glob("pids_*"))) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         launcher.send_signal(sig)

@@ -349,7 +349,7 @@ def test_ctrl_c_leaves_the_result_marked_incomplete_and_no_worker_behind(tmp_pat
     finally:
         signal.signal(signal.SIGINT, ignored)
     result = out / "big_project_msft"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + HANG_BOUND
     workers: list[psutil.Process] = []
     while time.monotonic() < deadline and len(workers) < 2:
         workers = psutil.Process(process.pid).children(recursive=True)

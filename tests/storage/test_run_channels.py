@@ -119,7 +119,7 @@ def test_repeated_stop_signals_do_not_cut_the_final_upload_short(
     )  # fmt: skip
     try:
         staged = tmp_path / "outputs" / "train_url_0"
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + HANG_BOUND
         while len(list(staged.glob("rank*.txt"))) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         while launcher.poll() is None and time.monotonic() < deadline:
