@@ -67,6 +67,31 @@ def ascendify_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 RunCli = Callable[..., subprocess.CompletedProcess[str]]
+# How long a command a test runs may take before it counts as hung. It bounds a hang, it does not
+# measure speed: on a machine whose two cores are shared with other work (load 10-24), importing
+# torch alone took minutes.
+HANG_BOUND = 600.0
+
+
+def run_bounded(
+    argv: Sequence[str], timeout: float = HANG_BOUND, **options: object
+) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run`` (text, captured, unchecked) whose timeout fails the test with what it
+    was waiting for and the output so far."""
+    try:
+        return subprocess.run(  # type: ignore[call-overload, no-any-return]
+            argv, capture_output=True, text=True, timeout=timeout, check=False, **options
+        )
+    except subprocess.TimeoutExpired as expired:
+        said = "".join(_text(part) for part in (expired.stdout, expired.stderr))
+        raise AssertionError(
+            f"`{' '.join(map(str, argv))}` did not end within {timeout:g}s (a hang bound); "
+            f"its output so far:\n{said[-4000:]}"
+        ) from None
+
+
+def _text(output: str | bytes | None) -> str:
+    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
 
 
 @pytest.fixture
@@ -77,17 +102,10 @@ def run_cli() -> RunCli:
         args: Sequence[str],
         cwd: Path | None = None,
         env: dict[str, str] | None = None,
-        timeout: float = 240,
+        timeout: float = HANG_BOUND,
     ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "ascendify", *args],
-            cwd=cwd,
-            env=ascendify_env(env),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
+        argv = [sys.executable, "-m", "ascendify", *args]
+        return run_bounded(argv, timeout, cwd=cwd, env=ascendify_env(env))
 
     return run
 

@@ -12,7 +12,7 @@ import pytest
 
 from ascendify.demo import CPU_RANKS, plan_demo, step_titles
 from ascendify.migrate import Target
-from tests.conftest import RunCli
+from tests.conftest import HANG_BOUND, RunCli
 
 
 def _example_digest() -> str:
@@ -41,7 +41,7 @@ def test_demo_migrates_and_trains_with_two_cpu_ranks(run_cli: RunCli, tmp_path: 
         "XDG_CACHE_HOME": str(tmp_path / "cache"),
         "PATH": f"{elsewhere}{os.pathsep}{os.environ['PATH']}",
     }
-    result = run_cli(["demo"], cwd=clone, env=env, timeout=300)
+    result = run_cli(["demo"], cwd=clone, env=env, timeout=HANG_BOUND)
     assert result.returncode == 0, result.stderr[-3000:]
     assert list(clone.iterdir()) == []  # nothing left behind in the folder it ran from
     workdir = tmp_path / "cache" / "ascendify" / "demo"

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from ascendify._parallel import PARALLEL_FROM, parallel_map
-from tests.conftest import ascendify_env
+from tests.conftest import HANG_BOUND, ascendify_env
 
 
 def _process_of(_: int) -> int:
@@ -38,7 +38,7 @@ def test_default_jobs_are_the_cores_the_process_may_use(command: str) -> None:
         preexec_fn=lambda: os.sched_setaffinity(0, {one_core}),
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=HANG_BOUND,
         check=True,
     )
     assert "the cores this process may use, 1 here" in done.stdout

@@ -2,4 +2,7 @@
 
 from __future__ import annotations
 
+from ascendify.heartbeat import heartbeat
+
 __version__ = "0.1.0"
+__all__ = ["heartbeat"]

@@ -21,6 +21,9 @@ MAX_NODES = 1024  # the other engines: far above the largest clusters jobs are r
 MAX_GRACE_PERIOD = 3600.0  # SIGTERM -> SIGKILL: an hour is more than any checkpoint needs
 MAX_WAIT = 86400.0  # a day: the join timeout and the upload interval
 MAX_HANG_TIMEOUT = 7 * 86400.0  # a week without a line of output is a hang whatever the job
+# Below a second, a healthy rank's pause between two lines (or the samples that look for its
+# progress) would read as a hang.
+MIN_HANG_TIMEOUT = 1.0
 MAX_RESTARTS = 1000  # restarts of a job: far above any platform's (ModelArts allows a few)
 # What reaches a rank's environment and argv (env values, hyperparameters): Linux refuses to start
 # a process with one string over 128 KiB, or with argv and environment over a quarter of its stack
@@ -30,8 +33,9 @@ MAX_ARG_BYTES = 128 * 1024 - 1
 MAX_ARGS_TOTAL_BYTES = 512 * 1024
 
 
-def seconds(value: object, *, most: float, zero: bool) -> float:
-    """``value`` as seconds: a finite number, above 0 (or 0 when ``zero``), at most ``most``.
+def seconds(value: object, *, most: float, zero: bool, least: float = 0.0) -> float:
+    """``value`` as seconds: a finite number, above 0 (or 0 when ``zero``), at most ``most``;
+    other than 0, at least ``least``.
 
     ValueError's message says what is wrong, for a caller to prefix with the field's name.
     """
@@ -43,7 +47,13 @@ def seconds(value: object, *, most: float, zero: bool) -> float:
         or value < 0
         or (value == 0 and not zero)
         or value > most
+        or 0 < value < least
     ):
+        if least > 0:
+            zero_means = "0 (off) or " if zero else ""
+            raise ValueError(
+                f"must be {zero_means}a number of seconds from {least:g} to {most:g}, got {value!r}"
+            )
         raise ValueError(f"must be a number of seconds from {low} to {most:g}, got {value!r}")
     return float(value)
 

@@ -141,8 +141,7 @@ def test_trace_stops_an_endless_script_at_the_operator_limit(
     )
     out = tmp_path / "out"
     result = run_cli(
-        ["analyze", "--trace", "--max-ops", "500", "-o", str(out), "--", "python", str(script)],
-        timeout=120,
+        ["analyze", "--trace", "--max-ops", "500", "-o", str(out), "--", "python", str(script)]
     )
     assert result.returncode == 0, result.stderr
     trace = json.loads((out / "report.json").read_text(encoding="utf-8"))["trace"]

@@ -16,7 +16,7 @@ import ascendify
 from ascendify._autostart import HOOK_LINE, PTH_NAME, write_hook
 from tests.auto.conftest import NO_CUDA
 from tests.auto.test_scripts import TORCHRUN, _env, assert_same_losses, cpu_reference
-from tests.conftest import again_after_teardown_abort
+from tests.conftest import HANG_BOUND, again_after_teardown_abort
 
 PACKAGE_DIR = Path(ascendify.__file__).parent
 
@@ -36,7 +36,7 @@ def _python(
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(executable or sys.executable), *args], env=_env(env), cwd=cwd, capture_output=True,
-        text=True, timeout=120, check=False,
+        text=True, timeout=HANG_BOUND, check=False,
     )  # fmt: skip
 
 

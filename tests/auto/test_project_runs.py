@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.auto.test_scripts import ANNOUNCEMENT, _env, losses
-from tests.conftest import ascendify_env
+from tests.conftest import HANG_BOUND, ascendify_env
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE / "project"
@@ -30,7 +30,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.cuda_build]
 
 def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180,
+        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=HANG_BOUND,
         check=False,
     )  # fmt: skip
 
@@ -56,7 +56,7 @@ def portable(tmp_path_factory: pytest.TempPathFactory) -> Path:
     done = subprocess.run(
         [sys.executable, "-m", "ascendify", "migrate", "-i", str(PROJECT), "-o", str(out),
          "--target", "portable", "-j", "1"],
-        env=ascendify_env(), capture_output=True, text=True, timeout=120, check=False,
+        env=ascendify_env(), capture_output=True, text=True, timeout=HANG_BOUND, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return out / f"{PROJECT.name}_msft"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.auto.conftest import NO_CUDA
-from tests.conftest import again_after_teardown_abort, ascendify_env
+from tests.conftest import HANG_BOUND, again_after_teardown_abort, ascendify_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.cuda_build]  # every test here starts processes
 
@@ -41,7 +41,7 @@ def run_side_by_side(
     results = []
     for args, process in zip((first, second), processes, strict=True):
         try:
-            stdout, stderr = process.communicate(timeout=120)
+            stdout, stderr = process.communicate(timeout=HANG_BOUND)
         except subprocess.TimeoutExpired:
             process.kill()
             stdout, stderr = process.communicate()
@@ -52,7 +52,7 @@ def run_side_by_side(
 
 def _run_alone(args: list[str], env: dict[str, str] | None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, *args], env=_env(env), capture_output=True, text=True, timeout=120,
+        [sys.executable, *args], env=_env(env), capture_output=True, text=True, timeout=HANG_BOUND,
         check=False,
     )  # fmt: skip
 
@@ -115,7 +115,7 @@ def test_the_scripts_fail_without_the_redirect() -> None:
     """The GPU scripts really are CUDA code: on this machine they cannot run as written."""
     plain = subprocess.run(
         [sys.executable, str(SCRIPTS / "legacy_typed.py")],
-        env=_env(), capture_output=True, text=True, timeout=120, check=False,
+        env=_env(), capture_output=True, text=True, timeout=HANG_BOUND, check=False,
     )  # fmt: skip
     assert plain.returncode != 0
     assert re.search(NO_CUDA, plain.stderr)

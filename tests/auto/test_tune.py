@@ -11,7 +11,7 @@ import pytest
 
 from ascendify.auto._tune import ENV, apply_safe_tuning
 from ascendify.errors import AscendifyError
-from tests.conftest import ascendify_env
+from tests.conftest import HANG_BOUND, ascendify_env
 from tests.npu_standin import standin_env
 
 APPLY = """\
@@ -31,7 +31,7 @@ def test_the_safe_set_sets_the_npu_options() -> None:
     for wanted in ("safe", ""):
         done = subprocess.run(
             [sys.executable, "-c", APPLY, wanted], env=standin_env(ascendify_env()),
-            capture_output=True, text=True, timeout=120, check=False,
+            capture_output=True, text=True, timeout=HANG_BOUND, check=False,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:]
         outputs.append(json.loads(done.stdout))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ascendify.cli import main
-from tests.conftest import ascendify_env
+from tests.conftest import HANG_BOUND, ascendify_env
 from tests.npu_standin import standin_env
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
@@ -24,7 +24,7 @@ def _python(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     base = ascendify_env({"OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"})
     return subprocess.run(
         [sys.executable, *args], env={**base, **(env or {})},
-        capture_output=True, text=True, timeout=180, check=False,
+        capture_output=True, text=True, timeout=HANG_BOUND, check=False,
     )  # fmt: skip
 
 

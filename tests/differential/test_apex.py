@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ascendify_env
+from tests.conftest import HANG_BOUND, ascendify_env
 from tests.npu_standin import standin_env
 
 SCRIPTS = Path(__file__).resolve().parent / "apex"
@@ -22,7 +22,7 @@ SCRIPTS = Path(__file__).resolve().parent / "apex"
 def _losses(script: Path, env: dict[str, str], *args: str) -> dict[str, list[float]]:
     done = subprocess.run(
         [sys.executable, str(script), *args], env=env, capture_output=True, text=True,
-        timeout=120, check=False,
+        timeout=HANG_BOUND, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     losses: dict[str, list[float]] = json.loads(done.stdout)
@@ -36,7 +36,7 @@ def test_the_ported_trainer_prints_the_reference_losses(target: str, tmp_path: P
     done = subprocess.run(
         [sys.executable, "-m", "ascendify", "migrate", "-i", str(SCRIPTS), "-o", str(tmp_path),
          "-j", "1", "--no-analysis", "--target", target],
-        env=ascendify_env(), capture_output=True, text=True, timeout=120, check=False,
+        env=ascendify_env(), capture_output=True, text=True, timeout=HANG_BOUND, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     script = tmp_path / f"{SCRIPTS.name}_msft" / "apex_trainer.py"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ascendify_env
+from tests.conftest import HANG_BOUND, ascendify_env
 from tests.npu_standin import standin_env
 
 SCRIPTS = Path(__file__).resolve().parent / "attention"
@@ -28,7 +28,7 @@ def _migrate(out: Path, *options: str) -> Path:
     done = subprocess.run(
         [sys.executable, "-m", "ascendify", "migrate", "-i", str(SCRIPTS), "-o", str(out),
          "-j", "1", "--no-analysis", *options],
-        env=ascendify_env(), capture_output=True, text=True, timeout=120, check=False,
+        env=ascendify_env(), capture_output=True, text=True, timeout=HANG_BOUND, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return out / f"{SCRIPTS.name}_msft" / "attention_forms.py"
@@ -43,7 +43,7 @@ def _outputs(script: Path, *args: str, standin: bool = True) -> dict[str, dict[s
     done = subprocess.run(
         [sys.executable, str(script), *args],
         env=standin_env(ascendify_env()) if standin else ascendify_env(),
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True, text=True, timeout=HANG_BOUND, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     result: dict[str, dict[str, list[float]]] = json.loads(done.stdout)

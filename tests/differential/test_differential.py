@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import again_after_teardown_abort, ascendify_env
+from tests.conftest import HANG_BOUND, again_after_teardown_abort, ascendify_env
 from tests.npu_standin import standin_env
 
 HERE = Path(__file__).resolve().parent
@@ -73,7 +73,7 @@ def _migrate(out: Path, *options: str) -> Path:
     done = subprocess.run(
         [sys.executable, "-m", "ascendify", "migrate", "-i", str(SCRIPTS), "-o", str(out),
          "-j", "1", *options],
-        env=ascendify_env(), capture_output=True, text=True, timeout=120, check=False,
+        env=ascendify_env(), capture_output=True, text=True, timeout=HANG_BOUND, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return out / f"{SCRIPTS.name}_msft"
@@ -100,7 +100,13 @@ def _run(
 
     def run() -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            command, cwd=cwd, env=env, capture_output=True, text=True, timeout=240, check=False
+            command,
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=HANG_BOUND,
+            check=False,
         )
 
     done = again_after_teardown_abort(run(), run)

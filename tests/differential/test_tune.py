@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import again_after_teardown_abort, ascendify_env
+from tests.conftest import HANG_BOUND, again_after_teardown_abort, ascendify_env
 from tests.npu_standin import standin_env
 
 SCRIPTS = Path(__file__).resolve().parent / "tune"
@@ -28,7 +28,7 @@ def _migrate(source: Path, out: Path, *options: str) -> subprocess.CompletedProc
     return subprocess.run(
         [sys.executable, "-m", "ascendify", "migrate", "-i", str(source), "-o", str(out),
          "-j", "1", "--no-analysis", *options],
-        env=ascendify_env(), capture_output=True, text=True, timeout=120, check=False,
+        env=ascendify_env(), capture_output=True, text=True, timeout=HANG_BOUND, check=False,
     )  # fmt: skip
 
 
@@ -48,7 +48,7 @@ def _losses(script: Path, cwd: Path) -> list[float]:
         return subprocess.run(
             [sys.executable, *TORCHRUN, str(script)], cwd=cwd,
             env=standin_env(ascendify_env({"OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"})),
-            capture_output=True, text=True, timeout=240, check=False,
+            capture_output=True, text=True, timeout=HANG_BOUND, check=False,
         )  # fmt: skip
 
     done = again_after_teardown_abort(run(), run)

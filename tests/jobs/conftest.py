@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import psutil
 import pytest
 
-from tests.conftest import ascendify_env
+from tests.conftest import HANG_BOUND, ascendify_env, run_bounded
 
 # The S3 test server (moto on 127.0.0.1) and its helpers, shared with the storage tests.
 from tests.storage.conftest import bucket, s3, s3_endpoint, s3_env  # noqa: F401
@@ -47,15 +47,12 @@ def job(jobs_dir: Path) -> JobCli:
     """Run ``python -m ascendify job ARGS`` against the test's store."""
 
     def run(
-        *args: str, env: dict[str, str] | None = None, timeout: float = 240
+        *args: str, env: dict[str, str] | None = None, timeout: float = HANG_BOUND
     ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+        return run_bounded(
             [sys.executable, "-m", "ascendify", "job", *args],
+            timeout,
             env=ascendify_env({"ASCENDIFY_JOBS_DIR": str(jobs_dir), **(env or {})}),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
         )
 
     return run

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ascendify.jobs.store import JobStore
-from tests.conftest import ascendify_env, tmpfs
+from tests.conftest import HANG_BOUND, ascendify_env, tmpfs
 from tests.jobs.conftest import JobCli, S3Channel, running
 from tests.storage.conftest import read_objects
 
@@ -111,7 +111,7 @@ def test_a_full_log_disk_fails_the_job_by_name_and_keeps_the_model(
          "--env", "FAULT=noisy", "--env", f"PIDS_DIR={pid_dir}"],
         env=ascendify_env({"ASCENDIFY_JOBS_DIR": str(jobs_dir)}),
         preexec_fn=lambda: _file_size_limit(1 << 20),
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True, text=True, timeout=HANG_BOUND, check=False,
     )  # fmt: skip
     job_id = result.stdout.splitlines()[0]
     record = JobStore(jobs_dir).get(job_id)

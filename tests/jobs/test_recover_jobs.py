@@ -48,7 +48,7 @@ def submit(job: JobCli, code: Path, tmp_path: Path, *flags: str, env: list[str])
     pairs = [item for pair in zip(["--env"] * len(env), env, strict=True) for item in pair]
     result = job(
         "submit", "--code-dir", str(code), "--boot-file", "resumable.py", "--train-url", str(out),
-        "--env", f"PIDS_DIR={tmp_path}", *pairs, *flags, "--wait", timeout=180,
+        "--env", f"PIDS_DIR={tmp_path}", *pairs, *flags, "--wait",
     )  # fmt: skip
     job_id = result.stdout.splitlines()[0]
     assert result.returncode == 0, result.stderr + job_logs(tmp_path / "store", job_id)

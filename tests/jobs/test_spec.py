@@ -254,7 +254,7 @@ def test_a_yaml_alias_bomb_is_refused_quickly(project: Path) -> None:
     started = time.monotonic()
     with pytest.raises(SpecError, match=r"nodes: must be a whole number from 1 to 1024, got \[\["):
         resolve(load_spec_file(project / "bomb.yaml"))
-    assert time.monotonic() - started < 1  # 9**10 items, never walked nor printed
+    assert time.monotonic() - started < 10  # 9**10 items, never walked nor printed (hours)
 
 
 @pytest.mark.parametrize(

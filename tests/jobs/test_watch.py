@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ascendify.jobs.store import JobStore
-from tests.conftest import ascendify_env
+from tests.conftest import HANG_BOUND, ascendify_env
 from tests.jobs.conftest import JobCli, code_with, wait_for
 
 pytestmark = pytest.mark.slow
@@ -105,7 +105,7 @@ def test_ctrl_c_on_wait(steps_code: Path, tmp_path: Path, jobs_dir: Path, stop: 
     while "step 9 loss" not in waiting.stdout.readline():
         pass
     waiting.send_signal(signal.SIGINT)
-    _, stderr = waiting.communicate(timeout=60)
+    _, stderr = waiting.communicate(timeout=HANG_BOUND)
     store = JobStore(jobs_dir)
     if stop:
         assert waiting.returncode == 1, stderr

@@ -12,7 +12,7 @@ import pytest
 from ascendify.errors import AscendifyError
 from ascendify.launch import LaunchOptions, resolve_spec
 from ascendify.limits import MAX_DEVICES_PER_SERVER
-from tests.conftest import RunCli
+from tests.conftest import HANG_BOUND, RunCli
 
 PATH = {"PATH": os.environ["PATH"]}
 
@@ -143,7 +143,7 @@ def test_unusable_rank_tables_are_named_at_once(tmp_path: Path, kind: str, messa
     started = time.monotonic()
     with pytest.raises(AscendifyError, match=f"rank table {path} {message}"):
         resolve_spec(options(join_timeout=30), {**PATH, "RANK_TABLE_FILE_V_1_0": str(path)})
-    assert time.monotonic() - started < 5  # no waiting for a platform to finish writing it
+    assert time.monotonic() - started < 15  # no waiting (30 s) for a platform to finish writing it
 
 
 @pytest.mark.parametrize(
@@ -180,7 +180,7 @@ def test_the_command_line_says_it_in_one_line(
     result = run_cli(
         ["run", *(flag.format(tmp=tmp_path) for flag in flags), "python", "-c", "pass"],
         env={name: value.format(tmp=tmp_path) for name, value in env.items()},
-        timeout=30,
+        timeout=HANG_BOUND,
     )
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1, result.stderr

@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import RunCli, ascendify_env
+from tests.conftest import HANG_BOUND, RunCli, ascendify_env
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ESCAPES = str(FIXTURES / "escapes.py")
@@ -20,7 +20,7 @@ ESCAPES = str(FIXTURES / "escapes.py")
 pytestmark = pytest.mark.slow
 
 
-def wait_for_pids(out: Path, ranks: int, timeout: float = 20) -> dict[int, list[int]]:
+def wait_for_pids(out: Path, ranks: int, timeout: float = HANG_BOUND) -> dict[int, list[int]]:
     deadline = time.monotonic() + timeout
     while True:
         files = list(out.glob("pids_*"))
@@ -89,11 +89,11 @@ def test_the_watchdog_ends_with_a_normal_run(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )  # fmt: skip
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + HANG_BOUND
     while not (tmp_path / "started").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     helpers = [p.pid for p in psutil.Process(launcher.pid).children()]
-    _out, err = launcher.communicate(timeout=30)
+    _out, err = launcher.communicate(timeout=HANG_BOUND)
     assert launcher.returncode == 0, err
     assert len(helpers) == 2  # the rank and the watchdog
     assert gone_within(helpers, 5) == []
@@ -104,7 +104,7 @@ def test_children_that_left_the_rank_session_are_swept(run_cli: RunCli, tmp_path
     result = run_cli(
         ["run", "--nproc-per-node", "2", "--log-dir", str(tmp_path / "logs"), "python", ESCAPES],
         env={"PROBE_OUT": str(tmp_path), "FAIL_RANK": "0", "FAIL_AFTER": "1.5"},
-        timeout=60,
+        timeout=HANG_BOUND,
     )
     pids = wait_for_pids(tmp_path, 2, timeout=0)
     everyone = [pid for triple in pids.values() for pid in triple]
@@ -137,7 +137,7 @@ def test_summary_records_the_real_exit_code_or_signal_of_every_rank(
     result = run_cli(
         ["run", "--nproc-per-node", "4", "--log-dir", str(logs), "python", str(script)],
         cwd=tmp_path,
-        timeout=60,
+        timeout=HANG_BOUND,
     )
     assert result.returncode == 5, result.stderr
     summary = json.loads((logs / "run_summary.json").read_text())

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ascendify.launch.hints import HINTS, hint_for
-from tests.conftest import RunCli
+from tests.conftest import HANG_BOUND, RunCli
 
 NCCL_TAIL = (
     '  File ".../distributed_c10d.py", line 2181, in _new_process_group_helper',
@@ -64,7 +64,7 @@ def test_an_unmigrated_ddp_script_fails_once_with_the_hint(run_cli: RunCli, tmp_
             str(script),
         ],
         cwd=tmp_path,
-        timeout=120,
+        timeout=HANG_BOUND,
     )
     assert result.returncode == 1
     everything = result.stdout + result.stderr

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from referencing import Registry, Resource
 
-from tests.conftest import RunCli
+from tests.conftest import HANG_BOUND, RunCli
 
 pytestmark = pytest.mark.slow  # every test here starts processes
 
@@ -42,7 +42,7 @@ def emit(run_cli: RunCli, kind: str, *extra: str) -> Any:
             "train.py",
             "--lr=0.1",
         ],
-        timeout=30,
+        timeout=HANG_BOUND,
     )
     assert result.returncode == 0, result.stderr
     return yaml.safe_load(result.stdout)
@@ -107,7 +107,7 @@ def test_volcano_pod_environment_resolves_to_the_right_node(run_cli: RunCli) -> 
         }
     )
     command = container["command"]
-    result = run_cli([command[1], "--dry-run", *command[2:]], env=pod_env, timeout=30)
+    result = run_cli([command[1], "--dry-run", *command[2:]], env=pod_env, timeout=HANG_BOUND)
     assert result.returncode == 0, result.stderr
     plan = json.loads(result.stdout)
     assert plan["platform"]["name"] == "modelarts"
@@ -127,7 +127,7 @@ def test_pytorchjob_pod_environment_resolves_to_the_right_node(run_cli: RunCli) 
         "WORLD_SIZE": "2",
         "PYTHONUNBUFFERED": "0",
     }
-    result = run_cli([command[1], "--dry-run", *command[2:]], env=operator_env, timeout=30)
+    result = run_cli([command[1], "--dry-run", *command[2:]], env=operator_env, timeout=HANG_BOUND)
     assert result.returncode == 0, result.stderr
     plan = json.loads(result.stdout)
     assert plan["platform"]["name"] == "pytorchjob"
@@ -150,6 +150,6 @@ def test_bad_manifest_requests_are_named(run_cli: RunCli, extra: list[str], mess
     args = ["run", *extra, "python", "t.py"]
     if "--image" not in extra and "needs --image" not in message:
         args[1:1] = ["--image", "i"]
-    result = run_cli(args, timeout=30)
+    result = run_cli(args, timeout=HANG_BOUND)
     assert result.returncode == 2
     assert message in result.stderr

@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 from ascendify.launch.agent import LINE_LIMIT, _console_line, output_pieces
-from tests.conftest import ascendify_env
+from tests.conftest import HANG_BOUND, ascendify_env
 
 
 class Chunks(io.RawIOBase):
@@ -81,14 +81,14 @@ def test_a_progress_bar_shows_before_its_line_ends(tmp_path: Path) -> None:
     )
     process = launcher(tmp_path, code)
     assert process.stdout is not None
-    shown, deadline = b"", time.monotonic() + 20
+    shown, deadline = b"", time.monotonic() + HANG_BOUND
     try:
         while b"50%" not in shown and time.monotonic() < deadline:
             if select.select([process.stdout], [], [], 0.1)[0]:
                 shown += os.read(process.stdout.fileno(), 65536)
     finally:
         (tmp_path / "seen").touch()  # the rank ends only after this
-        process.communicate(timeout=30)
+        process.communicate(timeout=HANG_BOUND)
     assert b"[rank 0]: epoch 1:  50%\r" in shown
 
 
@@ -109,7 +109,7 @@ def test_output_without_newlines_keeps_the_launcher_small(tmp_path: Path) -> Non
         except psutil.NoSuchProcess:
             break
         time.sleep(0.02)
-    process.communicate(timeout=60)
+    process.communicate(timeout=HANG_BOUND)
     assert process.returncode == 0
     assert (tmp_path / "logs" / "rank_0.log").stat().st_size == size
     assert peak < 64 * 2**20, f"launcher grew to {peak / 2**20:.0f} MiB for {size >> 20} MiB"

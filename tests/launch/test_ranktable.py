@@ -129,7 +129,9 @@ def test_a_table_of_another_kind_is_refused_at_once(tmp_path: Path) -> None:
         RankTableError, match=f"rank table {path}: not a rank table: it has no 'status'"
     ):
         read_rank_table(path, timeout=30, poll=0.05)
-    assert time.monotonic() - started < 1  # not waited for as if the platform were writing it
+    assert (
+        time.monotonic() - started < 15
+    )  # not waited for (30 s) as if the platform were writing it
 
 
 def test_read_waits_until_the_platform_completes_the_table(tmp_path: Path) -> None:

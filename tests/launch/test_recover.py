@@ -6,7 +6,9 @@ an uninterrupted run; no process of any attempt may outlive the launcher.
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import signal
 import sys
 import time
@@ -16,8 +18,11 @@ from typing import Any
 
 import pytest
 
+from ascendify.launch import LaunchOptions, hang, plan_node, resolve_spec
+from ascendify.launch.agent import DUMPED, Agent
+from ascendify.launch.plan import local_assignment
 from ascendify.launch.ports import free_port
-from tests.conftest import RunCli
+from tests.conftest import HANG_BOUND, RunCli
 from tests.jobs.conftest import running
 from tests.launch.test_run_multi_node import finish, flags_node, launchers, start
 
@@ -67,7 +72,7 @@ def run_resumable(
         ],
         cwd=tmp_path,
         env={"FAULT": fault, "FAULT_ATTEMPTS": str(faulty_attempts), "PIDS_DIR": str(tmp_path)},
-        timeout=120,
+        timeout=HANG_BOUND,
     )  # fmt: skip
     summary = json.loads((tmp_path / "logs" / "run_summary.json").read_text())
     return result, summary
@@ -187,7 +192,7 @@ def _two_nodes_with_a_fault(
     env = {"FAULT": fault, "FAULT_RANK": str(rank), "PIDS_DIR": str(tmp_path), **env}
     flags = ("--max-restarts", "1", *flags)
     nodes = [start(launchers, _node_flags(n, port, tmp_path, *flags), env) for n in (0, 1)]
-    return finish(nodes, timeout=120)
+    return finish(nodes, timeout=HANG_BOUND)
 
 
 def test_two_nodes_restart_together_after_a_rank_of_node_1_exits(
@@ -230,7 +235,7 @@ def _node_1_killed_at_step_2(
 
     node0, node1 = start(launchers, flags(0), env), start(launchers, flags(1), env)
     log = tmp_path / "logs1" / "rank_3.log"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + HANG_BOUND
     while "step 2 " not in (log.read_text() if log.exists() else ""):
         assert time.monotonic() < deadline, "node 1's ranks never got to step 2"
         time.sleep(0.05)
@@ -244,7 +249,7 @@ def test_a_lost_node_agent_started_afresh_joins_the_next_attempt(
 ) -> None:
     node0, flags, env = _node_1_killed_at_step_2(tmp_path, launchers)
     again = start(launchers, flags(1), env)  # as a platform starts a lost node again
-    results = finish([node0, again], timeout=120)
+    results = finish([node0, again], timeout=HANG_BOUND)
     assert [code for code, _err in results] == [0, 0], results
     assert final_value(tmp_path / "out") == uninterrupted(4)
     first, second = _summary(tmp_path, 0)["attempts"]
@@ -260,12 +265,12 @@ def test_a_stop_while_waiting_for_a_lost_node_ends_the_job_at_once(
 ) -> None:
     node0, _flags, _env = _node_1_killed_at_step_2(tmp_path, launchers)  # nobody restarts it
     summary = tmp_path / "logs0" / "run_summary.json"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + HANG_BOUND
     while "attempts" not in (summary.read_text() if summary.exists() else ""):
         assert time.monotonic() < deadline, "node 0 never ended its first attempt"
         time.sleep(0.05)
     node0.send_signal(signal.SIGTERM)  # node 0 waits for node 1 to join the next attempt
-    ((code, err),) = finish([node0], timeout=15)
+    ((code, err),) = finish([node0], timeout=HANG_BOUND)
     assert code == 128 + signal.SIGTERM, err
     assert "stopped by SIGTERM before attempt 1 started; no rank was running" in err
     assert_nothing_left(tmp_path)
@@ -293,3 +298,158 @@ def test_a_hang_on_two_nodes_takes_every_rank_stack_and_restarts(
         assert waits_in_all_reduce(stacks[rank]), stacks[rank]
     assert waits_in(stacks["3"], "dist.recv(torch.zeros(1), src=0)"), stacks["3"]
     assert_nothing_left(tmp_path)
+
+
+def test_resume_glob_in_a_folder_linking_to_itself_starts_the_attempt_at_once(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    # A script's latest -> . and best -> . in its output folder: '**/*.pt' walked them without
+    # end and the attempt never started; folders and empty files were handed over too.
+    out = tmp_path / "out"
+    (out / "step-2").mkdir(parents=True)
+    (out / "step-2" / "model.pt").write_bytes(b"weights")
+    (out / "latest").symlink_to(".")
+    (out / "best").symlink_to(".")
+    (out / "empty.pt").touch()
+    (out / "folder.pt").mkdir()
+    result = run_cli(
+        [
+            "run", "--log-dir", str(tmp_path / "logs"), "--resume-from-latest", "**/*.pt",
+            sys.executable, "-c", "import sys; print('args', sys.argv[1:])", f"--train_url={out}",
+        ],
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    resume = f"--resume={out / 'step-2' / 'model.pt'}"
+    assert f"args ['--train_url={out}', '{resume}']" in result.stdout
+    assert f"attempt 0: {resume}" in result.stderr
+
+
+QUIET = FIXTURES / "quiet.py"
+
+
+def run_quiet(
+    run_cli: RunCli, tmp_path: Path, mode: str, *flags: str, **env: str
+) -> tuple[Any, dict[str, Any]]:
+    """The quiet fixture on two ranks with ``--hang-timeout 6``."""
+    out = tmp_path / "out"
+    out.mkdir()
+    result = run_cli(
+        [
+            "run", "--nproc-per-node", "2", "--log-dir", str(tmp_path / "logs"), "--hang-timeout",
+            "6", "--grace-period", "2", *flags, sys.executable, str(QUIET), f"--train_url={out}",
+        ],
+        cwd=tmp_path,
+        env={"MODE": mode, **env},
+    )  # fmt: skip
+    summary = json.loads((tmp_path / "logs" / "run_summary.json").read_text())
+    return result, summary
+
+
+def test_a_silent_20s_checkpoint_save_is_busy_not_hung(run_cli: RunCli, tmp_path: Path) -> None:
+    result, summary = run_quiet(run_cli, tmp_path, "save", SECONDS_SILENT="20")
+    assert result.returncode == 0, result.stderr
+    assert summary["state"] == "succeeded"
+    assert "rank 0 done" in result.stdout
+    # Silent for over twice the timeout: the launcher says why it did not stop the job.
+    assert "rank 0 has printed nothing for " in result.stderr, result.stderr
+    assert "(--hang-timeout 6) but is busy (it read " in result.stderr
+
+
+def test_a_rank_blocked_on_a_lock_is_a_hang_with_its_stack(run_cli: RunCli, tmp_path: Path) -> None:
+    result, summary = run_quiet(run_cli, tmp_path, "lock")
+    assert result.returncode == 124, result.stderr
+    assert summary["root_cause"]["cause"] == "hang"
+    assert "none made progress (no I/O, the same Python stacks)" in result.stderr
+    line = next(
+        n for n, text in enumerate(QUIET.read_text().splitlines(), 1) if "# blocks forever" in text
+    )
+    assert f'File "{QUIET}", line {line} in block_on_a_lock' in summary["stacks"]["0"]
+
+
+def test_a_heartbeat_keeps_a_silent_rank_alive(run_cli: RunCli, tmp_path: Path) -> None:
+    result, _summary = run_quiet(run_cli, tmp_path, "heartbeat", SECONDS_SILENT="15")
+    assert result.returncode == 0, result.stderr
+    assert "rank 0 done" in result.stdout
+    assert (tmp_path / "logs" / "heartbeats" / "attempt_0" / "rank_0").exists()
+
+
+def test_a_rank_that_dropped_the_dump_handler_is_not_killed_by_it(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    # SIGUSR1 ends a process that no longer catches it: it is not sent, and the stack says why.
+    result, summary = run_quiet(run_cli, tmp_path, "unhooked")
+    assert result.returncode == 124, result.stderr
+    assert "no longer catches SIGUSR1" in summary["stacks"]["0"]
+    assert summary["ranks"]["0"]["signal"] != "SIGUSR1"
+    assert summary["ranks"]["0"]["stopped_by_launcher"] is True
+
+
+def test_a_killed_attempts_half_written_file_is_never_handed_over(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    result, summary = run_quiet(
+        run_cli, tmp_path, "torn", "--max-restarts", "1", "--resume-from-latest", "ckpt-*.pt"
+    )
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out"
+    assert [a["cause"] for a in summary["attempts"]] == ["exit", None]
+    assert f"rank 0 attempt 1 starts, resume={out / 'ckpt-1.pt'}" in result.stdout
+    # Open for writing when the teardown began, or written during it: either way, skipped.
+    skipped = f"attempt 1: --resume-from-latest skipped {out / 'ckpt-2.pt'}: "
+    assert skipped + STOPPED_WRITING in result.stderr or skipped + WRITTEN_WHILE in result.stderr, (
+        result.stderr
+    )
+
+
+STOPPED_WRITING = (
+    "open for writing by a process of attempt 0 when its ranks were stopped, and not written since"
+)
+WRITTEN_WHILE = "written while attempt 0's ranks were being stopped"
+
+
+def test_a_stop_during_a_failed_attempts_teardown_ends_the_job(
+    tmp_path: Path, launchers: list[Any]
+) -> None:
+    # Rank 1 fails, rank 0 ignores SIGTERM: the teardown waits the grace period, and a SIGTERM
+    # then must end the job, not start attempt 1.
+    out = tmp_path / "out"
+    out.mkdir()
+    argv = [
+        "ascendify", "run", "--nproc-per-node", "2", "--log-dir", str(tmp_path / "logs"),
+        "--max-restarts", "1", "--grace-period", "5", sys.executable, str(QUIET),
+        f"--train_url={out}",
+    ]  # fmt: skip
+    launcher = start(launchers, argv, {"MODE": "stubborn"})
+    deadline = time.monotonic() + HANG_BOUND
+    while not (out / "failing").exists():
+        assert time.monotonic() < deadline, "rank 1 never got to fail"
+        time.sleep(0.05)
+    time.sleep(1)  # the launcher has seen rank 1 end and waits for rank 0
+    launcher.send_signal(signal.SIGTERM)
+    ((code, err),) = finish([launcher], timeout=HANG_BOUND)
+    assert code == 128 + signal.SIGTERM, err
+    assert "stopped by SIGTERM before attempt 1 started; no rank was running" in err
+    assert "restart 1 of 1" not in err
+    summary = json.loads((tmp_path / "logs" / "run_summary.json").read_text())
+    assert [a["cause"] for a in summary["attempts"]] == ["exit"]
+
+
+def test_a_rank_ended_by_the_stack_dump_signal_is_named_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A process that drops the handler just after the launcher looked (made certain here by
+    # taking every process for one that catches it) dies of SIGUSR1: that is the launcher's
+    # doing, not a crash of the rank's own.
+    monkeypatch.setattr(hang, "_catches", lambda _pid: True)
+    options = LaunchOptions(
+        command=(sys.executable, str(QUIET)), log_dir=tmp_path / "logs", hang_timeout=2
+    )
+    spec = resolve_spec(options, {**os.environ, "MODE": "unhooked"})
+    result = Agent(plan_node(spec, local_assignment(spec, free_port())), console=io.BytesIO()).run()
+    assert result.exit_codes == {0: -signal.SIGUSR1}
+    assert result.root_cause is not None
+    assert result.root_cause.error == DUMPED
+    report = result.root_cause.describe()
+    assert "killed by signal SIGUSR1" in report
+    assert f"error: {DUMPED}" in report

@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import RunCli, ascendify_env
+from tests.conftest import HANG_BOUND, RunCli, ascendify_env
 
 pytestmark = pytest.mark.slow  # every test here starts processes
 
@@ -46,7 +46,7 @@ def test_env_contract_per_rank_with_gloo_all_reduce(run_cli: RunCli, tmp_path: P
         ],
         cwd=tmp_path,
         env={"PROBE_OUT": str(tmp_path), "HCCL_CONNECT_TIMEOUT": "600"},
-        timeout=60,
+        timeout=HANG_BOUND,
     )
     assert result.returncode == 0, result.stderr
     ranks = records(tmp_path)
@@ -101,7 +101,7 @@ def test_modelarts_form_with_ma_num_gpus(tmp_path: Path) -> None:
         env=env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=HANG_BOUND,
         check=False,
     )
     assert result.returncode == 0, result.stderr
@@ -126,7 +126,7 @@ def test_modelarts_form_without_a_command_is_a_usage_error() -> None:
         env=ascendify_env(),
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=HANG_BOUND,
         check=False,
     )
     assert result.returncode == 2
@@ -156,7 +156,7 @@ def test_failing_rank_stops_the_hanging_one_and_is_named(run_cli: RunCli, tmp_pa
             FAIL_OR_HANG,
         ],
         env={"PROBE_OUT": str(tmp_path), "FAIL_RANK": "1", "FAIL_AFTER": "1.0"},
-        timeout=30,
+        timeout=HANG_BOUND,
     )
     elapsed = time.monotonic() - started
     assert result.returncode == 7
@@ -198,7 +198,7 @@ def test_rank_ignoring_sigterm_is_killed_after_the_grace_period(
             "FAIL_AFTER": "1.0",
             "IGNORE_SIGTERM": "1",
         },
-        timeout=30,
+        timeout=HANG_BOUND,
     )
     assert result.returncode == 7
     assert time.monotonic() - started < 8
@@ -226,11 +226,11 @@ def test_signal_to_the_launcher_stops_every_rank(tmp_path: Path, sig: signal.Sig
         text=True,
     )
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + HANG_BOUND
         while len(list(tmp_path.glob("pids_*"))) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         launcher.send_signal(sig)
-        _out, err = launcher.communicate(timeout=15)
+        _out, err = launcher.communicate(timeout=HANG_BOUND)
     finally:
         launcher.kill()
         launcher.wait()
@@ -259,7 +259,7 @@ def test_console_filter_keeps_every_rank_in_its_log(run_cli: RunCli, tmp_path: P
             "-c",
             script,
         ],
-        timeout=30,
+        timeout=HANG_BOUND,
     )
     assert result.returncode == 0, result.stderr
     assert "[rank 1]: out 1" in result.stdout
@@ -282,7 +282,7 @@ def test_single_node_run_does_not_import_torch(tmp_path: Path) -> None:
         env=ascendify_env(),
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=HANG_BOUND,
         check=False,
     )
     assert "exit 0 torch imported: False" in result.stdout, result.stderr
@@ -301,7 +301,7 @@ def test_dry_run_prints_the_plan_and_starts_nothing(run_cli: RunCli, tmp_path: P
             "x.py",
         ],
         env={"VC_TASK_INDEX": "0", "MA_NUM_HOSTS": "1"},
-        timeout=30,
+        timeout=HANG_BOUND,
     )
     assert result.returncode == 0, result.stderr
     plan = json.loads(result.stdout)
@@ -312,7 +312,7 @@ def test_dry_run_prints_the_plan_and_starts_nothing(run_cli: RunCli, tmp_path: P
 
 
 def test_unknown_command_is_a_usage_error(run_cli: RunCli) -> None:
-    result = run_cli(["run", "no-such-program-xyz"], timeout=30)
+    result = run_cli(["run", "no-such-program-xyz"], timeout=HANG_BOUND)
     assert result.returncode == 2
     assert "command not found: 'no-such-program-xyz'" in result.stderr
 
@@ -327,7 +327,7 @@ def test_unknown_command_is_a_usage_error(run_cli: RunCli) -> None:
     ],
 )
 def test_bad_flags_are_usage_errors(run_cli: RunCli, args: list[str], message: str) -> None:
-    result = run_cli(["run", *args, "python", "-c", "pass"], timeout=30)
+    result = run_cli(["run", *args, "python", "-c", "pass"], timeout=HANG_BOUND)
     assert result.returncode == 2
     assert message in result.stderr
 
@@ -354,7 +354,7 @@ def test_logs_go_to_the_user_cache_not_into_the_project(run_cli: RunCli, tmp_pat
         ["run", "--nproc-per-node", "1", "python", "train.py"],
         cwd=project,
         env={"XDG_CACHE_HOME": str(cache)},
-        timeout=30,
+        timeout=HANG_BOUND,
     )
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in project.iterdir()) == ["train.py"]
@@ -375,7 +375,7 @@ def test_dry_run_into_a_closed_pipe_is_quiet(tmp_path: Path, ranks: str) -> None
             stdout=writer,
             stderr=subprocess.PIPE,
             text=True,
-            timeout=30,
+            timeout=HANG_BOUND,
             check=False,
         )  # fmt: skip
     finally:

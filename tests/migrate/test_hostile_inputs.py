@@ -24,7 +24,7 @@ from ascendify.migrate import Options, migrate_tree, plan_tree, prepare_output
 from ascendify.migrate._report import print_summary
 from ascendify.migrate._tree import INCOMPLETE_MARKER
 from ascendify.migrate.rulefile import load_rule_file
-from tests.conftest import ascendify_env
+from tests.conftest import HANG_BOUND, ascendify_env
 from tests.migrate.test_command import snapshot
 
 CUDA = b"import torch\nx = torch.ones(1).cuda()\n"
@@ -349,14 +349,14 @@ def test_ctrl_c_leaves_the_result_marked_incomplete_and_no_worker_behind(tmp_pat
     finally:
         signal.signal(signal.SIGINT, ignored)
     result = out / "big_project_msft"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + HANG_BOUND
     workers: list[psutil.Process] = []
     while time.monotonic() < deadline and len(workers) < 2:
         workers = psutil.Process(process.pid).children(recursive=True)
         time.sleep(0.05)
     assert len(workers) >= 2, "the run never started its workers"
     os.killpg(process.pid, signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
+    _, stderr = process.communicate(timeout=HANG_BOUND)
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr
     assert f"interrupted; the result in {result} is incomplete" in stderr
@@ -364,7 +364,12 @@ def test_ctrl_c_leaves_the_result_marked_incomplete_and_no_worker_behind(tmp_pat
     _, alive = psutil.wait_procs(workers, timeout=10)
     assert alive == []
     again = subprocess.run(
-        command, env=ascendify_env(), capture_output=True, text=True, timeout=60, check=False
+        command,
+        env=ascendify_env(),
+        capture_output=True,
+        text=True,
+        timeout=HANG_BOUND,
+        check=False,
     )
     assert again.returncode == 2
     assert "holds an incomplete result" in again.stderr
@@ -387,7 +392,7 @@ def test_a_main_file_named_like_a_shell_command_is_run_as_a_file(
     env.update(NPUS="1", PYTHON=sys.executable, PATH="/usr/bin:/bin")  # the script's own loop
     done = subprocess.run(
         [str(result / "run_distributed_npu.sh")],
-        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=HANG_BOUND, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert (result / "ran").read_text() == "0"

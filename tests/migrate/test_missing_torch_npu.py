@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ascendify.migrate._imports import IMPORT_TORCH_NPU
-from tests.conftest import RunCli
+from tests.conftest import HANG_BOUND, RunCli
 from tests.migrate_modes.test_portable_runs import plain_env
 
 
@@ -29,7 +29,7 @@ def test_the_npu_result_run_without_torch_npu_shows_the_hint(
         env=plain_env(),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG_BOUND,
         check=False,
     )
     assert started.returncode != 0

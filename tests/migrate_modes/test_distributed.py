@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import RunCli
+from tests.conftest import HANG_BOUND, RunCli
 
 pytestmark = pytest.mark.slow  # every test here starts processes
 
@@ -49,7 +49,7 @@ def test_portable_result_trains_on_two_ranks_through_the_fallback_loop(
     )
     done = subprocess.run(
         [str(script), "--epochs", "2", "--out", "trained.pt"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180, check=False,
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=HANG_BOUND, check=False,
     )  # fmt: skip
     logs = {rank: (result / f"output_npu_{rank}.log").read_text() for rank in (0, 1)}
     assert done.returncode == 0, (done.stdout, done.stderr, logs)
@@ -73,7 +73,7 @@ def test_a_failing_rank_fails_the_script(tmp_path: Path, run_cli: RunCli) -> Non
     env.update(NPUS="2", PYTHON=sys.executable, PATH="/usr/bin:/bin")
     done = subprocess.run(
         [str(result / "run_distributed_npu.sh"), "--epochs", "not-a-number"],
-        env=env, capture_output=True, text=True, timeout=120, check=False,
+        env=env, capture_output=True, text=True, timeout=HANG_BOUND, check=False,
     )  # fmt: skip
     assert done.returncode == 1
     assert "a rank failed" in done.stderr
@@ -132,10 +132,11 @@ def test_one_failing_rank_stops_the_job_quickly_and_leaves_no_process(
     started = time.monotonic()
     done = subprocess.run(
         [str(result / "run_distributed_npu.sh")],
-        env=env, capture_output=True, text=True, timeout=120, check=False,
+        env=env, capture_output=True, text=True, timeout=HANG_BOUND, check=False,
     )  # fmt: skip
     assert done.returncode == 1
-    assert time.monotonic() - started < 60  # the failed rank did not wait for the others
+    # The failed rank did not wait for the others (torch's collective timeout is 30 minutes).
+    assert time.monotonic() - started < 300
     assert "rank 1 breaks" in (result / "output_npu_1.log").read_text()
     # The ranks run "python train.py" in the result directory: none may be left there.
     left = [p.pid for p in psutil.process_iter(["cwd"]) if p.info["cwd"] == str(result)]

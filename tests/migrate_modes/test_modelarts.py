@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from ascendify.cli import main
+from tests.conftest import HANG_BOUND
 
 SCRIPT = """\
 import json
@@ -42,7 +43,7 @@ def run_job(result: Path, mapping: dict[str, object] | None) -> subprocess.Compl
         env["PATH_MAPPING_CONFIG"] = json.dumps(mapping)
     return subprocess.run(
         [sys.executable, "train.py"], cwd=result, env=env,
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True, text=True, timeout=HANG_BOUND, check=False,
     )  # fmt: skip
 
 

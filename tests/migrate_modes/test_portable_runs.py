@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ascendify.cli import main
-from tests.conftest import RunCli, again_after_teardown_abort
+from tests.conftest import HANG_BOUND, RunCli, again_after_teardown_abort
 
 pytestmark = pytest.mark.cuda_build
 
@@ -56,7 +56,7 @@ def run_python(args: list[str], cwd: Path) -> dict[str, object]:
             env=plain_env(),
             capture_output=True,
             text=True,
-            timeout=180,
+            timeout=HANG_BOUND,
             check=False,
         )
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import again_after_teardown_abort
+from tests.conftest import HANG_BOUND, again_after_teardown_abort
 from tests.npu_standin import SITE, standin_env
 
 HERE = Path(__file__).resolve().parent
@@ -35,7 +35,12 @@ def run_python(
 
     def run() -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [*command, *args], env=env, capture_output=True, text=True, timeout=240, check=False
+            [*command, *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=HANG_BOUND,
+            check=False,
         )
 
     done = again_after_teardown_abort(run(), run)

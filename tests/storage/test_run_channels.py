@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import RunCli, ascendify_env
+from tests.conftest import HANG_BOUND, RunCli, ascendify_env
 from tests.storage.conftest import SECRET_ACCESS_KEY, put_objects, read_objects
 
 pytestmark = pytest.mark.slow  # every test here starts processes
@@ -119,13 +119,13 @@ def test_repeated_stop_signals_do_not_cut_the_final_upload_short(
     )  # fmt: skip
     try:
         staged = tmp_path / "outputs" / "train_url_0"
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + HANG_BOUND
         while len(list(staged.glob("rank*.txt"))) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         while launcher.poll() is None and time.monotonic() < deadline:
             launcher.send_signal(signal.SIGTERM)
             time.sleep(0.05)
-        _out, err = launcher.communicate(timeout=5)
+        _out, err = launcher.communicate(timeout=HANG_BOUND)
     finally:
         if launcher.poll() is None:
             launcher.kill()

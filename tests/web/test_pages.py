@@ -17,7 +17,7 @@ import pytest
 
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.store import JobStore
-from tests.conftest import ascendify_env
+from tests.conftest import HANG_BOUND, ascendify_env
 from tests.jobs.conftest import code_with
 from tests.web.conftest import Serve, recorded_job
 
@@ -111,7 +111,7 @@ def test_running_job_page_updates_and_draws_the_curve(
         [sys.executable, "-m", "ascendify", "job", "submit", "--code-dir", str(code),
          "--boot-file", "steps.py", "--name", "live-steps", "--env", f"GATE={gate}"],
         env=ascendify_env({"ASCENDIFY_JOBS_DIR": str(store.root)}),
-        capture_output=True, text=True, timeout=120, check=True,
+        capture_output=True, text=True, timeout=HANG_BOUND, check=True,
     )  # fmt: skip
     job_id = submitted.stdout.strip()
     browser.get(serve() + f"jobs/{job_id}")

@@ -121,12 +121,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=0.0,
         metavar="S",
-        help="no output from any rank for S seconds is a hang: record every rank's stack (0: off)",
+        help="no output nor progress (I/O, Python stack) from any rank for S seconds is a hang: "
+        "record every rank's stack (0: off; else at least 1)",
     )
     recovery.add_argument(
         "--resume-from-latest",
         metavar="GLOB",
-        help="pass the newest matching file (relative: in --train_url's folder) as --resume=PATH",
+        help="pass the newest complete matching file (relative: in --train_url's folder) as "
+        "--resume=PATH",
     )
     channels = parser.add_argument_group(
         "input/output channels",

@@ -29,6 +29,7 @@ from ascendify.limits import (
     MAX_LOCAL_RANKS,
     MAX_NODES,
     MAX_RESTARTS,
+    MIN_HANG_TIMEOUT,
     check_strings_size,
     seconds,
 )
@@ -225,7 +226,9 @@ def resolve(raw: Mapping[str, Any]) -> JobSpec:
         grace_period=_seconds(raw, "grace_period", 5.0, MAX_GRACE_PERIOD),
         metrics=_metrics(raw),
         max_restarts=_restarts(raw, "max_restarts", 0),
-        hang_timeout=_seconds(raw, "hang_timeout", HANG_TIMEOUT, MAX_HANG_TIMEOUT),
+        hang_timeout=_seconds(
+            raw, "hang_timeout", HANG_TIMEOUT, MAX_HANG_TIMEOUT, least=MIN_HANG_TIMEOUT
+        ),
         resume_from_latest=_text(raw, "resume_from_latest"),
     )
     if spec.engine in MANIFEST_ENGINES and not spec.image:
@@ -380,9 +383,11 @@ def _restarts(raw: Mapping[str, Any], key: str, default: int) -> int:
     return value
 
 
-def _seconds(raw: Mapping[str, Any], key: str, default: float, most: float) -> float:
+def _seconds(
+    raw: Mapping[str, Any], key: str, default: float, most: float, least: float = 0.0
+) -> float:
     try:
-        return seconds(raw.get(key, default), most=most, zero=True)
+        return seconds(raw.get(key, default), most=most, zero=True, least=least)
     except ValueError as error:
         raise SpecError(key, str(error)) from None
 

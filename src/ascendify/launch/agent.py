@@ -26,6 +26,7 @@ from typing import IO, Any, Protocol
 
 from ascendify.errors import AscendifyError
 from ascendify.explain.timestamps import times_path
+from ascendify.heartbeat import HEARTBEAT_VARIABLE
 from ascendify.launch.containment import (
     MARKER,
     Strays,
@@ -35,10 +36,22 @@ from ascendify.launch.containment import (
     new_marker,
     signal_all,
     still_alive,
+    tree,
 )
-from ascendify.launch.hang import RankProcess, Silence, dump_stacks
+from ascendify.launch.hang import (
+    BUSY_REPORT_FACTOR,
+    DUMP_SIGNAL,
+    STILL,
+    Moved,
+    ProgressProbe,
+    RankProcess,
+    Silence,
+    dump_stacks,
+    sample_interval,
+)
 from ascendify.launch.hints import hint_for
 from ascendify.launch.plan import LaunchPlan, WorkerPlan, stacks_dir
+from ascendify.launch.resume import StoppedAttempt, files_open_for_writing, signatures
 from ascendify.textfile import parse_json, read_text
 
 POLL_INTERVAL = 0.05
@@ -116,6 +129,10 @@ class RankFailure:
 # wrote for --hang-timeout seconds, a node was lost or failed, or a launcher was stopped.
 CAUSES = ("exit", "start", "hang", "node", "stopped")
 HANG_EXIT_CODE = 124  # as timeout(1) ends a command that ran too long
+DUMPED = (
+    f"ended by the launcher's stack-dump signal {DUMP_SIGNAL.name}, sent while the job was silent "
+    "(--hang-timeout): the process had dropped the handler the start hook installs"
+)
 
 
 @dataclass(frozen=True)
@@ -130,6 +147,9 @@ class RunResult:
     message: str = ""
     stopped: frozenset[int] = frozenset()  # global ranks still running when the teardown began
     stacks: Mapping[int, str] = field(default_factory=dict)  # by global rank, after a hang
+    # When ranks were still running at the teardown: what they may have left half written.
+    teardown: StoppedAttempt | None = None
+    stop_signal: int | None = None  # a stop signal that came while the attempt ran or ended
 
 
 class Peers(Protocol):
@@ -176,9 +196,18 @@ class Agent:
     """Spawn the ranks of one node's plan, supervise them, and stop them all at the end."""
 
     def __init__(
-        self, plan: LaunchPlan, peers: Peers | None = None, console: IO[bytes] | None = None
+        self,
+        plan: LaunchPlan,
+        peers: Peers | None = None,
+        console: IO[bytes] | None = None,
+        pending_signal: Callable[[], int | None] = lambda: None,
+        log: Callable[[str], None] = lambda line: print(f"ascendify: {line}", file=sys.stderr),
     ) -> None:
+        """``pending_signal()``: a stop signal the caller noted before the agent took over;
+        ``log`` gets the launcher's notes (a rank silent but busy)."""
         self.plan = plan
+        self._log = log
+        self._pending_signal = pending_signal
         self.peers = peers
         self.console = console if console is not None else sys.stdout.buffer
         self._console_lock = threading.Lock()
@@ -189,7 +218,13 @@ class Agent:
         self._bind = die_with_launcher()  # ranks are started from the thread that runs the agent
         self._parent = os.getppid()
         self._silence = Silence(plan.hang_timeout)
+        self._probe = ProgressProbe(
+            stacks_dir(plan.log_dir, plan.attempt), sample_interval(plan.hang_timeout)
+        )
+        self._heartbeats: dict[Path, int] = {}  # each rank's heartbeat file: its last time seen
+        self._busy_report = (0.0, 0.0)  # (quiet since, silence that gets the next report)
         self._stacks: dict[int, str] = {}
+        self._teardown: StoppedAttempt | None = None
 
     def run(self) -> RunResult:
         self._prepare_files()
@@ -228,6 +263,10 @@ class Agent:
             ascend_logs = worker.env.get("ASCEND_PROCESS_LOG_PATH")
             if ascend_logs:
                 Path(ascend_logs).mkdir(parents=True, exist_ok=True)
+            heartbeat = worker.env.get(HEARTBEAT_VARIABLE)
+            if heartbeat:
+                Path(heartbeat).parent.mkdir(parents=True, exist_ok=True)
+                self._heartbeats[Path(heartbeat)] = 0
         summary = self.plan.log_dir / SUMMARY_NAME
         if self.plan.attempt and summary.exists():
             return  # a restart keeps the summary of the attempts so far readable while it runs
@@ -322,6 +361,7 @@ class Agent:
 
     def _supervise(self, watchdog: Watchdog) -> tuple[str, RankFailure | None]:
         next_peer_check, next_record = 0.0, time.monotonic() + RECORD_INTERVAL
+        next_heartbeat_check = 0.0
         while True:
             if self._signal is not None:
                 if self.peers is not None:  # the other nodes must stop too
@@ -344,8 +384,15 @@ class Agent:
                 if self._silence.timeout > 0:
                     self._silence.job_output(self.peers.job_output(self._silence.pieces))
                 next_peer_check = now + PEER_POLL_INTERVAL
+            if self._silence.timeout > 0 and now >= next_heartbeat_check:
+                self._read_heartbeats()
+                next_heartbeat_check = now + PEER_POLL_INTERVAL
             if self._silence.hung(now):
-                return self._failed(self._hang())
+                verdict = self._probe.step(self._rank_processes(), self._silence.last, now)
+                if verdict == STILL:
+                    return self._failed(self._hang())
+                if isinstance(verdict, Moved):
+                    self._busy(verdict, now)
             time.sleep(POLL_INTERVAL)
 
     def _log_failure(self) -> RankFailure | None:
@@ -365,21 +412,61 @@ class Agent:
         why = f"launcher stopped by {name}"
         return RankFailure.of_node(self.plan.node_rank, why, 128 + signum, cause="stopped")
 
+    def _rank_processes(self) -> list[RankProcess]:
+        running = [rank for rank in self._ranks if rank.process.poll() is None]
+        return [RankProcess(rank.plan.rank, rank.process.pid) for rank in running]
+
+    def _read_heartbeats(self) -> None:
+        """A heartbeat file touched since the last look counts as output."""
+        for path, seen in self._heartbeats.items():
+            try:
+                touched = path.stat().st_mtime_ns
+            except OSError:
+                continue
+            if touched != seen:
+                self._heartbeats[path] = touched
+                self._silence.output()
+
+    def _busy(self, moved: Moved, now: float) -> None:
+        """A silent rank made progress: no hang; one silent far beyond the timeout is reported
+        (then each time its silence doubled)."""
+        self._silence.busy()
+        quiet_since, next_report = self._busy_report
+        if quiet_since != self._silence.quiet_since:
+            next_report = BUSY_REPORT_FACTOR * self._silence.timeout
+        quiet = now - self._silence.quiet_since
+        if quiet >= next_report:
+            self._log(
+                f"rank {moved.rank} has printed nothing for {quiet:.0f}s (--hang-timeout "
+                f"{self._silence.timeout:g}) but is busy ({moved.how}): not a hang"
+            )
+            next_report = 2 * quiet
+        self._busy_report = (self._silence.quiet_since, next_report)
+
     def _hang(self) -> RankFailure:
         timeout = self._silence.timeout
+        span = 2 * self._probe.interval
         return RankFailure.of_node(
             self.plan.node_rank,
-            f"hang: no rank of the job wrote a line for {timeout:g}s (--hang-timeout)",
+            f"hang: no rank of the job wrote a line for {timeout:g}s (--hang-timeout), and none "
+            f"made progress (no I/O, the same Python stacks) in the {span:g}s after",
             exit_code=HANG_EXIT_CODE,
             cause="hang",
         )
 
     def _dump_stacks(self) -> dict[int, str]:
-        """Every running rank's Python stacks, taken before any rank is stopped."""
+        """Every running rank's Python stacks, taken before any rank is stopped (this node's
+        own hang verdict took them already)."""
         running = [rank for rank in self._ranks if rank.process.poll() is None]
-        folder = stacks_dir(self.plan.log_dir, self.plan.attempt)
-        stacks = dump_stacks([RankProcess(r.plan.rank, r.process.pid) for r in running], folder)
+        stacks = self._probe.stacks
+        if not stacks:
+            folder = stacks_dir(self.plan.log_dir, self.plan.attempt)
+            processes = [RankProcess(r.plan.rank, r.process.pid) for r in running]
+            stacks, signalled = dump_stacks(processes, folder)
+            self._probe.signalled |= signalled
         for rank in running:  # the rank's log tells it too (``job logs --rank``)
+            if rank.plan.rank not in stacks:
+                continue
             note = (
                 f"[ascendify] hang: the stacks of rank {rank.plan.rank}\n{stacks[rank.plan.rank]}\n"
             )
@@ -408,6 +495,7 @@ class Agent:
                 continue
             rank.exit_code, rank.ended = code, time.time()
             if code != 0 and failure is None:
+                dumped = code == -DUMP_SIGNAL and rank.process.pid in self._probe.signalled
                 failure = RankFailure(
                     node_rank=self.plan.node_rank,
                     rank=rank.plan.rank,
@@ -417,6 +505,7 @@ class Agent:
                     exit_code=code,
                     time=rank.ended,
                     log_path=str(rank.plan.log_path),
+                    error=DUMPED if dumped else None,
                 )
         return failure
 
@@ -432,6 +521,12 @@ class Agent:
         for rank in running:
             rank.stopped = True
         strays = self._strays.find(self._rank_pids())
+        began = time.time()
+        # What the running processes are writing now may be left half written (a checkpoint):
+        # the next attempt must not resume from it.
+        writing = files_open_for_writing(
+            [p.pid for rank in running for p in tree(rank.process.pid)] + [p.pid for p in strays]
+        ) if running else set()  # fmt: skip
         for rank in reversed(self._ranks):
             _signal_group(rank.process.pid, signal.SIGTERM)
         signal_all(strays, signal.SIGTERM)
@@ -452,6 +547,10 @@ class Agent:
             if rank.exit_code is None:
                 rank.exit_code, rank.ended = code, time.time()
         still_alive(strays)  # reap the killed ones that were our children
+        if running:
+            self._teardown = StoppedAttempt(
+                self.plan.attempt, began, time.time(), signatures(writing)
+            )
         return len(running)
 
     def _rank_pids(self) -> set[int]:
@@ -479,6 +578,9 @@ class Agent:
             self._signals += 1
 
         previous = {sig: signal.signal(sig, note) for sig in (signal.SIGINT, signal.SIGTERM)}
+        pending = self._pending_signal()  # one that came just before the handlers were ours
+        if pending is not None:
+            note(pending, None)
         try:
             yield
         finally:
@@ -518,7 +620,7 @@ class Agent:
         stopped_ranks = frozenset(rank.plan.rank for rank in self._ranks if rank.stopped)
         result = RunResult(
             state, code, exit_codes, failure, self.plan.log_dir, message, stopped_ranks,
-            self._stacks,
+            self._stacks, self._teardown, self._signal,
         )  # fmt: skip
         self._write_summary(result)
         return result
@@ -603,7 +705,7 @@ def _console_line(prefix: bytes, piece: bytes, previous: bytes) -> bytes:
 
 def _with_details(failure: RankFailure, worker: WorkerPlan) -> RankFailure:
     lines = _tail(Path(failure.log_path), TAIL_LINES)
-    error = _error_message(worker.error_file)
+    error = _error_message(worker.error_file) or failure.error
     hint = hint_for((*lines, error or ""), worker.argv)
     return replace(failure, last_lines=lines, error=error, hint=hint)
 

@@ -8,7 +8,7 @@ port for the ranks, a new rank table, ``ASCENDIFY_RESTART_COUNT`` and
 ``TORCHELASTIC_RESTART_COUNT`` set to the attempt's number. The ranks' output folders are kept:
 a script that checkpoints into its ``train_url`` and loads the checkpoint when it finds one
 resumes where the last attempt got to; ``--resume-from-latest PATTERN`` also hands it the newest
-matching file as ``--resume=<path>``.
+complete matching file as ``--resume=<path>`` (see :mod:`ascendify.launch.resume`).
 
 A stop signal, a rank that cannot start and the last attempt's failure end the job. The history
 of the attempts goes into ``run_summary.json`` (``attempts``).
@@ -17,9 +17,7 @@ of the attempts goes into ``run_summary.json`` (``attempts``).
 from __future__ import annotations
 
 import contextlib
-import glob
 import json
-import os
 import signal
 import threading
 import time
@@ -32,6 +30,7 @@ from ascendify.launch.agent import SUMMARY_NAME, Agent, Peers, RunResult, write_
 from ascendify.launch.plan import NodeAssignment, local_assignment, plan_node
 from ascendify.launch.ports import free_port
 from ascendify.launch.restart import restarts
+from ascendify.launch.resume import StoppedAttempt, latest_checkpoint
 from ascendify.launch.spec import LaunchSpec
 
 # How an attempt gets its assignment and peers; the callable says a stop signal came meanwhile.
@@ -51,26 +50,31 @@ def run_attempts(
     of ``train_url``; the working directory without one).
     """
     history: list[dict[str, Any]] = []
+    stopped: list[StoppedAttempt] = []  # attempts whose ranks were stopped: what they left
     result: RunResult | None = None
     with _meetings(spec) as (first, meet), _SignalsNoted() as noted:
         attempt = first
         while True:
             started = time.time()
             try:
-                assignment, peers = meet(attempt, lambda: noted.signum is not None)
+                assignment, peers = meet(attempt, noted.came)
             except Exception as error:
                 if noted.signum is None:
                     if result is None:
                         raise
                     log(f"restart {attempt} could not start: {error}")
                     return result
+            resume = (
+                None
+                if noted.came()
+                else _resume_path(spec, output_dir, stopped, noted, attempt=attempt, log=log)
+            )
             if noted.signum is not None:
                 return _stopped_before(attempt, noted.signum, result, spec.log_dir)
-            resume = latest_checkpoint(spec.resume_from_latest, output_dir or spec.cwd)
-            if resume is not None:
-                log(f"attempt {attempt}: --resume={resume}")
             plan = plan_node(spec, assignment, attempt, resume)
-            result = Agent(plan, peers, console).run()
+            result = Agent(plan, peers, console, pending_signal=noted.take, log=log).run()
+            if result.teardown is not None:
+                stopped.append(result.teardown)
             failure = result.root_cause
             if result.state == "succeeded" and peers is not None:
                 failure = peers.recorded_failure()  # a node that failed after ours ended
@@ -81,8 +85,33 @@ def run_attempts(
             cause = failure.cause if failure is not None else None
             if not restarts(result.state, cause, attempt, spec.max_restarts):
                 return result
+            if result.stop_signal is not None or noted.signum is not None:
+                # A stop signal while the attempt ended: the job ends, no attempt follows.
+                signum = noted.signum if noted.signum is not None else result.stop_signal
+                assert signum is not None
+                return _stopped_before(attempt + 1, signum, result, spec.log_dir)
             log(f"attempt {attempt} ended ({cause}); restart {attempt + 1} of {spec.max_restarts}")
             attempt += 1
+
+
+def _resume_path(
+    spec: LaunchSpec,
+    output_dir: Path | None,
+    stopped: list[StoppedAttempt],
+    noted: _SignalsNoted,
+    *,
+    attempt: int,
+    log: Callable[[str], None],
+) -> Path | None:
+    """The checkpoint attempt ``attempt`` resumes from, with the reasons for the files skipped."""
+    found = latest_checkpoint(
+        spec.resume_from_latest, output_dir or spec.cwd, tuple(stopped), noted.came
+    )
+    for line in found.report():
+        log(f"attempt {attempt}: --resume-from-latest {line}")
+    if found.path is not None:
+        log(f"attempt {attempt}: --resume={found.path}")
+    return found.path
 
 
 @contextlib.contextmanager
@@ -130,17 +159,13 @@ class _SignalsNoted:
     def _note(self, signum: int, _frame: Any) -> None:
         self.signum = signum
 
+    def came(self) -> bool:
+        """Whether a stop signal came."""
+        return self.signum is not None
 
-def latest_checkpoint(pattern: str | None, folder: Path) -> Path | None:
-    """The newest file matching ``pattern`` (a glob; relative ones inside ``folder``)."""
-    if not pattern:
-        return None
-    full = pattern if os.path.isabs(pattern) else str(folder / pattern)
-    found = []
-    for name in glob.glob(full, recursive=True):
-        with contextlib.suppress(OSError):
-            found.append((os.stat(name).st_mtime, name))
-    return Path(max(found)[1]) if found else None
+    def take(self) -> int | None:
+        """The stop signal that came, if any, for the agent (which handles signals from now)."""
+        return self.signum
 
 
 def attempt_record(attempt: int, started: float, result: RunResult) -> dict[str, Any]:

@@ -1,15 +1,22 @@
-"""Hang detection: a job whose ranks all fall silent, and the Python stack of every rank.
+"""Hang detection: a job whose ranks all fall silent and make no progress, and the Python stack
+of every rank.
 
-A hang is ``--hang-timeout`` seconds without a piece of output from any rank of the job (of any
-node: the nodes add their output counts to a counter in the rendezvous store). Until the first
-piece of output of an attempt the allowance is at least :data:`START_ALLOWANCE`: starting Python
-and importing torch on a busy machine takes seconds of silence that are no hang.
+A silence is ``--hang-timeout`` seconds without a piece of output, nor a heartbeat (see
+:mod:`ascendify.heartbeat`), from any rank of the job (of any node: the nodes add their counts to
+a counter in the rendezvous store). Until the first piece of output of an attempt the allowance
+is at least :data:`START_ALLOWANCE`: starting Python and importing torch on a busy machine takes
+seconds of silence that are no hang.
+
+A silence is a hang only when no rank moves (:class:`ProgressProbe`): the I/O counters of each
+rank's process tree are read twice, :func:`sample_interval` apart, and when none moved, the
+Python stacks of every rank are taken twice. A rank that read or wrote (a checkpoint being
+saved) or whose stack changed is busy: the timeout starts again.
 
 The stacks come from faulthandler, armed in every Python process of every rank by the launcher's
 start hook (:mod:`ascendify.launch.starthook`): SIGUSR1 makes a process write the stack of each
 of its threads to a file of its own and go on, so every rank (on every node) is caught where it
-waits, before any of them is stopped. Only processes whose file exists are signalled: SIGUSR1
-would end one that did not arm.
+waits, before any of them is stopped. Only processes whose file exists and that still catch
+SIGUSR1 are signalled: SIGUSR1 would end one that did not arm, or that dropped the handler.
 """
 
 from __future__ import annotations
@@ -29,10 +36,20 @@ START_ALLOWANCE = 60.0
 # How long the processes may take to write their stacks.
 _DUMP_WAIT = 1.0
 _SETTLE = 0.05
+# A busy rank silent this many times the timeout is reported (then each time its silence doubled).
+BUSY_REPORT_FACTOR = 2.0
+# The stack-dump signal, which the start hook's faulthandler catches.
+DUMP_SIGNAL = signal.SIGUSR1
+
+
+def sample_interval(timeout: float) -> float:
+    """How far apart the two samples of a progress probe are taken."""
+    return min(5.0, max(0.5, timeout / 4))
 
 
 class Silence:
-    """When the job last showed life: a rank's output on this node or, through peers, anywhere.
+    """When the job last showed life: a rank's output or heartbeat on this node, a busy rank, or,
+    through peers, any of these anywhere.
 
     ``output`` is called by the output threads (one integer and one float assignment each: no
     lock needed for a value read only to compare against a timeout).
@@ -40,11 +57,17 @@ class Silence:
 
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
-        self.pieces = 0  # pieces of output of this node's ranks
+        self.pieces = 0  # pieces of output (and busy verdicts) of this node's ranks
         self.last = time.monotonic()
+        self.quiet_since = self.last  # the last output or heartbeat, which busy ranks do not move
         self._job_total = -1
 
     def output(self) -> None:
+        self.pieces += 1
+        self.last = self.quiet_since = time.monotonic()
+
+    def busy(self) -> None:
+        """A silent rank moved: life, counted for the peers too, but the silence goes on."""
         self.pieces += 1
         self.last = time.monotonic()
 
@@ -55,6 +78,7 @@ class Silence:
             self.last = time.monotonic()
 
     def hung(self, now: float) -> bool:
+        """Whether the silence is long enough to look for progress."""
         if self.timeout <= 0:
             return False
         allowed = self.timeout if self.pieces or self._job_total > 0 else START_ALLOWANCE
@@ -67,27 +91,179 @@ class RankProcess:
     pid: int
 
 
-def dump_stacks(ranks: Sequence[RankProcess], folder: Path) -> dict[int, str]:
-    """The Python stacks of every armed process of every rank, by global rank.
+@dataclass(frozen=True)
+class Moved:
+    """A silent rank that made progress between two samples, and how."""
+
+    rank: int
+    how: str
+
+
+STILL = "still"
+NOT_CAUGHT = (
+    f"no stack: the process no longer catches {DUMP_SIGNAL.name} (the start hook's handler was "
+    "replaced or removed), so it was not signalled"
+)  # the verdict when no rank moved: a hang
+
+
+class ProgressProbe:
+    """Whether a silent job still makes progress: samples taken step by step, so the agent
+    keeps supervising (exits, stop signals) meanwhile.
+
+    :meth:`step` is called while the job is silent, with the time its silence began; a new
+    silence starts a new probe. First the I/O counters of each rank's process tree (bytes read
+    and written, through any file, pipe or socket) are read twice; when none moved, the Python
+    stacks of every armed process are taken twice, ``interval`` apart. The stacks of the last
+    sample are kept for the hang's report.
+    """
+
+    def __init__(self, folder: Path, interval: float) -> None:
+        self.folder = folder
+        self.interval = interval
+        self.stacks: dict[
+            int, str
+        ] = {}  # by rank, from the last sample of a probe that found none moved
+        self.signalled: set[int] = set()  # pids sent the stack-dump signal
+        self._since: float | None = None
+        self._due = 0.0
+        self._io: dict[int, tuple[int, ...]] = {}
+        self._first_stacks: dict[int, dict[int, str]] | None = None
+
+    def step(self, ranks: Sequence[RankProcess], since: float, now: float) -> Moved | str | None:
+        """:class:`Moved`, :data:`STILL`, or None while the samples are being taken."""
+        if since != self._since:
+            self._since, self._first_stacks = since, None
+            self._io, self._due = _io_counters(ranks), now + self.interval
+            return None
+        if now < self._due:
+            return None
+        io = _io_counters(ranks)
+        moved = next((Moved(rank, _io_change(self._io[rank], io[rank])) for rank in io
+                      if rank in self._io and io[rank] != self._io[rank]), None)  # fmt: skip
+        self._io, self._due = io, now + self.interval
+        if moved is None:
+            stacks, signalled = stacks_by_process(ranks, self.folder)
+            self.signalled |= signalled
+            self._io = _io_counters(ranks)  # writing its stack is I/O of the process itself
+            if self._first_stacks is None:
+                self._first_stacks = stacks
+                return None
+            moved = stack_change(self._first_stacks, stacks)
+            if moved is None:
+                self.stacks = _by_rank(ranks, stacks)
+                self._since = None
+                return STILL
+        self._since = None  # the next silence starts a new probe
+        return moved
+
+
+def _io_counters(ranks: Sequence[RankProcess]) -> dict[int, tuple[int, ...]]:
+    """Per rank: the pids of its tree and their summed I/O counters (a process that ended or
+    started changes the tuple too: the rank moved)."""
+    counters = {}
+    for rank in ranks:
+        pids, chars = [], [0, 0, 0, 0]
+        for process in tree(rank.pid):
+            with contextlib.suppress(psutil.Error, AttributeError, OSError):
+                io = process.io_counters()
+                pids.append(process.pid)
+                values = (
+                    getattr(io, "read_chars", io.read_bytes),
+                    getattr(io, "write_chars", io.write_bytes),
+                    io.read_count,
+                    io.write_count,
+                )
+                chars = [a + b for a, b in zip(chars, values, strict=True)]
+        counters[rank.rank] = (*chars, *sorted(pids))
+    return counters
+
+
+def _io_change(before: tuple[int, ...], after: tuple[int, ...]) -> str:
+    if before[4:] != after[4:]:
+        return "its processes changed (one started or ended)"
+    read, written = after[0] - before[0], after[1] - before[1]
+    return f"it read {read} and wrote {written} bytes"
+
+
+def stack_change(
+    first: dict[int, dict[int, str]], second: dict[int, dict[int, str]]
+) -> Moved | None:
+    """The first rank one of whose processes shows another Python stack in ``second``."""
+    for rank, stacks in second.items():
+        for pid, text in stacks.items():
+            before = first.get(rank, {}).get(pid)
+            if before is None or 'File "' not in before or 'File "' not in text:
+                continue  # not sampled twice, or caught outside Python code
+            if _normalized(before) != _normalized(text):
+                return Moved(rank, f"the Python stack of process {pid} moved")
+    return None
+
+
+def _normalized(stack: str) -> str:
+    # The thread that runs the handler is marked "Current thread": the kernel picks any thread.
+    return stack.replace("Current thread", "Thread")
+
+
+def dump_stacks(ranks: Sequence[RankProcess], folder: Path) -> tuple[dict[int, str], set[int]]:
+    """The Python stacks of every armed process of every rank, by global rank, and the pids
+    sent the dump signal.
 
     A rank with children (data-loader workers) gets theirs after its own, each headed by its pid.
     """
-    armed = {rank.rank: [p for p in tree(rank.pid) if _file(folder, p).exists()] for rank in ranks}
+    stacks, signalled = stacks_by_process(ranks, folder)
+    return _by_rank(ranks, stacks), signalled
+
+
+def _by_rank(ranks: Sequence[RankProcess], stacks: dict[int, dict[int, str]]) -> dict[int, str]:
+    texts = {}
+    for rank in ranks:
+        parts = [
+            (f"process {pid}:\n" if pid != rank.pid else "") + text
+            for pid, text in stacks.get(rank.rank, {}).items()
+        ]
+        texts[rank.rank] = "\n".join(part for part in parts if part.strip()) or (
+            "no stack: the rank's processes did not load the launcher's start hook"
+        )
+    return texts
+
+
+def stacks_by_process(
+    ranks: Sequence[RankProcess], folder: Path
+) -> tuple[dict[int, dict[int, str]], set[int]]:
+    """One sample: by rank, the stack each armed process wrote now, by pid; and the pids
+    that were sent the dump signal."""
+    hooked = {rank.rank: [p for p in tree(rank.pid) if _file(folder, p).exists()] for rank in ranks}
+    armed = {rank: [p for p in processes if _catches(p.pid)] for rank, processes in hooked.items()}
     every = [p for processes in armed.values() for p in processes]
+    offsets = {p.pid: _size(_file(folder, p)) for p in every}
     _sample(every, folder)
     # A process caught outside Python code (in the garbage collector, say) is asked once more:
     # the stack must name where the rank waits.
-    _sample([p for p in every if 'File "' not in _read(_file(folder, p))], folder)
-    stacks = {}
-    for rank in ranks:
-        parts = [
-            (f"process {p.pid}:\n" if p.pid != rank.pid else "") + _read(_file(folder, p))
-            for p in armed[rank.rank]
-        ]
-        stacks[rank.rank] = "\n".join(part for part in parts if part.strip()) or (
-            "no stack: the rank's processes did not load the launcher's start hook"
-        )
-    return stacks
+    again = [p for p in every if 'File "' not in _read(_file(folder, p), offsets[p.pid])]
+    for process in again:
+        offsets[process.pid] = _size(_file(folder, process))
+    _sample(again, folder)
+    stacks = {
+        rank: {
+            p.pid: _read(_file(folder, p), offsets[p.pid]) if p.pid in offsets else NOT_CAUGHT
+            for p in processes
+        }
+        for rank, processes in hooked.items()
+    }
+    return stacks, {p.pid for p in every}
+
+
+def _catches(pid: int) -> bool:
+    """Whether ``pid`` catches :data:`DUMP_SIGNAL` (the start hook's handler is still there); where
+    ``/proc`` cannot tell, the file the hook wrote says so."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("SigCgt:"):
+                    return bool(int(line.split()[1], 16) >> (DUMP_SIGNAL - 1) & 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return True
 
 
 def _sample(processes: list[psutil.Process], folder: Path) -> None:
@@ -96,7 +272,7 @@ def _sample(processes: list[psutil.Process], folder: Path) -> None:
     before = [_size(path) for path in files]
     for process in processes:
         with contextlib.suppress(psutil.Error):
-            process.send_signal(signal.SIGUSR1)
+            process.send_signal(DUMP_SIGNAL)
     if processes:
         _settle(files, before)
 
@@ -126,8 +302,11 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _read(path: Path) -> str:
+def _read(path: Path, offset: int = 0) -> str:
+    """What the process wrote to ``path`` from ``offset`` on (one sample's stacks)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace").rstrip()
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            return handle.read().decode("utf-8", errors="replace").rstrip()
     except OSError:
         return ""

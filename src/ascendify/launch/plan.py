@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ascendify.heartbeat import HEARTBEAT_VARIABLE
 from ascendify.launch.devices import VISIBLE_DEVICES
 from ascendify.launch.launchers import NestedLauncher
 from ascendify.launch.ranktable import RankTable, assemble, to_json
@@ -185,6 +186,8 @@ def _worker(
     if spec.hang_timeout > 0:
         # The start hook that arms faulthandler, so a hang's stacks can be taken (see hang.py).
         env[STACKS_VARIABLE] = str(stacks_dir(spec.log_dir, attempt))
+        # A file the rank touches to say it is alive without printing (ascendify.heartbeat()).
+        env[HEARTBEAT_VARIABLE] = str(heartbeats_dir(spec.log_dir, attempt) / f"rank_{rank}")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(FOLDER), spec.env.get("PYTHONPATH")]))
     return WorkerPlan(
         local_rank=local_rank,
@@ -221,6 +224,11 @@ def _nested(
 def stacks_dir(log_dir: Path, attempt: int) -> Path:
     """Where the ranks of an attempt write their stacks when asked (see hang.py)."""
     return log_dir / "stacks" / f"attempt_{attempt}"
+
+
+def heartbeats_dir(log_dir: Path, attempt: int) -> Path:
+    """Where the ranks of an attempt touch their heartbeat files (see ascendify.heartbeat)."""
+    return log_dir / "heartbeats" / f"attempt_{attempt}"
 
 
 def plan_to_json(plan: LaunchPlan) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from ascendify.limits import (
     MAX_HANG_TIMEOUT,
     MAX_RESTARTS,
     MAX_WAIT,
+    MIN_HANG_TIMEOUT,
     seconds,
 )
 from ascendify.userdirs import cache_dir
@@ -129,14 +130,15 @@ def resolve_spec(
 
 
 def _check_seconds(options: LaunchOptions) -> None:
-    for flag, value, most, zero in (
-        ("--grace-period", options.grace_period, MAX_GRACE_PERIOD, True),
-        ("--join-timeout", options.join_timeout, MAX_WAIT, False),
-        ("--upload-interval", options.upload_interval, MAX_WAIT, True),  # 0: only at the end
-        ("--hang-timeout", options.hang_timeout, MAX_HANG_TIMEOUT, True),  # 0: no detection
+    for flag, value, most, zero, least in (
+        ("--grace-period", options.grace_period, MAX_GRACE_PERIOD, True, 0.0),
+        ("--join-timeout", options.join_timeout, MAX_WAIT, False, 0.0),
+        ("--upload-interval", options.upload_interval, MAX_WAIT, True, 0.0),  # 0: only at the end
+        # 0: no detection
+        ("--hang-timeout", options.hang_timeout, MAX_HANG_TIMEOUT, True, MIN_HANG_TIMEOUT),
     ):
         try:
-            seconds(value, most=most, zero=zero)
+            seconds(value, most=most, zero=zero, least=least)
         except ValueError as error:
             raise AscendifyError(f"{flag} {error}") from None
 
