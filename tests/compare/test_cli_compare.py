@@ -34,6 +34,9 @@ def test_clean_dumps_exit_0_and_a_divergence_exits_1_naming_it(
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "compare.csv", "compare.html", "compare.xlsx",
     ]  # fmt: skip
+    page = (tmp_path / "out" / "compare.html").read_text(encoding="utf-8")
+    assert f"<p>A: <code>{clean}: python t.py</code></p>" in page  # the commands compared
+    assert f"<p>B: <code>{perturbed}: python t.py</code></p>" in page
 
 
 def test_a_missing_dump_exits_2_naming_it(

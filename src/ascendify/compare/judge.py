@@ -66,6 +66,7 @@ class Comparison:
     verdicts: tuple[Verdict, ...]  # execution order
     first: Verdict | None  # the first divergence
     notes: tuple[str, ...] = ()  # what the reader should know about the two runs
+    runs: tuple[str, ...] = ()  # what was compared: each dump's folder and command, A then B
 
     @property
     def failed(self) -> bool:

@@ -287,7 +287,11 @@ def render_html(comparison: Comparison) -> str:
         '<!DOCTYPE html><html><head><meta charset="utf-8"><title>ascendify compare</title>'
         "<style>body{font-family:sans-serif;margin:24px}td,th{padding:2px 10px;text-align:left}"
         "</style></head><body><h1>ascendify compare</h1>"
-        f"<p>tolerance {html.escape(comparison.tolerance)}: {html.escape(line)}</p>"
+        + "".join(
+            f"<p>{side}: <code>{html.escape(run)}</code></p>"
+            for side, run in zip("AB", comparison.runs, strict=False)
+        )
+        + f"<p>tolerance {html.escape(comparison.tolerance)}: {html.escape(line)}</p>"
         f"{render_svg(comparison)}<p>diverged: the divergence starts here (inputs agree, output "
         "does not); inherited: carries a divergence that started earlier.</p>"
         "<table><tr><th>module</th><th>calls</th><th>status</th><th>worst error</th>"

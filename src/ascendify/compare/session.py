@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -188,7 +189,17 @@ def compare_dumps(a: Path, b: Path, tolerance: str) -> Comparison:
         measure = _Samples(dump_a, dump_b).measure
     chosen, notes = autocast_tolerance(dump_a, dump_b, tolerance)
     comparison = judge(dump_a.records, dump_b.records, chosen, measure)
-    return replace(comparison, notes=notes)
+    return replace(comparison, notes=notes, runs=(_described(dump_a), _described(dump_b)))
+
+
+def _described(dump: Dump) -> str:
+    """A dump as a report names it: its folder, and the command it recorded when it has one."""
+    command = dump.manifest.get("command")
+    if isinstance(command, list) and command:
+        return f"{dump.directory}: {shlex.join(str(word) for word in command)}"
+    if dump.manifest.get("format") == "msprobe":
+        return f"{dump.directory} (a msprobe dump)"
+    return str(dump.directory)
 
 
 _FORMAT_OF = {"float16": "fp16", "bfloat16": "bf16"}  # from tighter to looser
