@@ -7,6 +7,7 @@ import csv
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -96,6 +97,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ("rm", "forget an ended job and delete its directory"),
         ("logs", "worker logs of every node (rank-prefixed lines), or one node's or rank's"),
         ("metrics", "the series read from the ranks' output: loss, lr, throughput, ..."),
+        ("top", "CPU, memory and accelerator use per node and rank, redrawn (like npu-smi)"),
     ):
         sub = commands.add_parser(name, help=help_text, description=help_text)
         sub.add_argument("job_id", metavar="ID", help="job id (a unique prefix is enough)")
@@ -110,6 +112,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             sub.add_argument(
                 "--hyper", action="append", default=[], metavar="K=V", help="repeatable"
             )
+        if name == "top":
+            sub.add_argument("--once", action="store_true", help="one frame, then exit")
         if name == "metrics":
             form = sub.add_mutually_exclusive_group()
             form.add_argument("--json", action="store_true", help="every point, as JSON")
@@ -178,6 +182,7 @@ def run(args: argparse.Namespace) -> int:
         "rerun": _rerun,
         "rm": _rm,
         "metrics": _metrics,
+        "top": _top,
         "ui": _ui,
     }[args.job_command]
     return handler(store, args)
@@ -305,6 +310,28 @@ def _metrics(store: JobStore, args: argparse.Namespace) -> int:
             f"min {min(one.values):g}, max {max(one.values):g}"
         )
     return 0
+
+
+def _top(store: JobStore, args: argparse.Namespace) -> int:
+    """The job's last resource sample; without ``--once``, redrawn until the job ends."""
+    from ascendify.jobs.layout import JobLayout
+    from ascendify.jobs.metrics import PROGRESS_BYTES, read_points
+    from ascendify.jobs.report import top_frame
+    from ascendify.jobs.resources import INTERVAL
+
+    job = store.get(args.job_id)
+    path = JobLayout(store.job_dir(job.id), job.id).resources
+    while True:
+        frame = top_frame(job, read_points(path, last_bytes=PROGRESS_BYTES))
+        if args.once or not job.active:
+            print(frame)
+            return 0
+        print(f"\x1b[H\x1b[2J{frame}", flush=True)  # the screen cleared, as top redraws
+        try:
+            time.sleep(INTERVAL)
+        except KeyboardInterrupt:
+            return 0
+        job = store.get(job.id)
 
 
 def _ui(store: JobStore, args: argparse.Namespace) -> int:

@@ -60,6 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ended, reader, tail = _read_metrics(spec, layout)
     watcher = threading.Thread(target=_watch_attempts, args=(spec, layout, store, ended))
     watcher.start()
+    _sample_resources(store, layout, ended)
     try:
         results = _engine(spec.engine).run_nodes(spec, layout, store, stop)
     except Exception as error:  # the job must end in the store whatever went wrong here
@@ -87,6 +88,23 @@ def _read_metrics(
     reader = threading.Thread(target=tail.run, args=(ended,), name="metrics", daemon=True)
     reader.start()
     return ended, reader, tail
+
+
+def _sample_resources(store: JobStore, layout: JobLayout, ended: threading.Event) -> None:
+    """Sample the nodes' process trees (and the accelerators a tool can read) until ``ended``."""
+    from ascendify.jobs.resources import ResourceSampler, accelerator_reader, run_sampler
+
+    accelerators, what = accelerator_reader()
+    with contextlib.suppress(OSError):
+        print(f"ascendify job: resources: CPU and memory; {what}", flush=True)
+
+    def node_pids() -> dict[int, int]:
+        return {n.node: n.pid for n in store.nodes(layout.job_id) if n.pid is not None}
+
+    sampler = ResourceSampler(node_pids, accelerators)
+    threading.Thread(
+        target=run_sampler, args=(sampler, layout.resources, ended), name="resources", daemon=True
+    ).start()
 
 
 def _wait_for_reader(reader: threading.Thread, tail: MetricsTail, stop: threading.Event) -> None:

@@ -3,7 +3,7 @@
 ``/`` lists the jobs, ``/jobs/<id>`` shows one (spec, state history, live log tails of every rank,
 metric curves drawn by the vendored uPlot, another job overlaid with ``?compare=<id>``). The pages
 fetch everything they show from the API (``/api/jobs``, ``/api/jobs/<id>``,
-``/api/jobs/<id>/metrics``, ``/api/jobs/<id>/logs``). Only requests whose ``Host`` is one the
+``/api/jobs/<id>/metrics``, ``/resources``, ``/logs``). Only requests whose ``Host`` is one the
 server serves (``app.config[SERVED_HOSTS]``, set once it is bound) are answered. Read-only unless
 the app is made with ``allow_actions``: then ``POST /api/jobs/<id>/stop`` and ``/rerun`` work
 for requests that carry the token and come from the page's own origin (see :func:`_may_act`).
@@ -39,7 +39,9 @@ LOG_CHUNK_BYTES = 256 << 10  # at most this much new log per request
 # the lowest and highest of each run of points are kept. `job metrics` gives every point.
 CHART_POINTS = 4000
 MIN_POINTS, MAX_POINTS = 4, 100_000
-CACHED_JOBS = 4  # jobs whose series the server keeps between requests (a page, a compared job)
+CACHED_JOBS = (
+    8  # series files kept between requests (a page's metrics and resources, a compared job's)
+)
 TOKEN_HEADER = "X-Ascendify-Token"  # a custom header: a cross-site form cannot send it
 SERVED_HOSTS = "ASCENDIFY_SERVED_HOSTS"  # app.config key: the Host values answered
 
@@ -91,11 +93,14 @@ def create_app(store: JobStore, *, allow_actions: bool = False, token: str | Non
         name = request.args.get("name")
         rank = request.args.get("rank", type=int)
         times = request.args.get("times") == "1"
-        limit = request.args.get("points", default=CHART_POINTS, type=int)
-        if not MIN_POINTS <= limit <= MAX_POINTS:
-            abort(400, description=f"points {limit}: from {MIN_POINTS} to {MAX_POINTS} a series")
         path = JobLayout(store.job_dir(job.id), job.id).metrics
-        return jsonify({"job": job.id, "series": series_of(path, name, rank, times, limit)})
+        return jsonify({"job": job.id, "series": series_of(path, name, rank, times, _points())})
+
+    @app.get("/api/jobs/<job_id>/resources")
+    def api_resources(job_id: str) -> ResponseReturnValue:
+        job = job_or_404(job_id)
+        path = JobLayout(store.job_dir(job.id), job.id).resources
+        return jsonify({"job": job.id, "series": series_of(path, None, None, True, _points())})
 
     @app.get("/api/jobs/<job_id>/logs")
     def api_logs(job_id: str) -> ResponseReturnValue:
@@ -140,6 +145,14 @@ def create_app(store: JobStore, *, allow_actions: bool = False, token: str | Non
         return jsonify({"error": error.description}), error.code or 500
 
     return app
+
+
+def _points() -> int:
+    """The request's ``points``: at most this many a series (see :meth:`Series.downsampled`)."""
+    limit = request.args.get("points", default=CHART_POINTS, type=int)
+    if not MIN_POINTS <= limit <= MAX_POINTS:
+        abort(400, description=f"points {limit}: from {MIN_POINTS} to {MAX_POINTS} a series")
+    return limit
 
 
 class _SeriesCache:

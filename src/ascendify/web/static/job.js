@@ -39,7 +39,7 @@ function chartData(lines) {
   return uPlot.join(lines.map((line) => [line.x, line.y]));
 }
 
-function draw(name, lines) {
+function draw(name, lines, where = "charts", xLabel = "step") {
   const data = chartData(lines);
   const labels = lines.map((line) => line.label).join("|");
   // The points stored; the API sends a chart's worth of them (the lowest and highest kept).
@@ -58,13 +58,13 @@ function draw(name, lines) {
     const title = document.createElement("h3");
     title.textContent = name;
     box.appendChild(title);
-    document.getElementById("charts").appendChild(box);
+    document.getElementById(where).appendChild(box);
     const options = {
       width: 560,
       height: 260,
       scales: {x: {time: false}},
-      series: [{label: "step"}, ...lines.map((line, i) => ({label: line.label, stroke: COLORS[i % COLORS.length], width: 1.5}))],
-      axes: [{label: "step"}, {}],
+      series: [{label: xLabel}, ...lines.map((line, i) => ({label: line.label, stroke: COLORS[i % COLORS.length], width: 1.5}))],
+      axes: [{label: xLabel}, {}],
     };
     chart = {plot: new uPlot(options, data, box), labels, box};
     charts.set(name, chart);
@@ -85,6 +85,31 @@ async function refreshMetrics() {
   document.getElementById("no-metrics").hidden = all.length > 0;
   document.body.dataset.drawMs = String(Math.round(performance.now() - started));
   document.body.dataset.metricsLoaded = String(Number(document.body.dataset.metricsLoaded || 0) + 1);
+}
+
+function resourceChart(series) {
+  // [chart, line label]: nodes' and ranks' CPU (or memory) on one chart, each accelerator's on another.
+  const found = series.name.match(/^(node|gpu|npu)(\d+)\/(.+)$/);
+  if (found && found[1] === "node") return [found[3], "node " + found[2]];
+  if (found) return [found[1] + " " + found[3], found[1] + " " + found[2]];
+  if (series.name.startsWith("host/")) return [series.name, "host"];
+  return [series.name, "rank " + series.rank];
+}
+
+async function refreshResources() {
+  const result = await getJSON(API + JOB + "/resources");
+  const start = Math.min(...result.series.map((series) => series.times[0]));
+  const byChart = new Map();
+  for (const series of result.series) {
+    const [chart, label] = resourceChart(series);
+    if (!byChart.has(chart)) byChart.set(chart, []);
+    byChart.get(chart).push({label, x: series.times.map((t) => Math.round(t - start)), y: series.values, count: series.count});
+  }
+  for (const [chart, lines] of [...byChart.entries()].sort((a, b) => a[0].localeCompare(b[0]))) {
+    draw("resources " + chart, lines, "resources", "seconds");
+  }
+  document.getElementById("no-resources").hidden = byChart.size > 0;
+  document.body.dataset.resourcesLoaded = String(Number(document.body.dataset.resourcesLoaded || 0) + 1);
 }
 
 function showDetails(job) {
@@ -172,12 +197,12 @@ function actions() {
 
 async function tick(count) {
   // The curves load beside the details and logs, not after them (a long run has many points).
-  const curves = count % 2 === 0 ? refreshMetrics() : Promise.resolve();
+  const curves = count % 2 === 0 ? Promise.all([refreshMetrics(), refreshResources()]) : Promise.resolve();
   showDetails(await getJSON(API + JOB));
   await Promise.all([refreshLogs(), curves]);
   // The job has just ended: its last points were stored before its final state, so read them
   // once more. (A job ended before the page opened has them all in the first read.)
-  if (!active && count > 0) await refreshMetrics();
+  if (!active && count > 0) await Promise.all([refreshMetrics(), refreshResources()]);
   if (active) setTimeout(() => tick(count + 1).catch(report), 1000);
 }
 
