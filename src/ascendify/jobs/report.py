@@ -14,8 +14,8 @@ from ascendify.jobs.metrics import Point, Progress
 from ascendify.jobs.store import Event, JobRecord, NodeRecord
 
 LIST_HEADER = (
-    "ID", "NAME", "ENGINE", "NODES x CARDS", "STATE", "STEP", "LOSS", "THROUGHPUT", "START",
-    "DURATION", "ATTEMPTS", "EXIT",
+    "ID", "NAME", "ENGINE", "NODES x CARDS", "STATE", "STEP", "LOSS", "THROUGHPUT", "FLAVOR",
+    "START", "DURATION", "ATTEMPTS", "EXIT",
 )  # fmt: skip
 
 
@@ -25,7 +25,12 @@ def state_text(job: JobRecord) -> str:
 
 
 def _when(stamp: float | None) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp)) if stamp else "-"
+    return iso_time(stamp) if stamp else "-"
+
+
+def _flavor(job: JobRecord) -> str:
+    flavor = job.spec.get("flavor")
+    return f"flavor {flavor}, " if flavor else ""
 
 
 def _duration(job: JobRecord, now: float) -> str:
@@ -47,6 +52,7 @@ def list_table(jobs: Sequence[JobRecord], progress: Mapping[str, Progress]) -> s
             f"{job.nodes} x {job.cards}",
             state_text(job),
             *_progress_cells(progress.get(job.id)),
+            job.spec.get("flavor") or "-",
             _when(job.started),
             _duration(job, now),
             str(job.attempts),
@@ -75,7 +81,7 @@ def describe(
 ) -> str:
     lines = [
         f"job {job.id} ({job.name}): {state_text(job)}",
-        f"engine {job.engine}, {job.nodes} node(s) x {job.cards} card(s)",
+        f"engine {job.engine}, {_flavor(job)}{job.nodes} node(s) x {job.cards} card(s)",
         f"started {_when(job.started)}, ended {_when(job.ended)}, "
         f"exit code {'-' if job.exit_code is None else job.exit_code}",
     ]
@@ -144,7 +150,8 @@ def top_frame(job: JobRecord, samples: Sequence[Point]) -> str:
     """``job top``: the job's last resource sample (see :mod:`ascendify.jobs.resources`), a row
     per node's process tree and per rank's below it, then the host and the accelerators."""
     head = (
-        f"job {job.id} ({job.name}): {state_text(job)}, {job.nodes} node(s) x {job.cards} card(s)"
+        f"job {job.id} ({job.name}): {state_text(job)}, {_flavor(job)}{job.nodes} node(s) x "
+        f"{job.cards} card(s)"
     )
     if not samples:
         return f"{head}\nno resource samples yet (the runner takes one every few seconds)"

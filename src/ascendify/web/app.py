@@ -30,7 +30,7 @@ from ascendify.jobs import service
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.metrics import SeriesReader, job_progress
 from ascendify.jobs.spec import REDACTED, is_secret_name
-from ascendify.jobs.store import JobRecord, JobStore
+from ascendify.jobs.store import ACTIVE, FINAL, JobRecord, JobStore
 
 LIST_LIMIT = 500
 LOG_TAIL_BYTES = 16 << 10  # what a log view starts with
@@ -64,7 +64,9 @@ def create_app(store: JobStore, *, allow_actions: bool = False, token: str | Non
 
     @app.get("/")
     def index() -> ResponseReturnValue:
-        return render_template("index.html", allow_actions=allow_actions, token=page_token())
+        return render_template(
+            "index.html", allow_actions=allow_actions, token=page_token(), states=ACTIVE + FINAL
+        )
 
     @app.get("/jobs/<job_id>")
     def job_page(job_id: str) -> ResponseReturnValue:
@@ -80,7 +82,7 @@ def create_app(store: JobStore, *, allow_actions: bool = False, token: str | Non
     @app.get("/api/jobs")
     def api_jobs() -> ResponseReturnValue:
         service.reconcile(store)
-        return jsonify([summary(store, job) for job in store.jobs()[:LIST_LIMIT]])
+        return _job_list(store)
 
     @app.get("/api/jobs/<job_id>")
     def api_job(job_id: str) -> ResponseReturnValue:
@@ -145,6 +147,24 @@ def create_app(store: JobStore, *, allow_actions: bool = False, token: str | Non
         return jsonify({"error": error.description}), error.code or 500
 
     return app
+
+
+def _job_list(store: JobStore) -> Response:
+    """The jobs of the request's ``state`` whose name holds ``q`` (or whose id starts with it),
+    ``limit`` of them from ``offset``; the header ``X-Total-Count`` says how many there are."""
+    state, text = request.args.get("state"), (request.args.get("q") or "").lower()
+    offset = request.args.get("offset", default=0, type=int)
+    limit = request.args.get("limit", default=LIST_LIMIT, type=int)
+    if offset < 0 or not 1 <= limit <= LIST_LIMIT:
+        abort(400, description=f"offset 0 or more, limit from 1 to {LIST_LIMIT}")
+    found = [
+        job
+        for job in store.jobs(None if not state else (state,))
+        if not text or text in job.name.lower() or job.id.startswith(text)
+    ]
+    response = jsonify([summary(store, job) for job in found[offset : offset + limit]])
+    response.headers["X-Total-Count"] = str(len(found))
+    return response
 
 
 def _points() -> int:
@@ -234,6 +254,7 @@ def summary(store: JobStore, job: JobRecord) -> dict[str, Any]:
         "id": job.id,
         "name": job.name,
         "engine": job.engine,
+        "flavor": job.spec.get("flavor"),
         "nodes": job.nodes,
         "cards": job.cards,
         "state": job.state,
@@ -266,6 +287,8 @@ def details(store: JobStore, job: JobRecord) -> dict[str, Any]:
             for n in store.nodes(job.id)
         ],
         "ranks": job.nodes * job.cards,
+        # Each attempt: start, end, state, cause, reason, exit code and hang stack of each rank.
+        "attempts_detail": JobLayout(store.job_dir(job.id), job.id).attempts(job.nodes),
     }
 
 

@@ -11,6 +11,7 @@ const LOG_RANKS = 16; // ranks whose logs are shown
 const charts = new Map(); // metric name -> {plot, labels}
 const logOffsets = new Map(); // rank -> offset read up to
 let active = true;
+let attemptStarts = []; // when each restart began (the second attempt's start on)
 
 function xs(series) {
   // The printed steps when they go up, else the points' order.
@@ -27,7 +28,7 @@ function curves(results) {
     for (const series of result.series) {
       const label = (results.length > 1 ? job + " " : "") + (series.rank < 0 ? "events" : "rank " + series.rank);
       if (!byName.has(series.name)) byName.set(series.name, []);
-      byName.get(series.name).push({label, x: xs(series), y: series.values, count: series.count});
+      byName.get(series.name).push({label, x: xs(series), y: series.values, count: series.count, times: series.times, job});
     }
   }
   const rank = (name) => (ORDER.includes(name) ? ORDER.indexOf(name) : ORDER.length);
@@ -39,8 +40,33 @@ function chartData(lines) {
   return uPlot.join(lines.map((line) => [line.x, line.y]));
 }
 
+function restartMarks(lines) {
+  // The x of each restart of this job: its first point read after the attempt began.
+  const line = lines.find((one) => one.job === JOB && one.times);
+  if (!line) return [];
+  return attemptStarts.map((start) => line.x[line.times.findIndex((time) => time >= start)]).filter((x) => x !== undefined);
+}
+
+function markRestarts(plot) {
+  // A dashed vertical line at each restart, drawn over the curves.
+  const marks = plot.restarts || [];
+  const context = plot.ctx;
+  context.save();
+  context.strokeStyle = "#888";
+  context.setLineDash([6, 4]);
+  for (const x of marks) {
+    const position = plot.valToPos(x, "x", true);
+    context.beginPath();
+    context.moveTo(position, plot.bbox.top);
+    context.lineTo(position, plot.bbox.top + plot.bbox.height);
+    context.stroke();
+  }
+  context.restore();
+}
+
 function draw(name, lines, where = "charts", xLabel = "step") {
   const data = chartData(lines);
+  const marks = where === "charts" ? restartMarks(lines) : [];
   const labels = lines.map((line) => line.label).join("|");
   // The points stored; the API sends a chart's worth of them (the lowest and highest kept).
   const points = lines.reduce((total, line) => total + line.count, 0);
@@ -65,12 +91,18 @@ function draw(name, lines, where = "charts", xLabel = "step") {
       scales: {x: {time: false}},
       series: [{label: xLabel}, ...lines.map((line, i) => ({label: line.label, stroke: COLORS[i % COLORS.length], width: 1.5}))],
       axes: [{label: xLabel}, {}],
+      hooks: {draw: [markRestarts]},
     };
-    chart = {plot: new uPlot(options, data, box), labels, box};
+    const plot = new uPlot(options, data, box);
+    plot.restarts = marks;
+    plot.redraw();
+    chart = {plot, labels, box};
     charts.set(name, chart);
   } else {
+    chart.plot.restarts = marks;
     chart.plot.setData(data);
   }
+  chart.box.dataset.restarts = String(marks.length);
   chart.box.dataset.points = String(points);
   chart.box.dataset.drawn = String(drawn);
   chart.box.dataset.lines = String(lines.length);
@@ -78,7 +110,7 @@ function draw(name, lines, where = "charts", xLabel = "step") {
 
 async function refreshMetrics() {
   const jobs = [JOB, ...(COMPARE ? [COMPARE] : [])];
-  const results = await Promise.all(jobs.map(async (job) => [job, await getJSON(API + job + "/metrics")]));
+  const results = await Promise.all(jobs.map(async (job) => [job, await getJSON(API + job + "/metrics?times=1")]));
   const started = performance.now();
   const all = curves(results);
   for (const [name, lines] of all) draw(name, lines);
@@ -119,7 +151,8 @@ function showDetails(job) {
   state.className = "state " + job.state;
   const progress = job.progress;
   document.getElementById("summary").textContent =
-    job.engine + ", " + job.nodes + " node(s) x " + job.cards + " card(s); attempts " + job.attempts +
+    job.engine + ", " + (job.flavor ? "flavor " + job.flavor + ", " : "") + job.nodes + " node(s) x " +
+    job.cards + " card(s); attempts " + job.attempts + "; exit code " + (job.exit_code === null ? "-" : job.exit_code) +
     "; started " + when(job.started) + ", duration " + duration(job.duration) +
     (progress.step !== null ? "; step " + progress.step : "") +
     (progress.loss !== null ? ", loss " + number(progress.loss) : "") +
@@ -132,6 +165,7 @@ function showDetails(job) {
     cell(row, event.state);
     cell(row, event.detail);
   }
+  showAttempts(job.attempts_detail);
   document.getElementById("spec").textContent = JSON.stringify(job.spec, null, 2);
   const logs = document.getElementById("logs");
   for (let rank = 0; rank < Math.min(job.ranks, LOG_RANKS); rank++) {
@@ -145,6 +179,33 @@ function showDetails(job) {
     pre.id = "log-" + rank;
     box.append(title, pre);
     logs.appendChild(box);
+  }
+}
+
+function showAttempts(attempts) {
+  // Each attempt: when, how it ended, each rank's exit code; the stacks of a hang, foldable.
+  attemptStarts = attempts.slice(1).map((attempt) => attempt.start);
+  const box = document.getElementById("attempts");
+  box.replaceChildren();
+  document.getElementById("attempts-section").hidden = attempts.length === 0;
+  for (const attempt of attempts) {
+    const line = document.createElement("p");
+    const codes = Object.entries(attempt.exit_codes).map(([rank, code]) => "rank " + rank + ": " + code).join(", ");
+    line.textContent = "attempt " + attempt.attempt + ": " + when(attempt.start) + " - " + when(attempt.end) + ", " +
+      attempt.state + (attempt.cause ? " (" + attempt.cause + ")" : "") + (attempt.reason ? ": " + attempt.reason : "") +
+      (codes ? "; exit codes " + codes : "");
+    box.appendChild(line);
+    for (const [rank, stack] of Object.entries(attempt.stacks).sort((a, b) => Number(a[0]) - Number(b[0]))) {
+      const fold = document.createElement("details");
+      fold.className = "stack";
+      fold.open = true;
+      const title = document.createElement("summary");
+      title.textContent = "stack of rank " + rank + " (attempt " + attempt.attempt + ")";
+      const pre = document.createElement("pre");
+      pre.textContent = stack;
+      fold.append(title, pre);
+      box.appendChild(fold);
+    }
   }
 }
 
