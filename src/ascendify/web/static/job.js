@@ -259,11 +259,15 @@ function actions() {
 async function tick(count) {
   // The curves load beside the details and logs, not after them (a long run has many points).
   const curves = count % 2 === 0 ? Promise.all([refreshMetrics(), refreshResources()]) : Promise.resolve();
+  const restarts = attemptStarts.join();
   showDetails(await getJSON(API + JOB));
   await Promise.all([refreshLogs(), curves]);
   // The job has just ended: its last points were stored before its final state, so read them
-  // once more. (A job ended before the page opened has them all in the first read.)
-  if (!active && count > 0) await Promise.all([refreshMetrics(), refreshResources()]);
+  // once more (a job ended before the page opened has them all in the first read); a restart
+  // seen now is marked on the curves.
+  if ((!active && count > 0) || attemptStarts.join() !== restarts) {
+    await Promise.all([refreshMetrics(), refreshResources()]);
+  }
   if (active) setTimeout(() => tick(count + 1).catch(report), 1000);
 }
 
