@@ -261,3 +261,18 @@ def test_a_job_names_its_flavor_and_attempts(store: JobStore, serve: Serve) -> N
     attempts = get_json(base + f"api/jobs/{job.id}")["attempts_detail"]
     assert [a["attempt"] for a in attempts] == [0, 1]
     assert "in wait_forever" in attempts[0]["stacks"]["0"]
+
+
+def test_an_ended_job_without_metrics_names_the_metric_option(
+    store: JobStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ascendify.cli import main
+
+    ended = recorded_job(store, "silent", [])
+    running = recorded_job(store, "starting", [], state="running")
+    assert main(["job", "metrics", ended.id, "--jobs-dir", str(store.root)]) == 0
+    said = capsys.readouterr().err
+    assert f"job {ended.id} ended without metrics" in said
+    assert "--metric NAME=REGEX" in said
+    assert main(["job", "metrics", running.id, "--jobs-dir", str(store.root)]) == 0
+    assert f"no metrics read from job {running.id} yet" in capsys.readouterr().err

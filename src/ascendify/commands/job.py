@@ -112,6 +112,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             sub.add_argument(
                 "--hyper", action="append", default=[], metavar="K=V", help="repeatable"
             )
+            sub.add_argument(
+                "--unset-hyper",
+                action="append",
+                default=[],
+                metavar="NAME",
+                help="leave this hyperparameter out of the rerun (repeatable)",
+            )
         if name == "top":
             sub.add_argument("--once", action="store_true", help="one frame, then exit")
         if name == "metrics":
@@ -299,8 +306,13 @@ def _metrics(store: JobStore, args: argparse.Namespace) -> int:
         for one in found:
             for step, value, stamp in zip(one.steps, one.values, one.times, strict=True):
                 writer.writerow((one.name, one.rank, "" if step is None else step, value, stamp))
-    elif not found:
+    elif not found and job.active:
         _say(f"no metrics read from job {job.id} yet")
+    elif not found:
+        _say(
+            f"job {job.id} ended without metrics: no line of its output matched a built-in rule "
+            "(docs/jobs.md, Metrics); read your own with --metric NAME=REGEX when you submit it"
+        )
     for one in found if not (args.json or args.csv) else ():
         steps = [step for step in one.steps if step is not None]
         span = f", steps {steps[0]}..{steps[-1]}" if steps else ""
@@ -387,7 +399,7 @@ def _rerun(store: JobStore, args: argparse.Namespace) -> int:
 
     hyper = pairs(args.hyper, "hyper")
     _warn_secret_hyperparameters(hyper)
-    print(service.rerun(store, args.job_id, hyper=hyper).id)
+    print(service.rerun(store, args.job_id, hyper=hyper, unset=args.unset_hyper).id)
     return 0
 
 

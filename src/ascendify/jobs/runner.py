@@ -141,13 +141,28 @@ def _watch_attempts(
         for attempt in layout.attempts(spec.nodes):
             number, cause = attempt["attempt"], attempt["cause"]
             if restarts(attempt["state"], cause, number, spec.max_restarts):
-                detail = (
-                    f"attempt {number} ended ({cause}): {attempt['reason']}; "
-                    f"restart {number + 1} of {spec.max_restarts}"
-                )
+                detail = restart_line(attempt, spec.max_restarts, layout.job_id)
+                if store.get(layout.job_id).attempts < number + 2:
+                    with contextlib.suppress(OSError):
+                        print(f"ascendify job: {detail}", flush=True)
                 store.record_attempt(layout.job_id, number + 2, detail)
         if last:
             return
+
+
+def restart_line(attempt: dict[str, Any], max_restarts: int, job_id: str) -> str:
+    """What a restart is told as: the attempt, the rank that ended it and its exit code, why,
+    and where to see more."""
+    number = attempt["attempt"]
+    failed = [(rank, code) for rank, code in attempt["exit_codes"].items() if code]
+    who = "".join(
+        f"rank {rank} {f'killed by signal {-code}' if code < 0 else f'exited with {code}'}, "
+        for rank, code in failed[:1]
+    )
+    return (
+        f"attempt {number} ended ({attempt['cause']}): {who}{attempt['reason']}; "
+        f"restart {number + 1} of {max_restarts}; see `ascendify job describe {job_id}`"
+    )
 
 
 def _engine(name: str) -> Any:

@@ -146,6 +146,11 @@ async function refreshResources() {
 
 function showDetails(job) {
   active = ACTIVE.includes(job.state);
+  if (!active) {
+    document.getElementById("no-metrics").textContent =
+      "This job ended without metrics: no line of its output matched a built-in rule. Read your own " +
+      "series with --metric NAME=REGEX when you submit it (e.g. --metric 'acc=acc=([0-9.]+)').";
+  }
   const state = document.getElementById("state");
   state.textContent = job.state + (job.cause ? ": " + job.cause : "");
   state.className = "state " + job.state;
