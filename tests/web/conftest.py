@@ -27,11 +27,12 @@ def recorded_job(
     state: str = "succeeded",
     *,
     flavor: str | None = None,
+    hyper: dict[str, str] | None = None,
 ) -> JobRecord:
     """A job in ``store`` as a finished run leaves it: record, rank 0's log, metrics file."""
     spec = {
         "name": name, "engine": "local", "nodes": 1, "cards": 1, "code_dir": "/code",
-        "boot_file": "train.py", "hyper": {"lr": "0.1", "hf_token": SECRET},
+        "boot_file": "train.py", "hyper": {"lr": "0.1", "hf_token": SECRET, **(hyper or {})},
         "env": {"GITHUB_PAT": SECRET, "HCCL_CONNECT_TIMEOUT": "1800"}, "flavor": flavor,
     }  # fmt: skip
     job = store.create(spec)

@@ -138,10 +138,14 @@ def test_two_jobs_overlay(
     browser: WebDriver, store: JobStore, serve: Serve, artifacts: Path
 ) -> None:
     baseline = recorded_job(store, "gpu-baseline", [2.0 / (n + 1) for n in range(30)])
-    port = recorded_job(store, "npu-port", [2.1 / (n + 1) for n in range(25)])
+    port = recorded_job(store, "npu-port", [2.1 / (n + 1) for n in range(25)], hyper={"lr": "0.2"})
     browser.get(serve() + f"jobs/{port.id}?compare={baseline.id}")
     until(lambda: chart_attribute(browser, "loss", "lines") == "2", 30, "two lines on the chart")
     assert chart_attribute(browser, "loss", "points") == "55"
+    legend = browser.find_element("css selector", ".chart[data-metric='loss'] .u-legend").text
+    assert "npu-port (lr=0.2) rank 0" in legend  # by name and the hyperparameter that differs
+    assert "gpu-baseline (lr=0.1) rank 0" in legend
+    assert baseline.id not in legend
     assert drawn_pixels(browser, "loss") > 200
     browser.save_screenshot(str(artifacts / "compare.png"))
 

@@ -21,12 +21,25 @@ function xs(series) {
   return rising ? steps : steps.map((_, i) => i);
 }
 
+const jobNames = new Map(); // job id -> its legend name, when another job is overlaid
+
+async function nameJobs(jobs) {
+  // Each job by its name and the hyperparameters in which it differs from the other(s).
+  const details = await Promise.all(jobs.map((job) => getJSON(API + job)));
+  const keys = new Set(details.flatMap((job) => Object.keys(job.spec.hyper || {})));
+  const differing = [...keys].sort().filter((key) => new Set(details.map((job) => String((job.spec.hyper || {})[key]))).size > 1);
+  details.forEach((job, i) => {
+    const hyper = differing.map((key) => key + "=" + ((job.spec.hyper || {})[key] ?? "(unset)")).join(" ");
+    jobNames.set(jobs[i], job.name + (hyper ? " (" + hyper + ")" : ""));
+  });
+}
+
 function curves(results) {
   // metric name -> [{label, x, y}], every job's series of that name.
   const byName = new Map();
   for (const [job, result] of results) {
     for (const series of result.series) {
-      const label = (results.length > 1 ? job + " " : "") + (series.rank < 0 ? "events" : "rank " + series.rank);
+      const label = (results.length > 1 ? (jobNames.get(job) || job) + " " : "") + (series.rank < 0 ? "events" : "rank " + series.rank);
       if (!byName.has(series.name)) byName.set(series.name, []);
       byName.get(series.name).push({label, x: xs(series), y: series.values, count: series.count, times: series.times, job});
     }
@@ -110,6 +123,7 @@ function draw(name, lines, where = "charts", xLabel = "step") {
 
 async function refreshMetrics() {
   const jobs = [JOB, ...(COMPARE ? [COMPARE] : [])];
+  if (COMPARE && jobNames.size === 0) await nameJobs(jobs);
   const results = await Promise.all(jobs.map(async (job) => [job, await getJSON(API + job + "/metrics?times=1")]));
   const started = performance.now();
   const all = curves(results);
