@@ -61,6 +61,16 @@ def test_accelerators_are_read_or_the_reason_is_given() -> None:
         assert "NVML" in what or "npu-smi" in what
 
 
+def test_gpus_are_sampled_where_nvml_reads_them() -> None:
+    if shutil.which("nvidia-smi") is None or importlib.util.find_spec("pynvml") is None:
+        pytest.skip("no NVIDIA GPU here (nvidia-smi) or no nvidia-ml-py: no GPU series to read")
+    reader, what = accelerator_reader()
+    assert reader is not None, what
+    found = dict(reader())
+    assert 0 <= found["gpu0/util"] <= 100
+    assert found["gpu0/mem"] >= 0
+
+
 def test_the_top_frame_shows_the_last_sample(store_job: tuple[JobStore, str]) -> None:
     store, job_id = store_job
     old = [Point(-1, "node0/cpu", None, 1.0, 10.0), Point(0, "cpu", None, 2.0, 10.0)]

@@ -100,7 +100,12 @@ def drawn_pixels(driver: WebDriver, metric: str) -> int:
 
 
 def log_text(driver: WebDriver, rank: int) -> str:
-    return str(driver.execute_script(f"return document.getElementById('log-{rank}').textContent;"))
+    """The rank's log tail on the page ("" before the page has made its box)."""
+    return str(
+        driver.execute_script(
+            f"const box = document.getElementById('log-{rank}'); return box ? box.textContent : '';"
+        )
+    )
 
 
 def test_running_job_page_updates_and_draws_the_curve(
