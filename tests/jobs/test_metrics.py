@@ -16,6 +16,7 @@ from ascendify.jobs.metrics import (
     progress,
     read_points,
     read_series,
+    throughput_batch,
     user_rules,
 )
 from ascendify.jobs.tail import MetricsTail
@@ -147,7 +148,8 @@ FORMATS = [
         "learning rate: 1.000000E-04 | global batch size:    32 | lm loss: 7.100000E+00 | "
         "loss scale: 1.0 | grad norm: 2.345 | number of skipped iterations:   0 | "
         "number of nan iterations:   0 |",
-        {"loss": 7.1, "s/it": 1.2345, "lr": 1e-4, "grad_norm": 2.345},
+        # the step time and the global batch printed beside it give samples/s
+        {"loss": 7.1, "s/it": 1.2345, "lr": 1e-4, "grad_norm": 2.345, "samples/s": 32 / 1.2345},
         30,
     ),
     # pytorch/examples word_language_model/main.py: '| epoch {:3d} | {:5d}/{:5d} batches | lr ...',
@@ -398,3 +400,30 @@ def test_a_chunk_reads_as_its_lines_one_by_one() -> None:
     sparse = "".join(f"{line}\n" + "a plain line\n" * 5 for line in lines)
     assert parse_lines(MetricParser(), 0, dense.encode(), 1.0) == alone
     assert parse_lines(MetricParser(), 0, sparse.encode(), 1.0) == alone
+
+
+@pytest.mark.parametrize(
+    ("hyper", "line", "samples_per_second"),
+    [
+        (
+            {"batch_size": "20"},
+            "| epoch   1 |   200/ 2983 batches | lr 20.00 | ms/batch 500.00 | "
+            "loss  7.63 | ppl  2065.57",
+            40.0,
+        ),
+        ({"batch-size": "64"}, "steps: 10 loss: 1.2000 iter time (s): 0.500", 128.0),
+        ({"batch_size": "64"}, "steps: 10 loss: 1.2 iter time (s): 0.5 samples/sec: 99.0", 99.0),
+        ({"lr": "0.1"}, "| epoch 1 | 20/ 310 batches | ms/batch 500.00 | loss 7.6", None),
+        ({"batch_size": "auto"}, "| epoch 1 | 20/ 310 batches | ms/batch 500.00 | loss 7.6", None),
+    ],
+)
+def test_a_step_time_is_a_throughput_where_the_batch_is_known(
+    hyper: dict[str, str], line: str, samples_per_second: float | None
+) -> None:
+    """The job's batch size (a hyperparameter) over the printed step time; a printed throughput
+    is kept as printed."""
+    parser = MetricParser(batch=throughput_batch(hyper))
+    found = {p.name: p.value for p in parse_lines(parser, 0, f"{line}\n".encode(), 1.0)}
+    assert found.get("samples/s") == (
+        None if samples_per_second is None else pytest.approx(samples_per_second)
+    )

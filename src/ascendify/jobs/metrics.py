@@ -86,6 +86,16 @@ RULES: tuple[MetricRule, ...] = (
         r"(?:runningavg|curr)samplespersec",  # DeepSpeed's throughput timer
         message="samples per second",
     ),
+    # Not a series: the batch a line's step time is for (Megatron prints it beside the time).
+    MetricRule("MT014", "batch", r"global batch size", message="samples a step"),
+)
+BATCH = "batch"
+# A job's hyperparameters that give the samples each rank's step takes (see throughput_batch).
+BATCH_HYPERPARAMETERS = (
+    "batch_size",
+    "batch-size",
+    "per_device_train_batch_size",
+    "micro_batch_size",
 )
 STEP = "step"
 # A step or iteration number: "step 5", "Step [10/600]", "iter 10:", "global_step=7", DeepSpeed's
@@ -220,8 +230,9 @@ class MetricParser:
     always moves forward.
     """
 
-    def __init__(self, user: Iterable[tuple[str, str]] = ()) -> None:
+    def __init__(self, user: Iterable[tuple[str, str]] = (), batch: int | None = None) -> None:
         self._user = [(name, _user_pattern(name, pattern)) for name, pattern in user]
+        self.batch = batch  # samples a step (see throughput_batch): turns s/it into samples/s
         # Three alternatives, not one per rule: each costs a try at every character of a line.
         # The key or unit matched says which series it is (see _name).
         keys = "|".join([_STEP_KEYS, *(rule.keys for rule in RULES)])
@@ -383,11 +394,25 @@ def _number(text: bytes | None) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def throughput_batch(hyper: Mapping[str, str]) -> int | None:
+    """The samples a rank's step takes, from the job's hyperparameters (``batch_size`` and
+    the like) when one is a whole number: a printed step time becomes samples per second."""
+    for name in BATCH_HYPERPARAMETERS:
+        value = hyper.get(name, "")
+        if value.isdecimal() and int(value) > 0:
+            return int(value)
+    return None
+
+
 def parse_lines(parser: MetricParser, rank: int, data: bytes, now: float) -> list[Point]:
     """The points of ``data`` (complete lines) printed by ``rank``."""
     points = []
     for found in parser.lines(data):
         step = found.pop(STEP, None)
+        batch = found.pop(BATCH, None) or parser.batch
+        seconds = found.get("s/it")
+        if batch and seconds and not any(name in found for name in THROUGHPUT):
+            found["samples/s"] = batch / seconds  # ms/batch, time per iteration: a throughput
         at = None if step is None else int(step)
         for name, value in found.items():
             points.append(Point(rank, name, at, value, now))

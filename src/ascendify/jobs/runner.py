@@ -80,10 +80,11 @@ def _read_metrics(
     spec: JobSpec, layout: JobLayout
 ) -> tuple[threading.Event, threading.Thread, MetricsTail]:
     """The metric reader's thread: it tails the rank logs until ``ended`` is set."""
-    from ascendify.jobs.metrics import MetricParser
+    from ascendify.jobs.metrics import MetricParser, throughput_batch
     from ascendify.jobs.tail import MetricsTail
 
-    tail = MetricsTail.for_job(layout, spec, MetricParser(spec.metrics.items()))
+    parser = MetricParser(spec.metrics.items(), batch=throughput_batch(spec.hyper))
+    tail = MetricsTail.for_job(layout, spec, parser)
     ended = threading.Event()
     reader = threading.Thread(target=tail.run, args=(ended,), name="metrics", daemon=True)
     reader.start()
