@@ -464,8 +464,9 @@ CHECKS: tuple[Callable[[Host], list[Check]], ...] = (
 
 
 def print_checks(checks: list[Check]) -> None:
-    from rich.console import Console
     from rich.table import Table
+
+    from ascendify._console import console
 
     colours = {Status.OK: "green", Status.WARN: "yellow", Status.FAIL: "red"}
     table = Table(title="ascendify doctor")
@@ -474,4 +475,4 @@ def print_checks(checks: list[Check]) -> None:
     for check in checks:
         status = f"[{colours[check.status]}]{check.status.value}[/]"
         table.add_row(status, check.name, check.detail, check.fix)
-    Console(highlight=False).print(table)
+    console(highlight=False).print(table)

@@ -16,22 +16,25 @@ from ascendify.jobs.metrics import (
     progress,
     read_points,
     read_series,
+    throughput_batch,
     user_rules,
 )
 from ascendify.jobs.tail import MetricsTail
 
-# (what prints it, a line, {series: value}, the step found or None). Written in each tool's format.
+# (what prints it, a line, {series: value}, the step found or None). Each framework's line is
+# made by its own format string (the source it comes from is named), with made-up numbers.
 FORMATS = [
     ("plain", "step 5 loss 1.25", {"loss": 1.25}, 5),
     ("colon", "loss: 0.5, lr: 0.001", {"loss": 0.5, "lr": 0.001}, None),
     ("equals", "step=7 loss=2.5e-01", {"loss": 0.25}, 7),
     ("table", "| step 3 | loss 1.75 | lr 3e-4 |", {"loss": 1.75, "lr": 3e-4}, 3),
+    # pytorch/examples imagenet/main.py: ProgressMeter, prefix "Epoch: [{}]", epoch from 0
     (
         "ModelZoo (PyTorch ImageNet)",
-        "[gpu id: 0] Epoch: [0][  10/5005]\tTime  0.123 ( 0.456)\tData  0.001 (0.002)\t"
+        "[gpu id: 0] Epoch: [2][  10/5005]\tTime  0.123 ( 0.456)\tData  0.001 (0.002)\t"
         "Loss 6.9063e+00 (6.9121e+00)\tAcc@1   0.00 (  0.10)",
-        {"loss": 6.9063},
-        None,
+        {"loss": 6.9063, "acc": 0.0},
+        2 * 5005 + 10,
     ),
     ("ModelZoo FPS", "[npu id: 0] * FPS@all 1568.329, TIME@all 0.245", {"fps": 1568.329}, None),
     ("ModelZoo (MindSpore)", "epoch: 1 step: 100, loss is 2.3012", {"loss": 2.3012}, 100),
@@ -42,38 +45,91 @@ FORMATS = [
         {"loss": 1.9123, "eval_loss": 2.0456},
         250,
     ),
+    # transformers Trainer.log: print(output) of {**logs, "epoch": ...} (no step on the line)
     (
         "HF Trainer",
-        "{'loss': 2.3456, 'grad_norm': 1.23, 'learning_rate': 4.5e-05, 'epoch': 0.5}",
-        {"loss": 2.3456, "lr": 4.5e-05},
+        "{'loss': 2.3456, 'grad_norm': 1.2345678, 'learning_rate': 4.5e-05, 'epoch': 0.5}",
+        {"loss": 2.3456, "grad_norm": 1.2345678, "lr": 4.5e-05},
+        None,
+    ),
+    (
+        "HF Trainer eval",
+        "{'eval_loss': 0.4321, 'eval_accuracy': 0.8125, 'eval_runtime': 1.2, "
+        "'eval_samples_per_second': 340.1, 'eval_steps_per_second': 42.5, 'epoch': 1.0}",
+        {"eval_loss": 0.4321, "acc": 0.8125},
         None,
     ),
     (
         "HF Trainer summary",
         "{'train_runtime': 12.3, 'train_samples_per_second': 45.6, "
-        "'train_steps_per_second': 5.7, 'epoch': 1.0}",
-        {"samples/s": 45.6, "it/s": 5.7},
+        "'train_steps_per_second': 5.7, 'train_loss': 0.61, 'epoch': 1.0}",
+        {"samples/s": 45.6, "it/s": 5.7, "loss": 0.61},
         None,
     ),
+    # the Trainer's tqdm bar (a "\r" redraw: one line each)
+    ("HF Trainer tqdm", " 42%|████▏     | 210/500 [01:02<01:26,  3.36it/s]", {"it/s": 3.36}, 210),
+    ("tqdm slow", "  3%|▎         | 3/100 [00:07<03:52,  2.40s/it]", {"s/it": 2.4}, 3),
+    # accelerate's examples: accelerator.print(f"epoch {epoch}:", eval_metric)
+    ("accelerate", "epoch 2: {'accuracy': 0.8431, 'f1': 0.8893}", {"acc": 0.8431}, None),
+    # transformers' run_clm_no_trainer.py (accelerate): logger.info(f"epoch {epoch}: perplexity: ...")
+    (
+        "accelerate (no_trainer)",
+        "12/02/2026 07:00:00 - INFO - __main__ - epoch 0: perplexity: 35.21 eval_loss: 3.5613",
+        {"ppl": 35.21, "eval_loss": 3.5613},
+        None,
+    ),
+    # deepspeed/runtime/pipe/engine.py: f"steps: {..} loss: {..:0.4f} iter time (s): ... samples/sec:"
+    (
+        "DeepSpeed pipeline",
+        "steps: 10 loss: 1.2000 iter time (s): 0.250 samples/sec: 128.000",
+        {"loss": 1.2, "s/it": 0.25, "samples/s": 128.0},
+        10,
+    ),
+    # deepspeed/runtime/engine.py _report_progress through log_dist
+    (
+        "DeepSpeed engine",
+        "[2026-12-02 07:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=20, skipped=0, "
+        "lr=[0.0001], mom=[(0.9, 0.999)]",
+        {"lr": 0.0001},
+        20,
+    ),
+    # deepspeed/utils/timer.py ThroughputTimer.stop
+    (
+        "DeepSpeed throughput",
+        "[Rank 0] epoch=0/micro_step=40/global_step=10, RunningAvgSamplesPerSec=31.52, "
+        "CurrSamplesPerSec=32.07, MemAllocated=1.2GB, MaxMemAllocated=2.3GB",
+        {"samples/s": 31.52},
+        10,
+    ),
+    # timm train.py: f"Train: {epoch} [{update_idx:>4d}/{updates_per_epoch} ({..:>3.0f}%)]  Loss: ..."
     (
         "timm",
-        "Train: 0 [  50/1251 (  4%)]  Loss: 6.912 (6.93)  Time: 0.402s,  636.85/s  "
+        "Train: 1 [  50/1251 (  4%)]  Loss: 6.912 (6.93)  Time: 0.402s,  636.85/s  "
         "(0.410s,  624.40/s)  LR: 1.000e-06  Data: 0.012 (0.020)",
         {"loss": 6.912, "samples/s": 636.85, "lr": 1e-06},
-        None,
+        1251 + 50,
     ),
+    # Lightning's TQDMProgressBar: "Epoch {current_epoch}", the bar counts the epoch's batches
     (
         "Lightning (tqdm)",
-        "Epoch 0:  45%|####5     | 45/100 [00:02<00:03, 17.85it/s, v_num=0, train_loss=0.234]",
+        "Epoch 2:  45%|████▌     | 45/100 [00:02<00:03, 17.85it/s, v_num=0, train_loss=0.234]",
         {"it/s": 17.85, "loss": 0.234},
-        45,
+        2 * 100 + 45,
     ),
+    # mmengine LogProcessor: f"Epoch({mode}){cur_epoch_str}[{cur_iter_str}/{dataloader_len}]  "
     (
         "mmengine",
-        "Epoch(train)  [1][ 50/1563]  base_lr: 1.0000e-01 lr: 1.0000e-01  eta: 0:30:12  "
-        "time: 0.0532  data_time: 0.0021  memory: 1234  loss: 2.1016  loss_cls: 2.1016",
-        {"lr": 0.1, "loss": 2.1016},
-        None,
+        "12/02 07:00:00 - mmengine - INFO - Epoch(train)  [3][ 50/1563]  base_lr: 1.0000e-01 "
+        "lr: 1.0000e-01  eta: 0:30:12  time: 0.0532  data_time: 0.0021  memory: 1234  "
+        "grad_norm: 3.2100  loss: 2.1016  loss_cls: 2.1016",
+        {"lr": 0.1, "loss": 2.1016, "grad_norm": 3.21},
+        2 * 1563 + 50,
+    ),
+    (
+        "mmengine by iteration",
+        "Iter(train) [  50/1000]  lr: 1.0000e-02  eta: 0:01:00  time: 0.05  loss: 0.9",
+        {"lr": 0.01, "loss": 0.9},
+        50,
     ),
     (
         "tqdm postfix",
@@ -84,7 +140,26 @@ FORMATS = [
     ("tutorial", "Epoch [1/10], Step [100/600], Loss: 2.2146", {"loss": 2.2146}, 100),
     ("tensor print", "step 4 loss tensor(0.6931, device='npu:0')", {"loss": 0.6931}, 4),
     ("tokens", "iter 3 | 12345.6 tokens/s | loss 4.5", {"tokens/s": 12345.6, "loss": 4.5}, 3),
-    ("Megatron", " iteration       30/    1000 | lm loss: 7.1E+00 |", {"loss": 7.1}, 30),
+    # Megatron-LM training.py training_log: ' iteration {:8d}/{:8d} |' and one ' {}: {} |' a field
+    (
+        "Megatron",
+        " [2026-12-02 07:00:00] iteration       30/    1000 | consumed samples:          960 | "
+        "elapsed time per iteration (ms): 1234.5 | throughput per GPU (TFLOP/s/GPU): 101.2 | "
+        "learning rate: 1.000000E-04 | global batch size:    32 | lm loss: 7.100000E+00 | "
+        "loss scale: 1.0 | grad norm: 2.345 | number of skipped iterations:   0 | "
+        "number of nan iterations:   0 |",
+        # the step time and the global batch printed beside it give samples/s
+        {"loss": 7.1, "s/it": 1.2345, "lr": 1e-4, "grad_norm": 2.345, "samples/s": 32 / 1.2345},
+        30,
+    ),
+    # pytorch/examples word_language_model/main.py: '| epoch {:3d} | {:5d}/{:5d} batches | lr ...',
+    # epochs from 1: epoch 3, batch 20 of 310 is step 2 * 310 + 20
+    (
+        "PyTorch examples (word_language_model)",
+        "| epoch   3 |    20/  310 batches | lr 20.00 | ms/batch 991.72 | loss  8.88 | ppl  7183.24",
+        {"lr": 20.0, "s/it": 0.99172, "loss": 8.88, "ppl": 7183.24},
+        640,
+    ),
 ]
 # Lines that hold no metric, though they look close.
 NOTHING = [
@@ -94,6 +169,10 @@ NOTHING = [
     "Saving checkpoint to step_100.pt",
     "lossless compression 12",
     "loss: nan",
+    "  Gradient Accumulation steps = 4",  # the HF Trainer's banner: a step alone is no point
+    "  Total optimization steps = 1,000",
+    "Epoch(val) [1][ 50/313]    eta: 0:00:05  time: 0.0100",  # mmengine's validation: no metric
+    "accelerate launch --num_processes 2 train.py",
 ]
 
 
@@ -321,3 +400,30 @@ def test_a_chunk_reads_as_its_lines_one_by_one() -> None:
     sparse = "".join(f"{line}\n" + "a plain line\n" * 5 for line in lines)
     assert parse_lines(MetricParser(), 0, dense.encode(), 1.0) == alone
     assert parse_lines(MetricParser(), 0, sparse.encode(), 1.0) == alone
+
+
+@pytest.mark.parametrize(
+    ("hyper", "line", "samples_per_second"),
+    [
+        (
+            {"batch_size": "20"},
+            "| epoch   1 |   200/ 2983 batches | lr 20.00 | ms/batch 500.00 | "
+            "loss  7.63 | ppl  2065.57",
+            40.0,
+        ),
+        ({"batch-size": "64"}, "steps: 10 loss: 1.2000 iter time (s): 0.500", 128.0),
+        ({"batch_size": "64"}, "steps: 10 loss: 1.2 iter time (s): 0.5 samples/sec: 99.0", 99.0),
+        ({"lr": "0.1"}, "| epoch 1 | 20/ 310 batches | ms/batch 500.00 | loss 7.6", None),
+        ({"batch_size": "auto"}, "| epoch 1 | 20/ 310 batches | ms/batch 500.00 | loss 7.6", None),
+    ],
+)
+def test_a_step_time_is_a_throughput_where_the_batch_is_known(
+    hyper: dict[str, str], line: str, samples_per_second: float | None
+) -> None:
+    """The job's batch size (a hyperparameter) over the printed step time; a printed throughput
+    is kept as printed."""
+    parser = MetricParser(batch=throughput_batch(hyper))
+    found = {p.name: p.value for p in parse_lines(parser, 0, f"{line}\n".encode(), 1.0)}
+    assert found.get("samples/s") == (
+        None if samples_per_second is None else pytest.approx(samples_per_second)
+    )

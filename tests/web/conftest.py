@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,13 +20,20 @@ SECRET = "s3cr3t-value-of-the-page-tests"
 
 
 def recorded_job(
-    store: JobStore, name: str, losses: list[float], log: str = "", state: str = "succeeded"
+    store: JobStore,
+    name: str,
+    losses: list[float],
+    log: str = "",
+    state: str = "succeeded",
+    *,
+    flavor: str | None = None,
+    hyper: dict[str, str] | None = None,
 ) -> JobRecord:
     """A job in ``store`` as a finished run leaves it: record, rank 0's log, metrics file."""
     spec = {
         "name": name, "engine": "local", "nodes": 1, "cards": 1, "code_dir": "/code",
-        "boot_file": "train.py", "hyper": {"lr": "0.1", "hf_token": SECRET},
-        "env": {"GITHUB_PAT": SECRET, "HCCL_CONNECT_TIMEOUT": "1800"},
+        "boot_file": "train.py", "hyper": {"lr": "0.1", "hf_token": SECRET, **(hyper or {})},
+        "env": {"GITHUB_PAT": SECRET, "HCCL_CONNECT_TIMEOUT": "1800"}, "flavor": flavor,
     }  # fmt: skip
     job = store.create(spec)
     store.transition(job.id, "running", "engine local")
@@ -73,3 +81,28 @@ def serve(store: JobStore) -> Iterator[Serve]:
     served = Serve(store)
     yield served
     served.close()
+
+
+HANG_STACK = 'Thread 0x7f (most recent call first):\n  File "train.py", line 9 in wait_forever\n'
+
+
+def hang_attempts(store: JobStore, job_id: str, restart_at: float = 2.0) -> None:
+    """Two attempts of node 0, as its launcher's run summary records them: the first hung (its
+    rank's stack dumped) and ended at ``restart_at``, the second began then and succeeded."""
+    layout = JobLayout(store.job_dir(job_id), job_id)
+    first = {
+        "attempt": 0,
+        "start": 0.5,
+        "end": restart_at,
+        "state": "failed",
+        "cause": "hang",
+        "reason": "no output for 60 s",
+        "exit_codes": {"0": -9},
+        "stacks": {"0": HANG_STACK},
+    }
+    second = {"attempt": 1, "start": restart_at, "end": restart_at + 5, "state": "succeeded",
+              "cause": None, "reason": None, "exit_codes": {"0": 0}, "stacks": {}}  # fmt: skip
+    layout.launcher_dir(0).mkdir(parents=True, exist_ok=True)
+    (layout.launcher_dir(0) / "run_summary.json").write_text(
+        json.dumps({"state": "succeeded", "attempts": [first, second]})
+    )

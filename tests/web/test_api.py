@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ascendify.jobs.store import JobStore
-from tests.web.conftest import SECRET, Serve, recorded_job
+from tests.web.conftest import SECRET, Serve, hang_attempts, recorded_job
 
 
 def fetch(url: str, method: str = "GET", headers: dict[str, str] | None = None) -> tuple[int, str]:
@@ -229,3 +229,50 @@ def test_metrics_are_read_on_from_the_last_request(store: JobStore, serve: Serve
     (rank_0,) = get_json(base + f"api/jobs/{job.id}/metrics?rank=0&times=1")["series"]
     assert (rank_0["steps"], rank_0["values"]) == ([0, 1, 2, 3], [3.0, 2.0, 1.0, 0.5])
     assert rank_0["times"] == [1.0, 1.0, 2.0, 4.0]
+
+
+def test_the_list_filters_searches_and_pages_beyond_500(store: JobStore, serve: Serve) -> None:
+    for n in range(520):
+        recorded_job(store, f"sweep-{n}", [], state="failed" if n % 4 == 0 else "succeeded")
+    base = serve()
+    status, body = fetch(base + "api/jobs?offset=500&limit=100")
+    assert status == 200
+    assert len(json.loads(body)) == 20  # the 520 jobs, paged: 500 came before
+    with urllib.request.urlopen(base + "api/jobs?limit=1", timeout=10) as response:
+        assert response.headers["X-Total-Count"] == "520"
+    failed = get_json(base + "api/jobs?state=failed&limit=500")
+    assert len(failed) == 130
+    assert {job["state"] for job in failed} == {"failed"}
+    assert {job["exit_code"] for job in failed} == {1}
+    found = get_json(base + "api/jobs?q=SWEEP-51")
+    assert sorted(job["name"] for job in found) == [f"sweep-{n}" for n in sorted(
+        [51, *range(510, 520)], key=str)]  # fmt: skip
+    assert fetch(base + "api/jobs?limit=501")[0] == 400
+    assert fetch(base + "api/jobs?offset=-1")[0] == 400
+
+
+def test_a_job_names_its_flavor_and_attempts(store: JobStore, serve: Serve) -> None:
+    job = recorded_job(store, "flavored", [1.0], flavor="modelarts.kat1.xlarge")
+    hang_attempts(store, job.id)
+    base = serve()
+    (listed,) = get_json(base + "api/jobs")
+    assert (listed["flavor"], listed["nodes"], listed["exit_code"]) == (
+        "modelarts.kat1.xlarge", 1, 0)  # fmt: skip
+    attempts = get_json(base + f"api/jobs/{job.id}")["attempts_detail"]
+    assert [a["attempt"] for a in attempts] == [0, 1]
+    assert "in wait_forever" in attempts[0]["stacks"]["0"]
+
+
+def test_an_ended_job_without_metrics_names_the_metric_option(
+    store: JobStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ascendify.cli import main
+
+    ended = recorded_job(store, "silent", [])
+    running = recorded_job(store, "starting", [], state="running")
+    assert main(["job", "metrics", ended.id, "--jobs-dir", str(store.root)]) == 0
+    said = capsys.readouterr().err
+    assert f"job {ended.id} ended without metrics" in said
+    assert "--metric NAME=REGEX" in said
+    assert main(["job", "metrics", running.id, "--jobs-dir", str(store.root)]) == 0
+    assert f"no metrics read from job {running.id} yet" in capsys.readouterr().err

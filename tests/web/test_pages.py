@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ascendify.jobs.layout import JobLayout
+from ascendify.jobs.metrics import Point, append_points
 from ascendify.jobs.store import JobStore
 from tests.conftest import HANG_BOUND, ascendify_env
 from tests.jobs.conftest import code_with
-from tests.web.conftest import Serve, recorded_job
+from tests.web.conftest import Serve, hang_attempts, recorded_job
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -99,7 +100,12 @@ def drawn_pixels(driver: WebDriver, metric: str) -> int:
 
 
 def log_text(driver: WebDriver, rank: int) -> str:
-    return str(driver.execute_script(f"return document.getElementById('log-{rank}').textContent;"))
+    """The rank's log tail on the page ("" before the page has made its box)."""
+    return str(
+        driver.execute_script(
+            f"const box = document.getElementById('log-{rank}'); return box ? box.textContent : '';"
+        )
+    )
 
 
 def test_running_job_page_updates_and_draws_the_curve(
@@ -137,10 +143,14 @@ def test_two_jobs_overlay(
     browser: WebDriver, store: JobStore, serve: Serve, artifacts: Path
 ) -> None:
     baseline = recorded_job(store, "gpu-baseline", [2.0 / (n + 1) for n in range(30)])
-    port = recorded_job(store, "npu-port", [2.1 / (n + 1) for n in range(25)])
+    port = recorded_job(store, "npu-port", [2.1 / (n + 1) for n in range(25)], hyper={"lr": "0.2"})
     browser.get(serve() + f"jobs/{port.id}?compare={baseline.id}")
     until(lambda: chart_attribute(browser, "loss", "lines") == "2", 30, "two lines on the chart")
     assert chart_attribute(browser, "loss", "points") == "55"
+    legend = browser.find_element("css selector", ".chart[data-metric='loss'] .u-legend").text
+    assert "npu-port (lr=0.2) rank 0" in legend  # by name and the hyperparameter that differs
+    assert "gpu-baseline (lr=0.1) rank 0" in legend
+    assert baseline.id not in legend
     assert drawn_pixels(browser, "loss") > 200
     browser.save_screenshot(str(artifacts / "compare.png"))
 
@@ -183,3 +193,50 @@ def test_rerun_button_with_actions_allowed(
     until(lambda: browser.current_url.endswith(f"jobs/{new.id}"), 30, "the page of the rerun")
     until(lambda: store.get(new.id).state == "succeeded", 60, "the rerun to succeed")
     until(lambda: chart_attribute(browser, "loss", "points") == "1", 30, "the rerun's curve")
+
+
+def test_the_list_shows_flavor_exit_and_cause_and_filters(
+    browser: WebDriver, store: JobStore, serve: Serve, artifacts: Path
+) -> None:
+    recorded_job(store, "resnet-ok", [1.0], flavor="modelarts.kat1.xlarge")
+    failed = recorded_job(
+        store, "resnet-broken", [1.0], state="running", flavor="modelarts.kat1.8xlarge"
+    )
+    store.transition(failed.id, "failed", exit_code=3, cause="node 0 rank 0: exit code 3")
+    browser.get(serve())
+    until(lambda: browser.find_elements("css selector", f"tr[data-job='{failed.id}']"), 10, "rows")
+    row = browser.find_element("css selector", f"tr[data-job='{failed.id}']").text
+    assert "modelarts.kat1.8xlarge" in row
+    assert "node 0 rank 0: exit code 3" in row
+    assert " 3 " in f" {row} "
+    assert browser.find_element("id", "shown").text == "1-2 of 2"
+    browser.find_element("id", "search").send_keys("broken")
+    until(lambda: len(browser.find_elements("css selector", "#jobs tbody tr")) == 1, 10, "one row")
+    browser.save_screenshot(str(artifacts / "job-list.png"))
+
+
+def test_a_restart_is_marked_and_hang_stacks_are_shown(
+    browser: WebDriver, store: JobStore, serve: Serve, artifacts: Path
+) -> None:
+    job = recorded_job(store, "restarted", [], flavor="modelarts.kat1.xlarge")
+    layout = JobLayout(store.job_dir(job.id), job.id)
+    before = [Point(0, "loss", n, 2.0 - n / 20, 1.0) for n in range(20)]
+    after = [Point(0, "loss", n, 1.5 - n / 40, 3.0) for n in range(10, 40)]  # from a checkpoint
+    append_points(layout.metrics, before + after)
+    hang_attempts(store, job.id, restart_at=2.0)
+    browser.get(serve() + f"jobs/{job.id}")
+    until(lambda: chart_attribute(browser, "loss", "restarts") == "1", 30, "one restart mark")
+    stack = browser.find_element("css selector", "#attempts details.stack").text
+    assert "stack of rank 0 (attempt 0)" in stack
+    assert "in wait_forever" in stack
+    attempts = browser.find_element("id", "attempts").text
+    assert (
+        "attempt 0: 1970-01-01T00:00:00+00:00 - 1970-01-01T00:00:02+00:00, failed (hang)"
+        in attempts
+    )
+    assert (
+        "flavor modelarts.kat1.xlarge, 1 node(s) x 1 card(s)"
+        in browser.find_element("id", "summary").text
+    )
+    assert drawn_pixels(browser, "loss") > 200
+    browser.save_screenshot(str(artifacts / "job-restart-and-stacks.png"))

@@ -118,10 +118,11 @@ def _write_json(path: Path, document: dict[str, Any]) -> Path:
 
 def print_summary(result: AnalysisResult, out_dir: Path) -> None:
     """The console table: the first findings by file and line, then counts per rule."""
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(highlight=False)
+    from ascendify._console import console as pipe_safe_console
+
+    console = pipe_safe_console(highlight=False)
     for skipped in result.details.get("skipped", [])[:CONSOLE_ROWS]:
         console.print(shown(f"skipped {skipped['file']}: {skipped['reason']}"), markup=False)
     findings = sorted(result.findings, key=Finding.sort_key)

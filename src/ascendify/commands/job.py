@@ -7,6 +7,7 @@ import csv
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -104,6 +105,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ("rm", "forget an ended job and delete its directory"),
         ("logs", "worker logs of every node (rank-prefixed lines), or one node's or rank's"),
         ("metrics", "the series read from the ranks' output: loss, lr, throughput, ..."),
+        ("top", "CPU, memory and accelerator use per node and rank, redrawn (like npu-smi)"),
     ):
         sub = commands.add_parser(name, help=help_text, description=help_text)
         sub.add_argument("job_id", metavar="ID", help="job id (a unique prefix is enough)")
@@ -118,6 +120,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             sub.add_argument(
                 "--hyper", action="append", default=[], metavar="K=V", help="repeatable"
             )
+            sub.add_argument(
+                "--unset-hyper",
+                action="append",
+                default=[],
+                metavar="NAME",
+                help="leave this hyperparameter out of the rerun (repeatable)",
+            )
+        if name == "top":
+            sub.add_argument("--once", action="store_true", help="one frame, then exit")
         if name == "metrics":
             form = sub.add_mutually_exclusive_group()
             form.add_argument("--json", action="store_true", help="every point, as JSON")
@@ -186,6 +197,7 @@ def run(args: argparse.Namespace) -> int:
         "rerun": _rerun,
         "rm": _rm,
         "metrics": _metrics,
+        "top": _top,
         "ui": _ui,
     }[args.job_command]
     return handler(store, args)
@@ -308,8 +320,13 @@ def _metrics(store: JobStore, args: argparse.Namespace) -> int:
         for one in found:
             for step, value, stamp in zip(one.steps, one.values, one.times, strict=True):
                 writer.writerow((one.name, one.rank, "" if step is None else step, value, stamp))
-    elif not found:
+    elif not found and job.active:
         _say(f"no metrics read from job {job.id} yet")
+    elif not found:
+        _say(
+            f"job {job.id} ended without metrics: no line of its output matched a built-in rule "
+            "(docs/jobs.md, Metrics); read your own with --metric NAME=REGEX when you submit it"
+        )
     for one in found if not (args.json or args.csv) else ():
         steps = [step for step in one.steps if step is not None]
         span = f", steps {steps[0]}..{steps[-1]}" if steps else ""
@@ -319,6 +336,28 @@ def _metrics(store: JobStore, args: argparse.Namespace) -> int:
             f"min {min(one.values):g}, max {max(one.values):g}"
         )
     return 0
+
+
+def _top(store: JobStore, args: argparse.Namespace) -> int:
+    """The job's last resource sample; without ``--once``, redrawn until the job ends."""
+    from ascendify.jobs.layout import JobLayout
+    from ascendify.jobs.metrics import PROGRESS_BYTES, read_points
+    from ascendify.jobs.report import top_frame
+    from ascendify.jobs.resources import INTERVAL
+
+    job = store.get(args.job_id)
+    path = JobLayout(store.job_dir(job.id), job.id).resources
+    while True:
+        frame = top_frame(job, read_points(path, last_bytes=PROGRESS_BYTES))
+        if args.once or not job.active:
+            print(frame)
+            return 0
+        print(f"\x1b[H\x1b[2J{frame}", flush=True)  # the screen cleared, as top redraws
+        try:
+            time.sleep(INTERVAL)
+        except KeyboardInterrupt:
+            return 0
+        job = store.get(job.id)
 
 
 def _ui(store: JobStore, args: argparse.Namespace) -> int:
@@ -378,7 +417,7 @@ def _rerun(store: JobStore, args: argparse.Namespace) -> int:
 
     hyper = pairs(args.hyper, "hyper")
     _warn_secret_hyperparameters(hyper)
-    print(service.rerun(store, args.job_id, hyper=hyper).id)
+    print(service.rerun(store, args.job_id, hyper=hyper, unset=args.unset_hyper).id)
     return 0
 
 

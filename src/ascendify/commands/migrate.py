@@ -115,8 +115,7 @@ def _add_distributed(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
+    from ascendify._console import console
     from ascendify.analyze.static import StaticAnalysis
     from ascendify.migrate import Options, Settings, opt_in_codes, run_migration
     from ascendify.migrate.extras import build_modes
@@ -148,4 +147,4 @@ def run(args: argparse.Namespace) -> int:
         companion=None if args.no_analysis else StaticAnalysis(settings.torch_npu_version),
         reports=args.reports,
     )
-    return run_migration(options, Console(), Console(stderr=True))
+    return run_migration(options, console(), console(stderr=True))

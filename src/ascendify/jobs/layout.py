@@ -5,7 +5,8 @@ the resolved spec, ``logs/modelarts-job-<id>-worker-<n>.log`` each node's consol
 lines), ``logs/modelarts-job-<id>-proc-rank-<r>-device-<d>.txt`` each rank's output,
 ``logs/worker-<n>/`` the node launcher's own files (rank tables, ``run_summary.json``),
 ``work/worker-<n>/`` each node's working dir (staged inputs land there), ``runner.log``,
-``metrics.tsv`` the series read from the ranks' output.
+``metrics.tsv`` the series read from the ranks' output, ``resources.tsv`` CPU, memory and
+accelerator samples.
 """
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ class JobLayout:
     def metrics(self) -> Path:
         """The series read from the ranks' output (see :mod:`ascendify.jobs.metrics`)."""
         return self.root / "metrics.tsv"
+
+    @property
+    def resources(self) -> Path:
+        """CPU, memory and accelerator samples (see :mod:`ascendify.jobs.resources`)."""
+        return self.root / "resources.tsv"
 
     @property
     def runner_log(self) -> Path:

@@ -5,7 +5,9 @@ Each :class:`MetricRule` names a series and the ways it is printed: ``KEY SEP VA
 separators training code uses (``loss: 1.2``, ``loss=1.2``, ``Loss 1.2``, ``| loss 1.2 |``,
 ``'loss': 1.2``, ``loss is 1.2``) and, for rates, ``VALUE UNIT`` (tqdm's ``15.3it/s``). A step or
 iteration number on the same line (``step 5``, ``iter 10:``, tqdm's ``45/100 [``) is the point's
-step. All rules are one regular expression, run on the bytes of the lines that hint at a metric.
+step; where a framework prints the epoch and the batch in it (:data:`STEP_FORMS`), the step is made
+global across epochs. All rules are one regular expression, run on the bytes of the lines that hint
+at a metric.
 Users add rules as ``NAME=REGEX`` (``--metric``, spec field ``metrics``), run by RE2 in linear
 time: the regex's first group (else the number the match ends with) is the value.
 """
@@ -34,6 +36,7 @@ class MetricRule:
     keys: str  # regex: the names the value is printed under ("KEY: VALUE")
     units: str = ""  # regex: units printed after the value ("VALUE UNIT"); rates only
     message: str = ""
+    scale: float = 1.0  # the stored value is the printed one times this (milliseconds -> s)
 
 
 RULES: tuple[MetricRule, ...] = (
@@ -60,10 +63,98 @@ RULES: tuple[MetricRule, ...] = (
     MetricRule(
         "MT007", "it/s", r"(?:train_)?steps_per_second|it/s", r"it/s", message="iterations/s"
     ),
+    MetricRule(
+        "MT008",
+        "s/it",
+        r"iter time \(s\)|(?:elapsed )?time per iteration \(s\)",  # DeepSpeed's pipeline engine
+        r"s/it",  # tqdm, when an iteration takes more than a second
+        message="seconds per step",
+    ),
+    MetricRule(
+        "MT009",
+        "s/it",
+        r"ms/batch|ms/step|ms/it|(?:elapsed )?time per iteration \(ms\)",  # PyTorch examples, Megatron
+        message="seconds per step, printed in milliseconds",
+        scale=0.001,
+    ),
+    MetricRule("MT010", "grad_norm", r"grad[_ ]norm", message="gradient norm"),
+    MetricRule("MT011", "ppl", r"ppl|perplexity", message="perplexity"),
+    MetricRule("MT012", "acc", r"(?:eval_)?acc(?:uracy)?(?:@1)?", message="accuracy"),
+    MetricRule(
+        "MT013",
+        "samples/s",
+        r"(?:runningavg|curr)samplespersec",  # DeepSpeed's throughput timer
+        message="samples per second",
+    ),
+    # Not a series: the batch a line's step time is for (Megatron prints it beside the time).
+    MetricRule("MT014", "batch", r"global batch size", message="samples a step"),
+)
+BATCH = "batch"
+# A job's hyperparameters that give the samples each rank's step takes (see throughput_batch).
+BATCH_HYPERPARAMETERS = (
+    "batch_size",
+    "batch-size",
+    "per_device_train_batch_size",
+    "micro_batch_size",
 )
 STEP = "step"
-# A step or iteration number: "step 5", "Step [10/600]", "iter 10:", "global_step=7"; tqdm's "45/100 [".
-_STEP_KEYS = r"global_step|step|iteration|iter"
+# A step or iteration number: "step 5", "Step [10/600]", "iter 10:", "global_step=7", DeepSpeed's
+# "steps: 10"; tqdm's "45/100 [".
+_STEP_KEYS = r"global_step|steps|step|iteration|iter"
+
+
+@dataclass(frozen=True)
+class StepForm:
+    """A framework's way of printing where a line is in training: the batch (``batch``), and the
+    epoch (``epoch``) with the batches an epoch has (``total``) where it prints them; the step is
+    then ``(epoch - first_epoch) * total + batch``, global across epochs."""
+
+    code: str
+    tool: str
+    pattern: str  # regex on the lowercased line, groups batch and (both or neither) epoch, total
+    first_epoch: int = 0  # the number the tool prints for the first epoch
+
+
+STEP_FORMS: tuple[StepForm, ...] = (
+    StepForm(
+        "ST001",
+        "PyTorch examples (word_language_model): | epoch   3 |    20/  310 batches |",
+        r"\| epoch +(?P<epoch>\d+) \| +(?P<batch>\d+)/ *(?P<total>\d+) batches",
+        first_epoch=1,
+    ),
+    StepForm(
+        "ST002",
+        "PyTorch examples (imagenet), ModelZoo: Epoch: [0][  10/5005]",
+        r"epoch: \[(?P<epoch>\d+)\]\[ *(?P<batch>\d+)/(?P<total>\d+)\]",
+    ),
+    StepForm(
+        "ST003",
+        "timm: Train: 0 [  50/1251 (  4%)]",
+        r"train: (?P<epoch>\d+) \[ *(?P<batch>\d+)/(?P<total>\d+) \(",
+    ),
+    StepForm(
+        "ST004",
+        "mmengine: Epoch(train)  [1][ 50/1563]",
+        r"epoch\(train\) *\[(?P<epoch>\d+)\]\[ *(?P<batch>\d+)/(?P<total>\d+)\]",
+        first_epoch=1,
+    ),
+    StepForm(
+        "ST005",
+        "mmengine by iteration: Iter(train) [ 50/1000]",
+        r"iter\(train\) *\[ *(?P<batch>\d+)/",
+    ),
+    StepForm(
+        "ST006",
+        "Lightning's bar: Epoch 0:  45%|####5     | 45/100 [",
+        r"epoch (?P<epoch>\d+): +\d+%\|[^|\r\n]*\| *(?P<batch>\d+)/(?P<total>\d+) \[",
+    ),
+    StepForm(
+        "ST007",
+        "DeepSpeed's throughput timer: epoch=0/micro_step=40/global_step=10",
+        r"epoch=\d+/micro_step=\d+/global_step=(?P<batch>\d+)",
+    ),
+)
+_STEP_FORMS = tuple((form, re.compile(form.pattern.encode())) for form in STEP_FORMS)
 _TQDM_STEP = r"(?<![\w.])(?P<step>\d+)/\d+ \["
 _NUMBER = r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?"
 # After the key: an optional closing quote, then ":", "=", "is" or blanks, an optional "[" or
@@ -73,7 +164,7 @@ _NUMBER = r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?"
 _SEPARATOR = r"""['"]?[^\S\r\n]*(?:(?:[:=]|\bis\b)[^\S\r\n]*)?(?:\[[^\S\r\n]*|tensor\()?"""
 LINE_BREAKS = re.compile(rb"[\r\n]")  # tqdm redraws its bar after "\r"
 # Every line a rule reads holds one of these (lowercased); the rules run on those lines alone.
-_HINTS = re.compile(rb"loss|lr|learning|fps|/s|per_second|tok")
+_HINTS = re.compile(rb"loss|lr|learning|fps|/s|per_?sec|tok|s/it|ms/|acc|ppl|perplexity")
 _TRAILING_NUMBER = re.compile(_NUMBER.encode() + rb"\Z")
 
 
@@ -139,15 +230,20 @@ class MetricParser:
     always moves forward.
     """
 
-    def __init__(self, user: Iterable[tuple[str, str]] = ()) -> None:
+    def __init__(self, user: Iterable[tuple[str, str]] = (), batch: int | None = None) -> None:
         self._user = [(name, _user_pattern(name, pattern)) for name, pattern in user]
+        self.batch = batch  # samples a step (see throughput_batch): turns s/it into samples/s
         # Three alternatives, not one per rule: each costs a try at every character of a line.
         # The key or unit matched says which series it is (see _name).
         keys = "|".join([_STEP_KEYS, *(rule.keys for rule in RULES)])
         units = "|".join(rule.units for rule in RULES if rule.units)
+        # The step forms as one group, their own groups unnamed: the form is found again in the
+        # text matched (see _form_step), once a line at most.
+        forms = "|".join(re.sub(r"\(\?P<\w+>", "(?:", form.pattern) for form in STEP_FORMS)
         self._pattern = re.compile(
             (
-                rf"(?<![\w/.])['\"]?(?P<key>{keys})(?![\w/]){_SEPARATOR}(?P<value>{_NUMBER})"
+                rf"(?P<form>{forms})"
+                rf"|(?<![\w/.])['\"]?(?P<key>{keys})(?![\w/]){_SEPARATOR}(?P<value>{_NUMBER})"
                 rf"|(?<![\w.])(?P<rate>{_NUMBER}) ?(?P<unit>{units})(?![\w/])"
                 rf"|{_TQDM_STEP}"
             ).encode()
@@ -156,6 +252,7 @@ class MetricParser:
         # one findall, its lines told apart by the breaks (see _dense_lines).
         self._dense = re.compile(self._pattern.pattern + rb"|(?P<eol>[\r\n])")
         self._series: dict[tuple[bytes, str], str] = {}  # (key or unit, which) -> series, as met
+        self._scales: dict[bytes, float] = {}  # key -> its rule's scale, where that is not 1
 
     def _name(self, word: bytes, which: str) -> str:
         """The series a key (``which`` = "keys") or unit (``"units"``) belongs to."""
@@ -165,7 +262,10 @@ class MetricParser:
             if which == "keys" and re.fullmatch(_STEP_KEYS, text):
                 name = STEP
             else:
-                name = next(r.name for r in RULES if re.fullmatch(getattr(r, which) or "$^", text))
+                rule = next(r for r in RULES if re.fullmatch(getattr(r, which) or "$^", text))
+                name = rule.name
+                if rule.scale != 1.0 and which == "keys":
+                    self._scales[word] = rule.scale
             self._series[(word, which)] = name
         return name
 
@@ -185,9 +285,13 @@ class MetricParser:
         for end in sorted(starts) if self._user else starts:
             values = found.get(end)
             for match in self._pattern.finditer(low, starts[end], end):
-                key, rate, unit, step = match.group("key", "rate", "unit", "step")
-                if key is not None:
+                form, key, rate, unit, step = match.group("form", "key", "rate", "unit", "step")
+                if form is not None:
+                    name, value = STEP, _form_step(form)
+                elif key is not None:
                     name, value = self._name(key, "keys"), _number(match.group("value"))
+                    if value is not None and key in self._scales:
+                        value *= self._scales[key]
                 elif unit is not None:
                     name, value = self._name(unit, "units"), _number(rate)
                 else:
@@ -203,8 +307,8 @@ class MetricParser:
         whole chunk costs the same as a search per line, without the steps of each line."""
         found: list[dict[str, float]] = []
         values: dict[str, float] = {}
-        names = self._series
-        for key, after_key, rate, unit, step, eol in self._dense.findall(low):
+        names, scales = self._series, self._scales
+        for form, key, after_key, rate, unit, step, eol in self._dense.findall(low):
             if eol:
                 if values:
                     found.append(values)
@@ -214,14 +318,32 @@ class MetricParser:
                 name, number = names.get((key, "keys")) or self._name(key, "keys"), after_key
             elif unit:
                 name, number = names.get((unit, "units")) or self._name(unit, "units"), rate
+            elif form:
+                name, number = STEP, None
+                global_step = _form_step(form)
+                if global_step is not None:
+                    values.setdefault(STEP, global_step)
             else:
                 name, number = STEP, step
             value = _number(number)
             if value is not None:
-                values.setdefault(name, value)
+                values.setdefault(name, value * scales[key] if key in scales else value)
         if values:
             found.append(values)
         return found
+
+
+def _form_step(text: bytes) -> float | None:
+    """The global step of a step form's match: (epoch - first) * batches per epoch + batch."""
+    for form, pattern in _STEP_FORMS:
+        match = pattern.match(text)
+        if match is not None:
+            found = match.groupdict()
+            batch = int(found["batch"])
+            if found.get("epoch") is None:
+                return batch
+            return (int(found["epoch"]) - form.first_epoch) * int(found["total"]) + batch
+    return None
 
 
 def _lines_with(pattern: Any, data: bytes) -> Iterator[tuple[int, int, Any]]:
@@ -272,11 +394,25 @@ def _number(text: bytes | None) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def throughput_batch(hyper: Mapping[str, str]) -> int | None:
+    """The samples a rank's step takes, from the job's hyperparameters (``batch_size`` and
+    the like) when one is a whole number: a printed step time becomes samples per second."""
+    for name in BATCH_HYPERPARAMETERS:
+        value = hyper.get(name, "")
+        if value.isdecimal() and int(value) > 0:
+            return int(value)
+    return None
+
+
 def parse_lines(parser: MetricParser, rank: int, data: bytes, now: float) -> list[Point]:
     """The points of ``data`` (complete lines) printed by ``rank``."""
     points = []
     for found in parser.lines(data):
         step = found.pop(STEP, None)
+        batch = found.pop(BATCH, None) or parser.batch
+        seconds = found.get("s/it")
+        if batch and seconds and not any(name in found for name in THROUGHPUT):
+            found["samples/s"] = batch / seconds  # ms/batch, time per iteration: a throughput
         at = None if step is None else int(step)
         for name, value in found.items():
             points.append(Point(rank, name, at, value, now))

@@ -123,9 +123,9 @@ def exit_code(code: int) -> int:
 
 
 def _note(log: IO[bytes], message: str) -> None:
-    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())  # ISO 8601, as every view
     with contextlib.suppress(OSError):  # a full disk loses the note, not the node
-        log.write(f"[ascendify job {stamp} UTC] {message}\n".encode())
+        log.write(f"[ascendify job {stamp}] {message}\n".encode())
         log.flush()
 
 

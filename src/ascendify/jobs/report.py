@@ -1,19 +1,21 @@
-"""How jobs are shown: the ``job list`` table and the ``job describe`` text. Pure formatting."""
+"""How jobs are shown: the ``job list`` table, the ``job describe`` text and the ``job top``
+frame. Pure formatting."""
 
 from __future__ import annotations
 
 import json
 import time
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
 from typing import Any
 
 from ascendify.jobs.layout import JobLayout
-from ascendify.jobs.metrics import Progress
+from ascendify.jobs.metrics import Point, Progress
 from ascendify.jobs.store import Event, JobRecord, NodeRecord
 
 LIST_HEADER = (
-    "ID", "NAME", "ENGINE", "NODES x CARDS", "STATE", "STEP", "LOSS", "THROUGHPUT", "START",
-    "DURATION", "CAUSE", "ATTEMPTS", "EXIT",
+    "ID", "NAME", "ENGINE", "NODES x CARDS", "STATE", "STEP", "LOSS", "THROUGHPUT", "FLAVOR",
+    "START", "DURATION", "CAUSE", "ATTEMPTS", "EXIT",
 )  # fmt: skip
 CAUSE_WIDTH = 48
 
@@ -24,7 +26,12 @@ def state_text(job: JobRecord) -> str:
 
 
 def _when(stamp: float | None) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp)) if stamp else "-"
+    return iso_time(stamp) if stamp else "-"
+
+
+def _flavor(job: JobRecord) -> str:
+    flavor = job.spec.get("flavor")
+    return f"flavor {flavor}, " if flavor else ""
 
 
 def _duration(job: JobRecord, now: float) -> str:
@@ -52,9 +59,10 @@ def list_table(
             f"{job.nodes} x {job.cards}",
             state_text(job),
             *_progress_cells(progress.get(job.id)),
+            job.spec.get("flavor") or "-",
             _when(job.started),
             _duration(job, now),
-            _cell(causes.get(job.id)),
+            _cause_cell(causes.get(job.id)),
             str(job.attempts),
             "-" if job.exit_code is None else str(job.exit_code),
         )
@@ -65,7 +73,7 @@ def list_table(
     return "\n".join(line.format(*row) for row in rows)
 
 
-def _cell(text: str | None) -> str:
+def _cause_cell(text: str | None) -> str:
     if not text:
         return "-"
     return text if len(text) <= CAUSE_WIDTH else text[: CAUSE_WIDTH - 3] + "..."
@@ -92,7 +100,7 @@ def describe(
     """``why``: the verdict of ``ascendify explain`` on the job's logs, when it failed."""
     lines = [
         f"job {job.id} ({job.name}): {state_text(job)}",
-        f"engine {job.engine}, {job.nodes} node(s) x {job.cards} card(s)",
+        f"engine {job.engine}, {_flavor(job)}{job.nodes} node(s) x {job.cards} card(s)",
         f"started {_when(job.started)}, ended {_when(job.ended)}, "
         f"exit code {'-' if job.exit_code is None else job.exit_code}",
     ]
@@ -152,3 +160,58 @@ def _root_cause_lines(root: dict[str, Any]) -> list[str]:
     lines.append(f"  log: {root['log_path']}")
     lines += [f"    {line}" for line in root.get("last_lines", ())]
     return lines
+
+
+def iso_time(stamp: float) -> str:
+    """A moment as every view shows it: ISO 8601, in UTC, with the zone."""
+    return datetime.fromtimestamp(stamp, timezone.utc).isoformat(timespec="seconds")
+
+
+def top_frame(job: JobRecord, samples: Sequence[Point]) -> str:
+    """``job top``: the job's last resource sample (see :mod:`ascendify.jobs.resources`), a row
+    per node's process tree and per rank's below it, then the host and the accelerators."""
+    head = (
+        f"job {job.id} ({job.name}): {state_text(job)}, {_flavor(job)}{job.nodes} node(s) x "
+        f"{job.cards} card(s)"
+    )
+    if not samples:
+        return f"{head}\nno resource samples yet (the runner takes one every few seconds)"
+    last = max(point.time for point in samples)
+    now = {(p.rank, p.name): p.value for p in samples if p.time == last}
+    rows = [("NODE", "RANK", "CPU %", "MEMORY MiB")]
+    for node in range(job.nodes):
+        if (-1, f"node{node}/cpu") in now:
+            rows.append(
+                (
+                    str(node),
+                    "all",
+                    _cell(now, -1, f"node{node}/cpu"),
+                    _cell(now, -1, f"node{node}/mem"),
+                )
+            )
+        for rank in range(node * job.cards, (node + 1) * job.cards):
+            if (rank, "cpu") in now:
+                rows.append(
+                    (str(node), str(rank), _cell(now, rank, "cpu"), _cell(now, rank, "mem"))
+                )
+    width = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = [head, f"sampled {iso_time(last)}", ""]
+    lines += ["  ".join(cell.rjust(width[i]) for i, cell in enumerate(row)) for row in rows]
+    lines += [
+        "",
+        f"host: CPU {_cell(now, -1, 'host/cpu')} % of all cores, memory used {_cell(now, -1, 'host/mem')} MiB",
+    ]
+    devices = sorted({name.split("/")[0] for rank, name in now if name[:3] in ("gpu", "npu")})
+    for device in devices:
+        memory = (
+            f"{_cell(now, -1, device + '/mem')} MiB"
+            if (-1, device + "/mem") in now
+            else f"{_cell(now, -1, device + '/mem%')} % of HBM"
+        )
+        lines.append(f"{device}: utilisation {_cell(now, -1, device + '/util')} %, memory {memory}")
+    return "\n".join(lines)
+
+
+def _cell(now: Mapping[tuple[int, str], float], rank: int, name: str) -> str:
+    value = now.get((rank, name))
+    return "-" if value is None else f"{value:,.1f}"

@@ -60,6 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ended, reader, tail = _read_metrics(spec, layout)
     watcher = threading.Thread(target=_watch_attempts, args=(spec, layout, store, ended))
     watcher.start()
+    _sample_resources(store, layout, ended)
     try:
         results = _engine(spec.engine).run_nodes(spec, layout, store, stop)
     except Exception as error:  # the job must end in the store whatever went wrong here
@@ -79,14 +80,32 @@ def _read_metrics(
     spec: JobSpec, layout: JobLayout
 ) -> tuple[threading.Event, threading.Thread, MetricsTail]:
     """The metric reader's thread: it tails the rank logs until ``ended`` is set."""
-    from ascendify.jobs.metrics import MetricParser
+    from ascendify.jobs.metrics import MetricParser, throughput_batch
     from ascendify.jobs.tail import MetricsTail
 
-    tail = MetricsTail.for_job(layout, spec, MetricParser(spec.metrics.items()))
+    parser = MetricParser(spec.metrics.items(), batch=throughput_batch(spec.hyper))
+    tail = MetricsTail.for_job(layout, spec, parser)
     ended = threading.Event()
     reader = threading.Thread(target=tail.run, args=(ended,), name="metrics", daemon=True)
     reader.start()
     return ended, reader, tail
+
+
+def _sample_resources(store: JobStore, layout: JobLayout, ended: threading.Event) -> None:
+    """Sample the nodes' process trees (and the accelerators a tool can read) until ``ended``."""
+    from ascendify.jobs.resources import ResourceSampler, accelerator_reader, run_sampler
+
+    accelerators, what = accelerator_reader()
+    with contextlib.suppress(OSError):
+        print(f"ascendify job: resources: CPU and memory; {what}", flush=True)
+
+    def node_pids() -> dict[int, int]:
+        return {n.node: n.pid for n in store.nodes(layout.job_id) if n.pid is not None}
+
+    sampler = ResourceSampler(node_pids, accelerators)
+    threading.Thread(
+        target=run_sampler, args=(sampler, layout.resources, ended), name="resources", daemon=True
+    ).start()
 
 
 def _wait_for_reader(reader: threading.Thread, tail: MetricsTail, stop: threading.Event) -> None:
@@ -123,13 +142,28 @@ def _watch_attempts(
         for attempt in layout.attempts(spec.nodes):
             number, cause = attempt["attempt"], attempt["cause"]
             if restarts(attempt["state"], cause, number, spec.max_restarts):
-                detail = (
-                    f"attempt {number} ended ({cause}): {attempt['reason']}; "
-                    f"restart {number + 1} of {spec.max_restarts}"
-                )
+                detail = restart_line(attempt, spec.max_restarts, layout.job_id)
+                if store.get(layout.job_id).attempts < number + 2:
+                    with contextlib.suppress(OSError):
+                        print(f"ascendify job: {detail}", flush=True)
                 store.record_attempt(layout.job_id, number + 2, detail)
         if last:
             return
+
+
+def restart_line(attempt: dict[str, Any], max_restarts: int, job_id: str) -> str:
+    """What a restart is told as: the attempt, the rank that ended it and its exit code, why,
+    and where to see more."""
+    number = attempt["attempt"]
+    failed = [(rank, code) for rank, code in attempt["exit_codes"].items() if code]
+    who = "".join(
+        f"rank {rank} {f'killed by signal {-code}' if code < 0 else f'exited with {code}'}, "
+        for rank, code in failed[:1]
+    )
+    return (
+        f"attempt {number} ended ({attempt['cause']}): {who}{attempt['reason']}; "
+        f"restart {number + 1} of {max_restarts}; see `ascendify job describe {job_id}`"
+    )
 
 
 def _engine(name: str) -> Any:

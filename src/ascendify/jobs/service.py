@@ -122,9 +122,11 @@ def rerun(
     job_id: str,
     hyper: Mapping[str, str] | None = None,
     environment: Mapping[str, str] | None = None,
+    unset: Sequence[str] = (),
 ) -> JobRecord:
     """The same job again: the stored spec on the old job's code snapshot, with ``hyper``
-    changing or adding hyperparameters. The new job names the old one (``rerun_of``).
+    changing or adding hyperparameters and those named in ``unset`` removed. The new job names
+    the old one (``rerun_of``).
 
     Credentials were never stored: the rerun takes them from ``environment`` (this process's),
     and is refused, naming them, when any is not set there.
@@ -143,9 +145,25 @@ def rerun(
     if not code.is_dir():
         raise AscendifyError(f"job {old.id} has no code snapshot left in {code}")
     env = {**spec.env, **{name: environment[name] for name in secrets}}
-    changed = replace(spec, code_dir=code, env=env, hyper={**spec.hyper, **(hyper or {})})
+    changed = replace(
+        spec, code_dir=code, env=env, hyper=rerun_hyper(old.id, spec.hyper, hyper or {}, unset)
+    )
     check_fits(changed)  # the new hyperparameters, as validate checks them
     return submit(store, changed, rerun_of=old.id)
+
+
+def rerun_hyper(
+    job_id: str, old: Mapping[str, str], changed: Mapping[str, str], unset: Sequence[str]
+) -> dict[str, str]:
+    """A rerun's hyperparameters: ``old`` with ``changed`` set and ``unset`` removed; a name
+    to remove that the job does not have, or that is also set, is refused, naming it."""
+    for name in unset:
+        if name in changed:
+            raise AscendifyError(f"--unset-hyper {name} and --hyper {name}=...: choose one")
+        if name not in old:
+            have = ", ".join(sorted(old)) or "none"
+            raise AscendifyError(f"job {job_id} has no hyperparameter {name} (it has: {have})")
+    return {name: value for name, value in {**old, **changed}.items() if name not in unset}
 
 
 def reconcile(store: JobStore) -> None:

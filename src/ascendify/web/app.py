@@ -3,7 +3,7 @@
 ``/`` lists the jobs, ``/jobs/<id>`` shows one (spec, state history, live log tails of every rank,
 metric curves drawn by the vendored uPlot, another job overlaid with ``?compare=<id>``). The pages
 fetch everything they show from the API (``/api/jobs``, ``/api/jobs/<id>``,
-``/api/jobs/<id>/metrics``, ``/api/jobs/<id>/logs``). Only requests whose ``Host`` is one the
+``/api/jobs/<id>/metrics``, ``/resources``, ``/logs``). Only requests whose ``Host`` is one the
 server serves (``app.config[SERVED_HOSTS]``, set once it is bound) are answered. Read-only unless
 the app is made with ``allow_actions``: then ``POST /api/jobs/<id>/stop`` and ``/rerun`` work
 for requests that carry the token and come from the page's own origin (see :func:`_may_act`).
@@ -30,7 +30,7 @@ from ascendify.jobs import service
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.metrics import SeriesReader, job_progress
 from ascendify.jobs.spec import REDACTED, is_secret_name
-from ascendify.jobs.store import JobRecord, JobStore
+from ascendify.jobs.store import ACTIVE, FINAL, JobRecord, JobStore
 
 LIST_LIMIT = 500
 LOG_TAIL_BYTES = 16 << 10  # what a log view starts with
@@ -39,7 +39,9 @@ LOG_CHUNK_BYTES = 256 << 10  # at most this much new log per request
 # the lowest and highest of each run of points are kept. `job metrics` gives every point.
 CHART_POINTS = 4000
 MIN_POINTS, MAX_POINTS = 4, 100_000
-CACHED_JOBS = 4  # jobs whose series the server keeps between requests (a page, a compared job)
+CACHED_JOBS = (
+    8  # series files kept between requests (a page's metrics and resources, a compared job's)
+)
 TOKEN_HEADER = "X-Ascendify-Token"  # a custom header: a cross-site form cannot send it
 SERVED_HOSTS = "ASCENDIFY_SERVED_HOSTS"  # app.config key: the Host values answered
 
@@ -62,7 +64,9 @@ def create_app(store: JobStore, *, allow_actions: bool = False, token: str | Non
 
     @app.get("/")
     def index() -> ResponseReturnValue:
-        return render_template("index.html", allow_actions=allow_actions, token=page_token())
+        return render_template(
+            "index.html", allow_actions=allow_actions, token=page_token(), states=ACTIVE + FINAL
+        )
 
     @app.get("/jobs/<job_id>")
     def job_page(job_id: str) -> ResponseReturnValue:
@@ -78,7 +82,7 @@ def create_app(store: JobStore, *, allow_actions: bool = False, token: str | Non
     @app.get("/api/jobs")
     def api_jobs() -> ResponseReturnValue:
         service.reconcile(store)
-        return jsonify([summary(store, job) for job in store.jobs()[:LIST_LIMIT]])
+        return _job_list(store)
 
     @app.get("/api/jobs/<job_id>")
     def api_job(job_id: str) -> ResponseReturnValue:
@@ -91,11 +95,14 @@ def create_app(store: JobStore, *, allow_actions: bool = False, token: str | Non
         name = request.args.get("name")
         rank = request.args.get("rank", type=int)
         times = request.args.get("times") == "1"
-        limit = request.args.get("points", default=CHART_POINTS, type=int)
-        if not MIN_POINTS <= limit <= MAX_POINTS:
-            abort(400, description=f"points {limit}: from {MIN_POINTS} to {MAX_POINTS} a series")
         path = JobLayout(store.job_dir(job.id), job.id).metrics
-        return jsonify({"job": job.id, "series": series_of(path, name, rank, times, limit)})
+        return jsonify({"job": job.id, "series": series_of(path, name, rank, times, _points())})
+
+    @app.get("/api/jobs/<job_id>/resources")
+    def api_resources(job_id: str) -> ResponseReturnValue:
+        job = job_or_404(job_id)
+        path = JobLayout(store.job_dir(job.id), job.id).resources
+        return jsonify({"job": job.id, "series": series_of(path, None, None, True, _points())})
 
     @app.get("/api/jobs/<job_id>/logs")
     def api_logs(job_id: str) -> ResponseReturnValue:
@@ -140,6 +147,32 @@ def create_app(store: JobStore, *, allow_actions: bool = False, token: str | Non
         return jsonify({"error": error.description}), error.code or 500
 
     return app
+
+
+def _job_list(store: JobStore) -> Response:
+    """The jobs of the request's ``state`` whose name holds ``q`` (or whose id starts with it),
+    ``limit`` of them from ``offset``; the header ``X-Total-Count`` says how many there are."""
+    state, text = request.args.get("state"), (request.args.get("q") or "").lower()
+    offset = request.args.get("offset", default=0, type=int)
+    limit = request.args.get("limit", default=LIST_LIMIT, type=int)
+    if offset < 0 or not 1 <= limit <= LIST_LIMIT:
+        abort(400, description=f"offset 0 or more, limit from 1 to {LIST_LIMIT}")
+    found = [
+        job
+        for job in store.jobs(None if not state else (state,))
+        if not text or text in job.name.lower() or job.id.startswith(text)
+    ]
+    response = jsonify([summary(store, job) for job in found[offset : offset + limit]])
+    response.headers["X-Total-Count"] = str(len(found))
+    return response
+
+
+def _points() -> int:
+    """The request's ``points``: at most this many a series (see :meth:`Series.downsampled`)."""
+    limit = request.args.get("points", default=CHART_POINTS, type=int)
+    if not MIN_POINTS <= limit <= MAX_POINTS:
+        abort(400, description=f"points {limit}: from {MIN_POINTS} to {MAX_POINTS} a series")
+    return limit
 
 
 class _SeriesCache:
@@ -221,6 +254,7 @@ def summary(store: JobStore, job: JobRecord) -> dict[str, Any]:
         "id": job.id,
         "name": job.name,
         "engine": job.engine,
+        "flavor": job.spec.get("flavor"),
         "nodes": job.nodes,
         "cards": job.cards,
         "state": job.state,
@@ -253,6 +287,8 @@ def details(store: JobStore, job: JobRecord) -> dict[str, Any]:
             for n in store.nodes(job.id)
         ],
         "ranks": job.nodes * job.cards,
+        # Each attempt: start, end, state, cause, reason, exit code and hang stack of each rank.
+        "attempts_detail": JobLayout(store.job_dir(job.id), job.id).attempts(job.nodes),
     }
 
 

@@ -6,7 +6,8 @@ async function getJSON(url) {
   return response.json();
 }
 function when(stamp) {
-  return stamp ? new Date(stamp * 1000).toLocaleString() : "-";
+  // As the CLI prints it: ISO 8601 in UTC, with the zone.
+  return stamp ? new Date(Math.floor(stamp) * 1000).toISOString().replace(".000Z", "+00:00") : "-";
 }
 function duration(seconds) {
   if (seconds === null || seconds === undefined) return "-";

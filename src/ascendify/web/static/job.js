@@ -11,6 +11,7 @@ const LOG_RANKS = 16; // ranks whose logs are shown
 const charts = new Map(); // metric name -> {plot, labels}
 const logOffsets = new Map(); // rank -> offset read up to
 let active = true;
+let attemptStarts = []; // when each restart began (the second attempt's start on)
 
 function xs(series) {
   // The printed steps when they go up, else the points' order.
@@ -20,14 +21,27 @@ function xs(series) {
   return rising ? steps : steps.map((_, i) => i);
 }
 
+const jobNames = new Map(); // job id -> its legend name, when another job is overlaid
+
+async function nameJobs(jobs) {
+  // Each job by its name and the hyperparameters in which it differs from the other(s).
+  const details = await Promise.all(jobs.map((job) => getJSON(API + job)));
+  const keys = new Set(details.flatMap((job) => Object.keys(job.spec.hyper || {})));
+  const differing = [...keys].sort().filter((key) => new Set(details.map((job) => String((job.spec.hyper || {})[key]))).size > 1);
+  details.forEach((job, i) => {
+    const hyper = differing.map((key) => key + "=" + ((job.spec.hyper || {})[key] ?? "(unset)")).join(" ");
+    jobNames.set(jobs[i], job.name + (hyper ? " (" + hyper + ")" : ""));
+  });
+}
+
 function curves(results) {
   // metric name -> [{label, x, y}], every job's series of that name.
   const byName = new Map();
   for (const [job, result] of results) {
     for (const series of result.series) {
-      const label = (results.length > 1 ? job + " " : "") + (series.rank < 0 ? "events" : "rank " + series.rank);
+      const label = (results.length > 1 ? (jobNames.get(job) || job) + " " : "") + (series.rank < 0 ? "events" : "rank " + series.rank);
       if (!byName.has(series.name)) byName.set(series.name, []);
-      byName.get(series.name).push({label, x: xs(series), y: series.values, count: series.count});
+      byName.get(series.name).push({label, x: xs(series), y: series.values, count: series.count, times: series.times, job});
     }
   }
   const rank = (name) => (ORDER.includes(name) ? ORDER.indexOf(name) : ORDER.length);
@@ -39,8 +53,33 @@ function chartData(lines) {
   return uPlot.join(lines.map((line) => [line.x, line.y]));
 }
 
-function draw(name, lines) {
+function restartMarks(lines) {
+  // The x of each restart of this job: its first point read after the attempt began.
+  const line = lines.find((one) => one.job === JOB && one.times);
+  if (!line) return [];
+  return attemptStarts.map((start) => line.x[line.times.findIndex((time) => time >= start)]).filter((x) => x !== undefined);
+}
+
+function markRestarts(plot) {
+  // A dashed vertical line at each restart, drawn over the curves.
+  const marks = plot.restarts || [];
+  const context = plot.ctx;
+  context.save();
+  context.strokeStyle = "#888";
+  context.setLineDash([6, 4]);
+  for (const x of marks) {
+    const position = plot.valToPos(x, "x", true);
+    context.beginPath();
+    context.moveTo(position, plot.bbox.top);
+    context.lineTo(position, plot.bbox.top + plot.bbox.height);
+    context.stroke();
+  }
+  context.restore();
+}
+
+function draw(name, lines, where = "charts", xLabel = "step") {
   const data = chartData(lines);
+  const marks = where === "charts" ? restartMarks(lines) : [];
   const labels = lines.map((line) => line.label).join("|");
   // The points stored; the API sends a chart's worth of them (the lowest and highest kept).
   const points = lines.reduce((total, line) => total + line.count, 0);
@@ -58,19 +97,25 @@ function draw(name, lines) {
     const title = document.createElement("h3");
     title.textContent = name;
     box.appendChild(title);
-    document.getElementById("charts").appendChild(box);
+    document.getElementById(where).appendChild(box);
     const options = {
       width: 560,
       height: 260,
       scales: {x: {time: false}},
-      series: [{label: "step"}, ...lines.map((line, i) => ({label: line.label, stroke: COLORS[i % COLORS.length], width: 1.5}))],
-      axes: [{label: "step"}, {}],
+      series: [{label: xLabel}, ...lines.map((line, i) => ({label: line.label, stroke: COLORS[i % COLORS.length], width: 1.5}))],
+      axes: [{label: xLabel}, {}],
+      hooks: {draw: [markRestarts]},
     };
-    chart = {plot: new uPlot(options, data, box), labels, box};
+    const plot = new uPlot(options, data, box);
+    plot.restarts = marks;
+    plot.redraw();
+    chart = {plot, labels, box};
     charts.set(name, chart);
   } else {
+    chart.plot.restarts = marks;
     chart.plot.setData(data);
   }
+  chart.box.dataset.restarts = String(marks.length);
   chart.box.dataset.points = String(points);
   chart.box.dataset.drawn = String(drawn);
   chart.box.dataset.lines = String(lines.length);
@@ -78,7 +123,8 @@ function draw(name, lines) {
 
 async function refreshMetrics() {
   const jobs = [JOB, ...(COMPARE ? [COMPARE] : [])];
-  const results = await Promise.all(jobs.map(async (job) => [job, await getJSON(API + job + "/metrics")]));
+  if (COMPARE && jobNames.size === 0) await nameJobs(jobs);
+  const results = await Promise.all(jobs.map(async (job) => [job, await getJSON(API + job + "/metrics?times=1")]));
   const started = performance.now();
   const all = curves(results);
   for (const [name, lines] of all) draw(name, lines);
@@ -87,14 +133,45 @@ async function refreshMetrics() {
   document.body.dataset.metricsLoaded = String(Number(document.body.dataset.metricsLoaded || 0) + 1);
 }
 
+function resourceChart(series) {
+  // [chart, line label]: nodes' and ranks' CPU (or memory) on one chart, each accelerator's on another.
+  const found = series.name.match(/^(node|gpu|npu)(\d+)\/(.+)$/);
+  if (found && found[1] === "node") return [found[3], "node " + found[2]];
+  if (found) return [found[1] + " " + found[3], found[1] + " " + found[2]];
+  if (series.name.startsWith("host/")) return [series.name, "host"];
+  return [series.name, "rank " + series.rank];
+}
+
+async function refreshResources() {
+  const result = await getJSON(API + JOB + "/resources");
+  const start = Math.min(...result.series.map((series) => series.times[0]));
+  const byChart = new Map();
+  for (const series of result.series) {
+    const [chart, label] = resourceChart(series);
+    if (!byChart.has(chart)) byChart.set(chart, []);
+    byChart.get(chart).push({label, x: series.times.map((t) => Math.round(t - start)), y: series.values, count: series.count});
+  }
+  for (const [chart, lines] of [...byChart.entries()].sort((a, b) => a[0].localeCompare(b[0]))) {
+    draw("resources " + chart, lines, "resources", "seconds");
+  }
+  document.getElementById("no-resources").hidden = byChart.size > 0;
+  document.body.dataset.resourcesLoaded = String(Number(document.body.dataset.resourcesLoaded || 0) + 1);
+}
+
 function showDetails(job) {
   active = ACTIVE.includes(job.state);
+  if (!active) {
+    document.getElementById("no-metrics").textContent =
+      "This job ended without metrics: no line of its output matched a built-in rule. Read your own " +
+      "series with --metric NAME=REGEX when you submit it (e.g. --metric 'acc=acc=([0-9.]+)').";
+  }
   const state = document.getElementById("state");
   state.textContent = job.state + (job.cause ? ": " + job.cause : "");
   state.className = "state " + job.state;
   const progress = job.progress;
   document.getElementById("summary").textContent =
-    job.engine + ", " + job.nodes + " node(s) x " + job.cards + " card(s); attempts " + job.attempts +
+    job.engine + ", " + (job.flavor ? "flavor " + job.flavor + ", " : "") + job.nodes + " node(s) x " +
+    job.cards + " card(s); attempts " + job.attempts + "; exit code " + (job.exit_code === null ? "-" : job.exit_code) +
     "; started " + when(job.started) + ", duration " + duration(job.duration) +
     (progress.step !== null ? "; step " + progress.step : "") +
     (progress.loss !== null ? ", loss " + number(progress.loss) : "") +
@@ -107,6 +184,7 @@ function showDetails(job) {
     cell(row, event.state);
     cell(row, event.detail);
   }
+  showAttempts(job.attempts_detail);
   document.getElementById("spec").textContent = JSON.stringify(job.spec, null, 2);
   const logs = document.getElementById("logs");
   for (let rank = 0; rank < Math.min(job.ranks, LOG_RANKS); rank++) {
@@ -120,6 +198,33 @@ function showDetails(job) {
     pre.id = "log-" + rank;
     box.append(title, pre);
     logs.appendChild(box);
+  }
+}
+
+function showAttempts(attempts) {
+  // Each attempt: when, how it ended, each rank's exit code; the stacks of a hang, foldable.
+  attemptStarts = attempts.slice(1).map((attempt) => attempt.start);
+  const box = document.getElementById("attempts");
+  box.replaceChildren();
+  document.getElementById("attempts-section").hidden = attempts.length === 0;
+  for (const attempt of attempts) {
+    const line = document.createElement("p");
+    const codes = Object.entries(attempt.exit_codes).map(([rank, code]) => "rank " + rank + ": " + code).join(", ");
+    line.textContent = "attempt " + attempt.attempt + ": " + when(attempt.start) + " - " + when(attempt.end) + ", " +
+      attempt.state + (attempt.cause ? " (" + attempt.cause + ")" : "") + (attempt.reason ? ": " + attempt.reason : "") +
+      (codes ? "; exit codes " + codes : "");
+    box.appendChild(line);
+    for (const [rank, stack] of Object.entries(attempt.stacks).sort((a, b) => Number(a[0]) - Number(b[0]))) {
+      const fold = document.createElement("details");
+      fold.className = "stack";
+      fold.open = true;
+      const title = document.createElement("summary");
+      title.textContent = "stack of rank " + rank + " (attempt " + attempt.attempt + ")";
+      const pre = document.createElement("pre");
+      pre.textContent = stack;
+      fold.append(title, pre);
+      box.appendChild(fold);
+    }
   }
 }
 
@@ -172,12 +277,16 @@ function actions() {
 
 async function tick(count) {
   // The curves load beside the details and logs, not after them (a long run has many points).
-  const curves = count % 2 === 0 ? refreshMetrics() : Promise.resolve();
+  const curves = count % 2 === 0 ? Promise.all([refreshMetrics(), refreshResources()]) : Promise.resolve();
+  const restarts = attemptStarts.join();
   showDetails(await getJSON(API + JOB));
   await Promise.all([refreshLogs(), curves]);
   // The job has just ended: its last points were stored before its final state, so read them
-  // once more. (A job ended before the page opened has them all in the first read.)
-  if (!active && count > 0) await refreshMetrics();
+  // once more (a job ended before the page opened has them all in the first read); a restart
+  // seen now is marked on the curves.
+  if ((!active && count > 0) || attemptStarts.join() !== restarts) {
+    await Promise.all([refreshMetrics(), refreshResources()]);
+  }
   if (active) setTimeout(() => tick(count + 1).catch(report), 1000);
 }
 
