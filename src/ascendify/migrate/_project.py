@@ -59,7 +59,9 @@ class ProjectNames:
     @cached_property
     def _digest(self) -> str:
         listed = "\n".join("\t".join(map(str, export)) for export in sorted(self.exports))
-        return hashlib.blake2b(listed.encode(), digest_size=16).hexdigest()
+        # A module named from an undecodable file name holds surrogates.
+        data = listed.encode("utf-8", "surrogatepass")
+        return hashlib.blake2b(data, digest_size=16).hexdigest()
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ProjectNames):
