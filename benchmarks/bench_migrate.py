@@ -3,12 +3,17 @@
 The baseline is the floor any Python-aware tool pays: read every file and ``ast.parse`` it, in one
 process. Measured against it, on a copy of torch's ``.py`` files: the whole ``ascendify migrate``
 command as a user runs it (a fresh interpreter, the analysis reports included, the default ``-j``),
-and the migration alone in this process with ``-j 1`` (the engine's own cost). Figures are medians;
-CPU time counts every worker process.
+the same with ``--target portable``, and in this process with ``-j 1`` the migration alone (the
+engine's own cost), the migration to the portable target and the static analysis (``analyze``),
+which stand on the same source layer. Figures are medians; CPU time counts every worker process.
+Then one ``-j 1`` run of each of the three is timed phase by phase (the project pass, reading, the
+pre-scan, the parse, the pass over the statements, the rules, the analysis, writing), each phase's
+own time, as a share of the parse-only baseline.
 
-    PYTHONPATH=src python benchmarks/bench_migrate.py [--runs 3] [--jobs N]
+    PYTHONPATH=src python benchmarks/bench_migrate.py [--runs 3] [--jobs N] [--no-phases] [--tree DIR]
 
-Targets: the command takes at most 1.0x the parse-only wall time and 1.5x its CPU time.
+Targets: the migration alone at most 0.8x the parse-only wall time, the portable target within 1.2x
+of that; the command at most 1.0x the parse-only wall time and 1.5x its CPU time.
 
 The command writes a copy of every file; the baseline writes nothing. What creating a file costs is
 the file system's, and it varies widely: on a virtual machine's ext4 disk about 1 ms of kernel CPU
@@ -37,13 +42,19 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections import defaultdict
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
+import ascendify.analyze.static
+import ascendify.migrate._engine
+import ascendify.migrate._tree
+import ascendify.source.parsed
 from ascendify._parallel import default_jobs
-from ascendify.analyze.static import StaticAnalysis
+from ascendify.analyze.static import StaticAnalysis, analyze_path
 from ascendify.migrate import (
     Options,
     Settings,
@@ -52,6 +63,10 @@ from ascendify.migrate import (
     prepare_output,
     run_migration,
 )
+from ascendify.migrate._modes import Modes, Target
+from ascendify.source import Tokens
+
+PORTABLE = Settings(modes=Modes(target=Target.PORTABLE))
 
 # What is measured: given an empty output folder (unused by some), do the work once.
 Action = Callable[[Path], None]
@@ -118,11 +133,20 @@ def parse_only(tree: Path) -> Action:
     return run
 
 
-def migrate(tree: Path, jobs: int) -> Action:
+def migrate(tree: Path, jobs: int, settings: Settings | None = None) -> Action:
     def run(out: Path) -> None:
-        options = Options(source=tree, output=out, settings=Settings(), jobs=jobs)
+        options = Options(source=tree, output=out, settings=settings or Settings(), jobs=jobs)
         result_dir = prepare_output(options)
         migrate_tree(options, result_dir, plan_tree(tree))
+
+    return run
+
+
+def analyze(tree: Path, jobs: int) -> Action:
+    """``ascendify analyze -i tree`` without writing its reports: the static analysis itself."""
+
+    def run(_: Path) -> None:
+        analyze_path(tree, jobs=jobs)
 
     return run
 
@@ -153,11 +177,13 @@ def small_project(destination: Path) -> int:
     return lines
 
 
-def migrate_command(tree: Path, jobs: int | None = None) -> Action:
-    """``ascendify migrate -i tree -o OUT`` in a fresh interpreter (default: the default -j)."""
+def migrate_command(tree: Path, jobs: int | None = None, *options: str) -> Action:
+    """``ascendify migrate -i tree -o OUT [options]`` in a fresh interpreter (default: the
+    default -j)."""
 
     def run(out: Path) -> None:
         command = [sys.executable, "-m", "ascendify", "migrate", "-i", str(tree), "-o", str(out)]
+        command += options
         if jobs is not None:
             command += ["-j", str(jobs)]
         subprocess.run(command, check=True, capture_output=True)
@@ -165,19 +191,113 @@ def migrate_command(tree: Path, jobs: int | None = None) -> Action:
     return run
 
 
-def migrate_with_reports(tree: Path) -> Action:
+def migrate_with_reports(tree: Path, jobs: int | None = None) -> Action:
     """What the command runs, called in this process: migration, reports and analysis."""
 
     def run(out: Path) -> None:
         settings = Settings()
         analysis = StaticAnalysis(settings.torch_npu_version)  # as the command adds it
         options = Options(
-            source=tree, output=out, settings=settings, jobs=default_jobs(), companion=analysis
+            source=tree,
+            output=out,
+            settings=settings,
+            jobs=jobs or default_jobs(),
+            companion=analysis,
         )
         quiet = Console(file=io.StringIO())
         run_migration(options, quiet, quiet)
 
     return run
+
+
+class Phases:
+    """Wall time by phase of work done in this process: functions of the library are wrapped for
+    the duration, each charging its own time (less that of wrapped functions it calls) to its
+    phase; the rest is "other"."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+        self._stack = ["other"]
+        self._since = 0.0
+
+    def _charge(self) -> None:
+        now = time.perf_counter()
+        self.seconds[self._stack[-1]] += now - self._since
+        self._since = now
+
+    @contextlib.contextmanager
+    def timing(self, points: list[tuple[Any, str, str]]) -> Iterator[None]:
+        """Time ``(owner, attribute, phase)``: the function ``owner.attribute`` counts as phase."""
+        originals = [(owner, name, getattr(owner, name)) for owner, name, _ in points]
+        for (owner, name, original), (_, _, phase) in zip(originals, points, strict=True):
+            setattr(owner, name, self._timed(original, phase))
+        self._since = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._charge()
+            for owner, name, original in originals:
+                setattr(owner, name, original)
+
+    def _timed(self, function: Callable[..., Any], phase: str) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            self._charge()
+            self._stack.append(phase)
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self._charge()
+                self._stack.pop()
+
+        return timed
+
+
+_TREE, _ENGINE, _PARSED = (
+    ascendify.migrate._tree,
+    ascendify.migrate._engine,
+    ascendify.source.parsed,
+)
+_STATIC = ascendify.analyze.static
+# Where each phase's work is done, as the modules look the functions up when they call them.
+PHASE_POINTS: list[tuple[Any, str, str]] = [
+    (_TREE, "project_names", "project pass (what modules export)"),
+    (_TREE, "read_source", "read"),
+    (_STATIC, "read_source", "read"),
+    (Tokens, "found_in", "pre-scan (trigger tokens)"),
+    (_PARSED, "parse_source", "parse (decode, ast.parse)"),
+    (_PARSED, "resolve_imports", "pass over the statements (names)"),
+    (_ENGINE, "_migrate_module", "rules (walk, checkers, finishers, edits)"),
+    (_STATIC, "_findings", "analysis (walk, findings)"),
+    (_STATIC, "scan_cpp", "analysis (walk, findings)"),
+    (_TREE, "write_bytes", "write"),
+    (_TREE, "write_copy", "write"),
+    (_TREE, "copy_file", "write"),
+]
+
+
+def phase_times(tree: Path, parse_seconds: float) -> None:
+    """One -j 1 run of the command's migration (with its analysis and reports), of the portable
+    target and of the static analysis, timed phase by phase."""
+    runs = {
+        "migrate (analysis, reports)": migrate_with_reports(tree, jobs=1),
+        "migrate --target portable": migrate(tree, 1, PORTABLE),
+        "analyze (static)": analyze(tree, 1),
+    }
+    measured = {}
+    for label, action in runs.items():
+        phases = Phases()
+        with phases.timing(PHASE_POINTS):
+            median_seconds(action, 1)
+        measured[label] = phases.seconds
+    names = list(dict.fromkeys([*(phase for _, _, phase in PHASE_POINTS), "other"]))
+    print(f"\nphases of one -j 1 run, seconds (x parse-only {parse_seconds:.2f} s):")
+    print(f"{'':42}" + "".join(f"{label:>30}" for label in runs))
+    for name in [*names, "total"]:
+        cells = []
+        for seconds in measured.values():
+            value = sum(seconds.values()) if name == "total" else seconds.get(name, 0.0)
+            cells.append(f"{value:8.2f} s {value / parse_seconds:6.2f}x")
+        print(f"{name:42}" + "".join(f"{cell:>30}" for cell in cells))
 
 
 def small(runs: int) -> None:
@@ -243,42 +363,65 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=default_jobs())
     parser.add_argument("--small", action="store_true", help="the 50-file project instead")
+    parser.add_argument("--no-phases", action="store_true", help="skip the phase by phase run")
+    parser.add_argument(
+        "--tree", type=Path, help="the .py files of this tree instead (a fetched copy of torch's)"
+    )
     args = parser.parse_args()
     if args.small:
         small(args.runs)
         return
-    package = torch_sources()
+    package = args.tree or torch_sources()
     with tempfile.TemporaryDirectory() as scratch:
         tree = Path(scratch) / "torch"
         files, lines = copy_python_tree(package, tree)
-        print(f"torch sources: {files} files, {lines:,} lines ({package})")
+        print(f"sources: {files} files, {lines:,} lines ({package})")
         command = f"ascendify migrate, -j {args.jobs}"
         actions: dict[str, tuple[Action, Path | None]] = {
             "ast.parse only (1 process)": (parse_only(tree), None),
             "migration only, -j 1": (migrate(tree, 1), None),
+            "migration --target portable, -j 1": (migrate(tree, 1, PORTABLE), None),
+            "analyze (static), -j 1": (analyze(tree, 1), None),
             command: (migrate_command(tree, args.jobs), None),
+            f"{command} --target portable": (
+                migrate_command(tree, args.jobs, "--target", "portable"),
+                None,
+            ),
         }
         if os.access(MEMORY, os.W_OK):
             actions[f"{command}, in memory"] = (migrate_command(tree, args.jobs), MEMORY)
         actions[f"creating {files} files"] = (create_files(files), None)
         measured = interleaved_runs(actions, args.runs)
-    baseline = measured["ast.parse only (1 process)"]
+        baseline = measured["ast.parse only (1 process)"]
+        report(measured, baseline, files, lines, args.runs)
+        if not args.no_phases:
+            phase_times(tree, statistics.median(wall for wall, _ in baseline))
+
+
+def report(
+    measured: dict[str, list[tuple[float, float]]],
+    baseline: list[tuple[float, float]],
+    files: int,
+    lines: int,
+    runs: int,
+) -> None:
     print(
-        f"{'':36} {'wall s':>7} {'files/s':>8} {'lines/s':>10} {'vs parse':>9} "
+        f"{'':44} {'wall s':>7} {'files/s':>8} {'lines/s':>10} {'vs parse':>9} "
         f"{'cpu s':>7} {'cpu vs parse':>13}"
     )
-    for label, runs in measured.items():
-        seconds = statistics.median(wall for wall, _ in runs)
-        cpu = statistics.median(cpu for _, cpu in runs)
+    for label, times in measured.items():
+        seconds = statistics.median(wall for wall, _ in times)
+        cpu = statistics.median(cpu for _, cpu in times)
         print(
-            f"{label:36} {seconds:7.2f} {files / seconds:8.0f} {lines / seconds:10,.0f} "
-            f"{_median_ratio(runs, baseline, 0):8.2f}x {cpu:7.2f} "
-            f"{_median_ratio(runs, baseline, 1):12.2f}x"
+            f"{label:44} {seconds:7.2f} {files / seconds:8.0f} {lines / seconds:10,.0f} "
+            f"{_median_ratio(times, baseline, 0):8.2f}x {cpu:7.2f} "
+            f"{_median_ratio(times, baseline, 1):12.2f}x"
         )
     print(
-        f"(medians of {args.runs} runs; a ratio is the median of each run's over the baseline's of "
-        "the same turn; targets: the command <= 1.00x parse wall and <= 1.50x parse CPU; CPU time "
-        "counts worker processes too)"
+        f"(medians of {runs} runs; a ratio is the median of each run's over the baseline's of the "
+        "same turn; targets: the migration alone <= 0.80x parse wall, the portable target within "
+        "1.2x of it, the command <= 1.00x parse wall and <= 1.50x parse CPU; CPU time counts "
+        "worker processes too)"
     )
 
 

@@ -10,20 +10,30 @@ rules look for.
 from __future__ import annotations
 
 import ast
+import hashlib
+import io
 import re
+import tokenize
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 from ascendify._fs import NotRead, read_source
-from ascendify.source import NameResolver, import_bindings
+from ascendify.source import NameResolver, UndecodableSource, decode, import_bindings
 
 # A top-level import statement: one line, or a parenthesised list of names over several lines.
 _TOP_LEVEL_IMPORT = re.compile(
     rb"^(?:from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\)|[^\n]*)|import[ \t]+[^\n]*)", re.M
 )
 _DEFINES_ALL = re.compile(rb"^__all__\b", re.M)
+_ASSIGNS_ALL = re.compile(r"^__all__\b", re.M)
+# ``__all__ = [...]`` or ``(...)`` of plain string literals (comments and line breaks between them),
+# ended by the end of its line: most modules spell it so.
+_LITERAL_LIST = re.compile(
+    r"""__all__[ \t]*=[ \t]*(?:\[(?:\s|#[^\n]*|'[^'\\\n]*'|"[^"\\\n]*"|,)*\]"""
+    r"""|\((?:\s|#[^\n]*|'[^'\\\n]*'|"[^"\\\n]*"|,)*\))[ \t]*(?:#[^\n]*)?(?=\r?\n|$)"""
+)
 _CARRIED_ROOT = "torch"
 
 
@@ -36,12 +46,30 @@ class _Module:
     public: frozenset[str] | None  # its __all__ when it has one (None: every public name)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ProjectNames:
     """The torch names each project module exports (hashable: part of the run's settings)."""
 
     # (module, local, qualified, whether a star import brings it: public and in any __all__)
     exports: frozenset[tuple[str, str, str, bool]] = frozenset()
+
+    # Compared by a digest of the exports: the settings are looked up (registry_for, _index) once
+    # per file, and a copy that crossed to a worker compared element by element cost milliseconds
+    # per file with torch's 13,000 exports.
+    @cached_property
+    def _digest(self) -> str:
+        listed = "\n".join("\t".join(map(str, export)) for export in sorted(self.exports))
+        # A module named from an undecodable file name holds surrogates.
+        data = listed.encode("utf-8", "surrogatepass")
+        return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProjectNames):
+            return NotImplemented
+        return self is other or self._digest == other._digest
+
+    def __hash__(self) -> int:
+        return hash(self._digest)
 
     def bind(self, names: NameResolver, path: str) -> None:
         """Bind in ``names`` what the file at ``path`` (relative to SRC) imports from the project."""
@@ -123,14 +151,22 @@ def _read_module(data: bytes, path: str, modules: set[str]) -> _Module | None:
 
 
 def _public_names(data: bytes) -> frozenset[str] | None:
-    """A module's ``__all__`` of literal names (an empty set when it is not one)."""
+    """A module's ``__all__`` of literal names (an empty set when it is not one): the first
+    top-level assignment of a list or tuple to ``__all__``. Read from the statements at the start
+    of a line that name it, never from a parse of the whole module (the migration parses it)."""
     if _DEFINES_ALL.search(data) is None:
         return None
     try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError):
+        text, _ = decode(data)
+    except UndecodableSource:
         return frozenset()
-    for node in tree.body:
+    for match in _ASSIGNS_ALL.finditer(text):
+        statement = _statement_at(text, match.start())
+        try:
+            tree = ast.parse(statement) if statement is not None else None
+        except (SyntaxError, ValueError):
+            continue  # not code: a line of a docstring, say
+        node = tree.body[0] if tree is not None and tree.body else None
         if (
             isinstance(node, ast.Assign)
             and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
@@ -142,6 +178,31 @@ def _public_names(data: bytes) -> frozenset[str] | None:
                 if isinstance(e, ast.Constant) and isinstance(e.value, str)
             )
     return frozenset()
+
+
+def _statement_at(text: str, start: int) -> str | None:
+    """The logical line that starts at ``start`` (None if it does not tokenize): a list of string
+    literals is matched by a pattern, anything else is tokenized up to the line's end."""
+    literal = _LITERAL_LIST.match(text, start)
+    if literal is not None:
+        return literal.group()
+    lines = io.StringIO(text[start:]).readline
+    try:
+        for token in tokenize.generate_tokens(lines):
+            if token.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                return text[start : start + _offset(text, start, token.end)]
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return None
+
+
+def _offset(text: str, start: int, position: tuple[int, int]) -> int:
+    """The offset from ``start`` of a tokenizer position (1-based line, column) in ``text[start:]``."""
+    line, column = position
+    offset = 0
+    for _ in range(line - 1):
+        offset = text.index("\n", start + offset) + 1 - start
+    return offset + column
 
 
 def project_names(source: Path, python_files: Iterable[str], max_bytes: int) -> ProjectNames:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ascendify.source.names import (
     STATEMENT_LISTS,
     Binding,
+    LocalScope,
     NameResolver,
     dotted_parts,
     import_bindings,
@@ -30,6 +31,7 @@ __all__ = [
     "PARSE_ERRORS",
     "STATEMENT_LISTS",
     "Binding",
+    "LocalScope",
     "NameResolver",
     "Occurrences",
     "ParsedSource",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -50,12 +50,35 @@ def dotted_parts(node: ast.expr) -> list[str] | None:
     return parts
 
 
+@dataclass
+class LocalScope:
+    """A function whose own scope (not a nested function's or class's) holds an import or a
+    ``global``/``nonlocal`` statement: an import there makes the name local to the whole function."""
+
+    function: ast.FunctionDef | ast.AsyncFunctionDef
+    depth: int  # nodes above it: with its position, its place in ``ast.walk``'s order
+    imports: list[ast.Import | ast.ImportFrom] = field(default_factory=list)
+    declared: set[str] = field(default_factory=set)  # names declared global or nonlocal
+
+    def binds(self, name: str) -> bool:
+        """Whether an import of the function's own binds ``name`` as a local name."""
+        return name not in self.declared and any(
+            local == name for node in self.imports for local, _, _ in import_bindings(node)
+        )
+
+    def walk_order(self) -> tuple[int, int, int]:
+        """Sorts scopes as ``ast.walk`` (breadth first) meets their functions: functions nest only
+        in statements, whose child lists come in source order."""
+        return self.depth, self.function.lineno, self.function.col_offset
+
+
 class NameResolver:
     """Maps local names to the qualified names their imports give them."""
 
     def __init__(self) -> None:
         self.bindings: dict[str, Binding] = {}
         self.imports: list[ast.Import | ast.ImportFrom] = []  # the statements bound, in order
+        self.local_scopes: list[LocalScope] = []  # in source order of their first such statement
 
     def bind(self, local: str, qualified: str) -> Binding:
         binding = Binding(qualified)
@@ -134,12 +157,51 @@ def statements(module: ast.Module) -> Iterator[ast.AST]:
                 stack.extend(reversed(children))
 
 
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_DECLARATIONS = (ast.Global, ast.Nonlocal)
+
+
 def resolve_imports(module: ast.Module) -> NameResolver:
-    """The resolver of a file: every import and plain alias assignment, in source order."""
+    """The resolver of a file: every import and plain alias assignment, in source order, and the
+    functions whose own scope imports or declares names (:class:`LocalScope`). One pass over the
+    statements, as :func:`statements` makes it, that knows each statement's function."""
     names = NameResolver()
-    for node in statements(module):
+    scopes: dict[ast.AST, LocalScope] = {}
+    # (statement, its depth below the module, the function whose scope it is in with that
+    # function's depth, or None)
+    stack: list[tuple[ast.AST, int, tuple[ast.AST, int] | None]] = [
+        (node, 1, None) for node in reversed(module.body)
+    ]
+    while stack:
+        node, depth, owner = stack.pop()
         if isinstance(node, (ast.Import, ast.ImportFrom)):  # a tuple: faster than a union type
             names.add_import(node)
+            if owner is not None:
+                _local_scope(names, scopes, owner).imports.append(node)
         elif isinstance(node, ast.Assign):
             names.add_alias_assignment(node)
+        elif owner is not None and isinstance(node, _DECLARATIONS):
+            _local_scope(names, scopes, owner).declared.update(node.names)
+        fields = _STATEMENT_LISTS_OF[type(node)]
+        if fields:
+            if isinstance(node, _FUNCTIONS):
+                owner = (node, depth)
+            elif isinstance(node, ast.ClassDef):
+                owner = None  # a class body is a scope of its own
+            for name in fields:
+                children = getattr(node, name)
+                if children:
+                    stack.extend((child, depth + 1, owner) for child in reversed(children))
     return names
+
+
+def _local_scope(
+    names: NameResolver, scopes: dict[ast.AST, LocalScope], owner: tuple[ast.AST, int]
+) -> LocalScope:
+    function, depth = owner
+    found = scopes.get(function)
+    if found is None:
+        assert isinstance(function, _FUNCTIONS)
+        found = scopes[function] = LocalScope(function, depth)
+        names.local_scopes.append(found)
+    return found

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 
 from ascendify.migrate._imports import Import, Insertion
 from ascendify.migrate._rule import Context, Edit, Finding, Operation, Rule, checks, finishes
-from ascendify.source import import_bindings
+from ascendify.source import LocalScope, import_bindings
 from ascendify.targets import Safety
 from ascendify.targets.devices import CUDA_ONLY_LIBRARIES, cuda_only_library
 
@@ -200,24 +200,6 @@ def insert_torch_npu(
         )
 
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-
-
-def _binds_torch_npu_locally(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether the function's own scope binds ``torch_npu`` by an import (not a nested scope's)."""
-    stack: list[ast.AST] = list(function.body)
-    binds = False
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Global | ast.Nonlocal) and "torch_npu" in node.names:
-            return False
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            binds = binds or any(local == "torch_npu" for local, _, _ in import_bindings(node))
-        elif not isinstance(node, _SCOPES):
-            stack.extend(ast.iter_child_nodes(node))
-    return binds
-
-
 @finishes(rules=(FunctionTorchNpu,))
 def insert_torch_npu_in_functions(
     ctx: Context, module: ast.Module, findings: list[Finding]
@@ -229,10 +211,10 @@ def insert_torch_npu_in_functions(
     ]
     if not offsets:
         return
-    for function in ast.walk(module):
-        if isinstance(
-            function, ast.FunctionDef | ast.AsyncFunctionDef
-        ) and _binds_torch_npu_locally(function):
+    # The functions come from the file's one pass over its statements, in ast.walk's order.
+    for scope in sorted(ctx.names.local_scopes, key=LocalScope.walk_order):
+        if scope.binds("torch_npu"):
+            function = scope.function
             start, end = ctx.span(function)
             if any(start <= offset < end for offset in offsets):
                 yield Insertion(
