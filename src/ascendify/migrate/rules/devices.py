@@ -27,6 +27,7 @@ from ascendify.migrate.rules._own import (
     is_elif,
     mentions_device,
 )
+from ascendify.source import walk_touching
 from ascendify.targets import Safety
 from ascendify.targets.devices import (
     CUDA_DEVICE_TYPE,
@@ -370,18 +371,45 @@ class _HelperDevices:
 
     def of(self, ctx: Context) -> set[str]:
         if self.texts is None:
-            helper: set[str] = set()
-            other: set[str] = set()
-            for node in ast.walk(ctx.module):
-                if not isinstance(node, ast.Assign | ast.AnnAssign) or node.value is None:
-                    continue
+            self.texts = self._find(ctx)
+        return self.texts
+
+    @staticmethod
+    def _find(ctx: Context) -> set[str]:
+        """Only the lines that assign a name a call's value are looked at (a scan of the text), and
+        then every line that assigns one of those names: not a walk of the whole file."""
+        text = ctx.source.text
+        candidates = {match.group(1) for match in _ASSIGNED_FROM_CALL.finditer(text)}
+        if not candidates:
+            return set()
+        assigning = re.compile(
+            r"^[ \t]*(?:"
+            + "|".join(map(re.escape, sorted(candidates)))
+            + r")[ \t]*(?::[^=\n]*)?=(?!=)",
+            re.MULTILINE,
+        )
+        lines = sorted({text.count("\n", 0, m.start()) + 1 for m in assigning.finditer(text)})
+        helper: set[str] = set()
+        other: set[str] = set()
+
+        def enter(node: ast.AST, parent: ast.AST | None) -> bool:
+            if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 from_helper = isinstance(node.value, ast.Call) and _project_call(ctx, node.value)
                 for target in targets:
                     if isinstance(target, ast.Name | ast.Attribute):
                         (helper if from_helper else other).add(ctx.segment(target))
-            self.texts = helper - other
-        return self.texts
+            return True
+
+        walk_touching(ctx.module, lines, enter)
+        return helper - other
+
+
+# ``device = select_device(...)``, ``self.device: str = helpers.pick(...)``: a name given a call's
+# value at the start of a line (torch's own calls are never a project's helper).
+_ASSIGNED_FROM_CALL = re.compile(
+    r"^[ \t]*([A-Za-z_][\w.]*)[ \t]*(?::[^=\n]*)?=[ \t]*(?!torch\.)[A-Za-z_][\w.]*\(", re.MULTILINE
+)
 
 
 def _project_call(ctx: Context, call: ast.Call) -> bool:
