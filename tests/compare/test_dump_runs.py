@@ -353,3 +353,17 @@ def test_a_msprobe_dump_is_read_and_names_the_same_first_divergent_module(tmp_pa
     assert line in mixed.stdout
     clean = _compare(ours_a, _msprobe_dump(tmp_path / "msprobe_a"))
     assert clean.returncode == 0, clean.stdout + clean.stderr
+
+
+def test_run_nan_check_ends_the_job_naming_the_first_nan(tmp_path: Path) -> None:
+    done = _ascendify(
+        "run", "--nproc-per-node", "2", "--log-dir", str(tmp_path / "l"), "--nan-check",
+        sys.executable, str(FUNCTIONAL), "--steps", "1000", "--nan-step", "1", "--nan-rank", "0",
+    )  # fmt: skip
+    assert done.returncode != 0
+    said = done.stdout + done.stderr
+    assert (
+        "first NaN/inf: ascendify compare --nan-check: rank 0, step 1: operator torch.log in blocks.2"
+        in said
+    )
+    assert not list(tmp_path.glob("rank*.jsonl"))  # the sentinel records nothing

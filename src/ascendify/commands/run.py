@@ -125,6 +125,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "record every rank's stack (0: off; else at least 1)",
     )
     recovery.add_argument(
+        "--nan-check",
+        action="store_true",
+        help="every rank checks each torch operator's output: the first NaN or inf ends the job, "
+        "naming the rank, step, operator, module and line (as compare dump --nan-check)",
+    )
+    recovery.add_argument(
         "--resume-from-latest",
         metavar="GLOB",
         help="pass the newest complete matching file (relative: in --train_url's folder) as "
@@ -205,7 +211,30 @@ def run(args: argparse.Namespace) -> int:
         resume_from_latest=args.resume_from_latest,
         cwd=args.cwd,
     )
-    return launch(options, dry_run=args.dry_run)
+    if not args.nan_check or args.dry_run:
+        return launch(options, dry_run=args.dry_run)
+    return _launch_with_nan_check(options)
+
+
+def _launch_with_nan_check(options: LaunchOptions) -> int:
+    """The job with the NaN/inf sentinel armed in every rank, and what it found said at the end."""
+    import tempfile
+
+    from ascendify.compare.session import nan_sentinel, read_nan_check
+
+    with tempfile.TemporaryDirectory(prefix="ascendify-nan-check-") as folder:
+        saved = dict(os.environ)
+        with nan_sentinel(Path(folder)) as env:
+            os.environ.update(env)  # the ranks inherit the launcher's environment
+            try:
+                code = launch(options)
+            finally:
+                os.environ.clear()
+                os.environ.update(saved)
+        found = read_nan_check(Path(folder))
+    if found is not None:
+        _say(f"first NaN/inf: {found.get('message', '')}")
+    return code
 
 
 def launch(options: LaunchOptions, dry_run: bool = False) -> int:

@@ -192,7 +192,8 @@ class Recorder:
         self.handles: list[RemovableHandle] = []
         self.restore: list[Callable[[], None]] = []
         self.armed = False
-        self.recording = True  # False after the recorded steps while --nan-check still watches
+        # False after the recorded steps while --nan-check still watches, or from the start
+        self.recording = settings.record
         self.busy = False  # the recorder's own torch calls: not operators of the program
         self.operator_mode: _OperatorMode | None = None
         self.api_pattern = re.compile(settings.apis) if settings.apis else None

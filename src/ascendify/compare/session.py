@@ -7,7 +7,8 @@ import re
 import shlex
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -103,14 +104,31 @@ def read_nan_check(out: Path) -> dict[str, Any] | None:
 
 
 def _run_recorded(command: Sequence[str], out: Path) -> int:
-    with tempfile.TemporaryDirectory(prefix="ascendify-compare-") as startup:
-        write_sitecustomize(Path(startup))
-        env = child_environment([Path(startup)])
-        env[DUMP_VARIABLE] = str(out.resolve())
+    with recorder_environment(out) as env:
         try:
             return subprocess.run(list(command), env=env, check=False).returncode
         except OSError as error:  # no such program, not executable
             raise AscendifyError(f"cannot run {command[0]!r}: {error.strerror}") from None
+
+
+@contextmanager
+def recorder_environment(out: Path) -> Iterator[dict[str, str]]:
+    """An environment in which every Python process arms the recorder of the settings written in
+    ``out`` right after its ``import torch``; for the block's duration."""
+    with tempfile.TemporaryDirectory(prefix="ascendify-compare-") as startup:
+        write_sitecustomize(Path(startup))
+        env = child_environment([Path(startup)])
+        env[DUMP_VARIABLE] = str(out.resolve())
+        yield env
+
+
+@contextmanager
+def nan_sentinel(folder: Path) -> Iterator[dict[str, str]]:
+    """The environment of ``ascendify run --nan-check``: every rank checks each operator's output
+    for NaN and inf and records nothing; what the first finds lands in ``folder``."""
+    DumpSettings(record=False, nan_check=True).check().write(folder)
+    with recorder_environment(folder) as env:
+        yield env
 
 
 def _rank_files(out: Path) -> tuple[dict[str, Any], dict[int, int], tuple[Path, ...]]:

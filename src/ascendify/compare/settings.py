@@ -29,6 +29,7 @@ class DumpSettings:
     stop_after: int = 0  # end the program once this many steps ended; 0: let it run to its end
     apis: str | None = None  # --level api: a regular expression an operator's name must contain
     nan_check: bool = False  # stop at the first operator whose output holds a NaN or inf
+    record: bool = True  # False: the NaN/inf sentinel alone (ascendify run --nan-check)
 
     def check(self) -> DumpSettings:
         if self.steps < 0:
@@ -45,6 +46,8 @@ class DumpSettings:
                     re.compile(pattern)
                 except re.error as error:
                     raise AscendifyError(f"{option} {pattern!r}: {error}") from None
+        if not (self.record or self.nan_check):
+            raise AscendifyError("a recorder that records nothing and checks nothing")
         if self.apis is not None and self.level != "api":
             raise AscendifyError("--apis chooses operators: give it with --level api")
         return self
