@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ascendify_env
+from tests.differential import migrate_folder
 from tests.npu_standin import standin_env
 
 SCRIPTS = Path(__file__).resolve().parent / "helpers"
@@ -29,13 +30,7 @@ def _losses(script: Path, env: dict[str, str], *args: str) -> object:
 
 @pytest.mark.slow
 def test_helpers_taking_and_giving_devices_train_as_the_original(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "ascendify", "migrate", "-i", str(SCRIPTS), "-o", str(tmp_path),
-         "-j", "1", "--no-analysis"],
-        env=ascendify_env(), capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    migrated = tmp_path / f"{SCRIPTS.name}_msft" / "train.py"
+    migrated = migrate_folder(SCRIPTS, tmp_path) / "train.py"
     assert 'state_dict_to_device(model.state_dict(), "npu"' in migrated.read_text(encoding="utf-8")
     original = _losses(SCRIPTS / "train.py", ascendify_env())
     assert _losses(migrated, standin_env(ascendify_env()), "--gpu", "0") == original

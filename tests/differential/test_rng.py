@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ascendify_env
+from tests.differential import migrate_folder
 from tests.npu_standin import standin_env
 
 SCRIPTS = Path(__file__).resolve().parent / "rng"
@@ -39,13 +40,7 @@ def _run(command: list[str], env: dict[str, str], cwd: Path) -> dict[str, object
 @pytest.fixture(scope="module")
 def migrated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("npu")
-    done = subprocess.run(
-        [sys.executable, "-m", "ascendify", "migrate", "-i", str(SCRIPTS), "-o", str(out),
-         "-j", "1", "--no-analysis"],
-        env=ascendify_env(), capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return out / f"{SCRIPTS.name}_msft"
+    return migrate_folder(SCRIPTS, out)
 
 
 def _original(tmp_path: Path) -> dict[str, object]:
