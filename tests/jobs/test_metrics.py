@@ -52,6 +52,13 @@ FORMATS = [
         {"loss": 2.3456, "grad_norm": 1.2345678, "lr": 4.5e-05},
         None,
     ),
+    # transformers 5 prints each float as a string of 4 significant digits (f"{v:.4g}")
+    (
+        "HF Trainer 5",
+        "{'loss': '1.385', 'grad_norm': '0.244', 'learning_rate': '4.5e-05', 'epoch': '0.25'}",
+        {"loss": 1.385, "grad_norm": 0.244, "lr": 4.5e-05},
+        None,
+    ),
     (
         "HF Trainer eval",
         "{'eval_loss': 0.4321, 'eval_accuracy': 0.8125, 'eval_runtime': 1.2, "

@@ -27,6 +27,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 FRAMEWORKS = Path(__file__).parent / "fixtures" / "frameworks"
 ACCELERATE_TRAIN = FRAMEWORKS / "accelerate_train.py"
 DEEPSPEED_TRAIN = FRAMEWORKS / "deepspeed_train.py"
+TRAINER_TRAIN = FRAMEWORKS / "trainer_train.py"
 RANK_LINE = re.compile(r"^(?:\[rank \d+\]: )?(RANK=\d+ .*)$", re.MULTILINE)
 TIMEOUT = 900
 
@@ -89,6 +90,52 @@ def test_accelerate_launch_gives_each_rank_what_accelerate_gives_it(tmp_path: Pa
     after = ranks(resumed.stdout)
     assert {rank["FIRST_EPOCH"] for rank in after.values()} == {"1"}  # from the checkpoint
     assert {r["FINAL_LOSS"] for r in after.values()} == {r["FINAL_LOSS"] for r in expected.values()}
+
+
+def test_a_trainer_script_trains_the_same_under_accelerate_ascendify_run_and_a_job(
+    tmp_path: Path,
+) -> None:
+    """A tiny BERT (built in the script, no download) trained by transformers' Trainer: accelerate's
+    own launcher, ``ascendify run ... accelerate launch`` and a job whose boot command is
+    ``accelerate launch`` give each rank the same place and the same final loss; the job's loss is
+    in ``job metrics``."""
+    pytest.importorskip("transformers")
+    own = run(
+        ["accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+         "--main_process_port", "0", str(TRAINER_TRAIN)],
+        tmp_path,
+    )  # fmt: skip
+    assert own.returncode == 0, own.stderr[-3000:]
+    expected = ranks(own.stdout)
+    assert set(expected) == {"0", "1"}
+    assert {rank["STEPS"] for rank in expected.values()} == {"4"}
+    ours = run(ascendify_run(tmp_path, "accelerate", "launch", str(TRAINER_TRAIN)), tmp_path)
+    assert ours.returncode == 0, ours.stderr[-3000:]
+    assert ranks(ours.stdout) == expected  # RANK, WORLD_SIZE, LOCAL_RANK, PROCESSES, FINAL_LOSS
+
+    code = tmp_path / "project"
+    code.mkdir()
+    shutil.copy(TRAINER_TRAIN, code / "train.py")  # relative: found in the code copy
+    jobs = {"ASCENDIFY_JOBS_DIR": str(tmp_path / "jobs")}
+    submitted = run(
+        ["ascendify", "job", "submit", "--code-dir", str(code), "--cards", "2",
+         "--hang-timeout", "0", "--wait", "--boot-command", "accelerate launch train.py"],
+        tmp_path,
+        jobs,
+    )  # fmt: skip
+    assert submitted.returncode == 0, submitted.stderr[-3000:]
+    job_id = submitted.stdout.splitlines()[0]
+    logs = run(["ascendify", "job", "logs", job_id], tmp_path, jobs).stdout
+    assert ranks(logs) == expected
+    metrics = run(["ascendify", "job", "metrics", job_id, "--json"], tmp_path, jobs)
+    assert metrics.returncode == 0, metrics.stderr
+    [loss] = [s for s in json.loads(metrics.stdout)["series"] if s["name"] == "loss"]
+    # Rank 0 printed the loss of each of the 4 steps ({'loss': '1.385', ...}, 4 digits), then
+    # the run's mean as train_loss; the last step's is the final loss every rank printed.
+    printed = [float(v) for v in re.findall(r"\{'loss': '([0-9.]+)'", logs)]
+    assert len(printed) == 4
+    assert loss["values"][:4] == printed
+    assert printed[-1] == pytest.approx(float(expected["0"]["FINAL_LOSS"]), abs=1e-3)
 
 
 def test_deepspeed_gives_each_rank_what_deepspeed_gives_it(tmp_path: Path) -> None:

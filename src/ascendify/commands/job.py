@@ -20,52 +20,64 @@ if TYPE_CHECKING:
 NAME = "job"
 HELP = "Training jobs from a spec (code dir, boot file, flavor, nodes), ModelArts-style."
 
+
 # Flags that map one-to-one to spec fields (the spec file's keys are these in snake_case).
-_SPEC_FLAGS: tuple[tuple[str, dict[str, Any]], ...] = (
-    (
-        "--code-dir",
-        {"metavar": "DIR", "help": "the code to snapshot (default: the spec's dir or .)"},
-    ),
-    ("--boot-file", {"metavar": "FILE", "help": "script in the code dir, run on every card"}),
-    (
-        "--boot-command",
-        {
-            "metavar": "'CMD ARGS'",
-            "help": "a command line run in the code copy instead of a boot file, e.g. "
-            "'accelerate launch train.py --lr 0.1'",
-        },
-    ),
-    ("--module", {"action": "store_const", "const": True, "help": "boot file is a module"}),
-    ("--no-python", {"action": "store_const", "const": True, "help": "boot file is a command"}),
-    (
-        "--auto",
-        {"action": "store_const", "const": True, "help": "GPU code via the runtime redirect"},
-    ),
-    ("--data-url", {"metavar": "URL", "help": "input channel: path, s3:// or obs://"}),
-    ("--train-url", {"metavar": "URL", "help": "output channel: path, s3:// or obs://"}),
-    ("--log-url", {"metavar": "URL", "help": "also copy the logs here at the end"}),
-    ("--nodes", {"metavar": "N", "help": "node count (default 1)"}),
-    ("--cards", {"metavar": "N", "help": "cards (ranks) per node (default 1)"}),
-    ("--flavor", {"metavar": "STR", "help": "ModelArts flavor, e.g. 'Ascend: 8 | ARM: 192 cores'"}),
-    ("--engine", {"choices": ("local", "ray", "volcano", "pytorchjob"), "help": "(default local)"}),
-    ("--name", {"help": "job name (default: the boot file's)"}),
-    ("--address", {"metavar": "ADDR", "help": "Ray cluster address (default: RAY_ADDRESS)"}),
-    (
-        "--install-requirements",
-        {"action": "store_const", "const": True, "help": "pip install the code's requirements"},
-    ),
-    ("--image", {"help": "container image (volcano, pytorchjob)"}),
-    ("--grace-period", {"type": float, "metavar": "S", "help": "SIGTERM -> SIGKILL wait (5)"}),
-    ("--max-restarts", {"type": int, "metavar": "N", "help": "restart after a failure (0)"}),
-    (
-        "--hang-timeout",
-        {"type": float, "metavar": "S", "help": "no rank output for S s is a hang (1800; 0 off)"},
-    ),
-    (
-        "--resume-from-latest",
-        {"metavar": "GLOB", "help": "newest match in train_url goes as --resume=PATH"},
-    ),
-)
+def _spec_flags() -> tuple[tuple[str, dict[str, Any]], ...]:
+    """The spec fields as flags (built when parsing: the engine names come from the library)."""
+    from ascendify.jobs.spec import ENGINES, MANIFEST_ENGINES
+
+    return (
+        (
+            "--code-dir",
+            {"metavar": "DIR", "help": "the code to snapshot (default: the spec's dir or .)"},
+        ),
+        ("--boot-file", {"metavar": "FILE", "help": "script in the code dir, run on every card"}),
+        (
+            "--boot-command",
+            {
+                "metavar": "'CMD ARGS'",
+                "help": "a command line run in the code copy instead of a boot file, e.g. "
+                "'accelerate launch train.py --lr 0.1'",
+            },
+        ),
+        ("--module", {"action": "store_const", "const": True, "help": "boot file is a module"}),
+        ("--no-python", {"action": "store_const", "const": True, "help": "boot file is a command"}),
+        (
+            "--auto",
+            {"action": "store_const", "const": True, "help": "GPU code via the runtime redirect"},
+        ),
+        ("--data-url", {"metavar": "URL", "help": "input channel: path, s3:// or obs://"}),
+        ("--train-url", {"metavar": "URL", "help": "output channel: path, s3:// or obs://"}),
+        ("--log-url", {"metavar": "URL", "help": "also copy the logs here at the end"}),
+        ("--nodes", {"metavar": "N", "help": "node count (default 1)"}),
+        ("--cards", {"metavar": "N", "help": "cards (ranks) per node (default 1)"}),
+        (
+            "--flavor",
+            {"metavar": "STR", "help": "ModelArts flavor, e.g. 'Ascend: 8 | ARM: 192 cores'"},
+        ),
+        ("--engine", {"choices": ENGINES, "help": "(default local)"}),
+        ("--name", {"help": "job name (default: the boot file's)"}),
+        ("--address", {"metavar": "ADDR", "help": "Ray cluster address (default: RAY_ADDRESS)"}),
+        (
+            "--install-requirements",
+            {"action": "store_const", "const": True, "help": "pip install the code's requirements"},
+        ),
+        ("--image", {"help": f"container image ({', '.join(MANIFEST_ENGINES)})"}),
+        ("--grace-period", {"type": float, "metavar": "S", "help": "SIGTERM -> SIGKILL wait (5)"}),
+        ("--max-restarts", {"type": int, "metavar": "N", "help": "restart after a failure (0)"}),
+        (
+            "--hang-timeout",
+            {
+                "type": float,
+                "metavar": "S",
+                "help": "no rank output for S s is a hang (1800; 0 off)",
+            },
+        ),
+        (
+            "--resume-from-latest",
+            {"metavar": "GLOB", "help": "newest match in train_url goes as --resume=PATH"},
+        ),
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -152,7 +164,7 @@ def _limit(text: str) -> int:
 
 def _spec_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("spec", nargs="?", type=Path, metavar="SPEC", help="TOML or YAML spec")
-    for flag, options in _SPEC_FLAGS:
+    for flag, options in _spec_flags():
         parser.add_argument(flag, **options)
     parser.add_argument("--hyper", action="append", default=[], metavar="K=V", help="repeatable")
     parser.add_argument(
@@ -207,7 +219,7 @@ def _spec(args: argparse.Namespace) -> JobSpec:
     from ascendify.jobs.spec import load_spec_file, pairs, resolve
 
     raw = load_spec_file(args.spec) if args.spec is not None else {}
-    for flag, _options in _SPEC_FLAGS:
+    for flag, _options in _spec_flags():
         key = flag[2:].replace("-", "_")
         value = getattr(args, key)
         if value is not None:
@@ -236,8 +248,9 @@ def _dry_run(spec: JobSpec) -> int:
     import yaml
 
     from ascendify.jobs.manifest import manifest, node_plans_json
+    from ascendify.jobs.spec import MANIFEST_ENGINES
 
-    if spec.engine in ("volcano", "pytorchjob"):
+    if spec.engine in MANIFEST_ENGINES:
         print(yaml.safe_dump(manifest(spec), sort_keys=False), end="")
     else:
         print(json.dumps(node_plans_json(spec), indent=2))

@@ -165,9 +165,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help="seconds between output uploads while the job runs (60)",
     )
+    from ascendify.launch.manifests import KINDS
+
     kube = parser.add_argument_group("Kubernetes manifest instead of a run")
     kube.add_argument(
-        "--emit", choices=("volcano", "pytorchjob"), help="print a Volcano Job or PyTorchJob"
+        "--emit",
+        choices=KINDS,
+        help="print a Volcano Job, Kubeflow PyTorchJob or MindCluster AscendJob",
     )
     kube.add_argument("--image", help="container image that has ascendify and the training code")
     kube.add_argument("--name", default="ascendify-job", help="job name (default: ascendify-job)")

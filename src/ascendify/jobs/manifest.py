@@ -1,8 +1,8 @@
 """What ``job submit --dry-run`` prints: a Kubernetes manifest, or each node's plan. Pure.
 
-Volcano and PyTorchJob manifests come from the launcher's emitter (the pods run ``ascendify run``
-as ``ascendify run --emit`` would write it); the container image must hold the code, and the
-boot file is given relative to the image's working directory.
+The Kubernetes manifests (Volcano, PyTorchJob, AscendJob) come from the launcher's emitter (the
+pods run ``ascendify run`` as ``ascendify run --emit`` would write it); the container image must
+hold the code, and the boot file is given relative to the image's working directory.
 """
 
 from __future__ import annotations

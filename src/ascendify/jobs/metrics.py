@@ -157,11 +157,12 @@ STEP_FORMS: tuple[StepForm, ...] = (
 _STEP_FORMS = tuple((form, re.compile(form.pattern.encode())) for form in STEP_FORMS)
 _TQDM_STEP = r"(?<![\w.])(?P<step>\d+)/\d+ \["
 _NUMBER = r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?"
-# After the key: an optional closing quote, then ":", "=", "is" or blanks, an optional "[" or
-# "tensor(" (print(loss) of a tensor). Blanks, not line breaks: a match stays on its line. Each
+# After the key: an optional closing quote, then ":", "=", "is" or blanks, an optional "[",
+# "tensor(" (print(loss) of a tensor) or opening quote (transformers 5's Trainer prints its log
+# values as strings: {'loss': '1.385'}). Blanks, not line breaks: a match stays on its line. Each
 # run of blanks has one reading: "loss" and a million blanks cost a million steps, not a million
 # squared.
-_SEPARATOR = r"""['"]?[^\S\r\n]*(?:(?:[:=]|\bis\b)[^\S\r\n]*)?(?:\[[^\S\r\n]*|tensor\()?"""
+_SEPARATOR = r"""['"]?[^\S\r\n]*(?:(?:[:=]|\bis\b)[^\S\r\n]*)?(?:\[[^\S\r\n]*|tensor\(|['"])?"""
 LINE_BREAKS = re.compile(rb"[\r\n]")  # tqdm redraws its bar after "\r"
 # Every line a rule reads holds one of these (lowercased); the rules run on those lines alone.
 _HINTS = re.compile(rb"loss|lr|learning|fps|/s|per_?sec|tok|s/it|ms/|acc|ppl|perplexity")

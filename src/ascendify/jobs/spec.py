@@ -21,6 +21,7 @@ from typing import Any
 
 from ascendify.errors import AscendifyError
 from ascendify.jobs.flavor import FlavorError, parse_flavor
+from ascendify.launch.manifests import KINDS as MANIFEST_KINDS
 from ascendify.limits import (
     MAX_DEVICES_PER_SERVER,
     MAX_GRACE_PERIOD,
@@ -36,8 +37,8 @@ from ascendify.limits import (
 from ascendify.storage import ChannelError, check_url
 from ascendify.textfile import parse_bounded, read_text
 
-ENGINES = ("local", "ray", "volcano", "pytorchjob")
-MANIFEST_ENGINES = ("volcano", "pytorchjob")
+MANIFEST_ENGINES = MANIFEST_KINDS  # engines whose job is a Kubernetes manifest to apply
+ENGINES = ("local", "ray", *MANIFEST_ENGINES)
 SPEC_SUFFIXES = (".toml", ".yaml", ".yml", ".json")
 # Environment names whose values are credentials, as shell patterns matched regardless of case
 # (GITHUB_PAT, OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, DB_PASSWORD ...). Their
@@ -91,7 +92,7 @@ class JobSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     address: str | None = None  # the Ray cluster (else RAY_ADDRESS)
     install_requirements: bool = False
-    image: str | None = None  # the container image of volcano / pytorchjob manifests
+    image: str | None = None  # the container image of the Kubernetes manifests
     grace_period: float = 5.0
     metrics: Mapping[str, str] = field(default_factory=dict)  # NAME -> REGEX, read from the logs
     max_restarts: int = 0  # restarts of the whole job after a failure, a lost node or a hang

@@ -2,7 +2,10 @@
 
 ``volcano``: a Volcano Job with the env and svc plugins (they give each pod VC_TASK_INDEX and
 VC_WORKER_HOSTS, which the launcher reads as it does on ModelArts). ``pytorchjob``: a Kubeflow
-PyTorchJob (the operator gives MASTER_ADDR, MASTER_PORT and RANK = pod index). Pure: returns data.
+PyTorchJob (the operator gives MASTER_ADDR, MASTER_PORT and RANK = pod index). ``ascendjob``:
+MindCluster's AscendJob for PyTorch (ascend-operator gives the ``ascend`` container MASTER_ADDR and
+MASTER_PORT of the Master's service, RANK = pod index with the Master 0, WORLD_SIZE = cards x pods,
+LOCAL_WORLD_SIZE = cards and MINDX_TASK_ID). Pure: returns data.
 """
 
 from __future__ import annotations
@@ -13,9 +16,14 @@ from typing import Any
 
 from ascendify.errors import AscendifyError
 
-KINDS = ("volcano", "pytorchjob")
+KINDS = ("volcano", "pytorchjob", "ascendjob")
 # The port the Kubeflow operator publishes as MASTER_PORT; our rendezvous listens on it.
 PYTORCHJOB_PORT = 23456
+# ascend-operator's port: the container port named ascendjob-port (2222 when none is named)
+# becomes the Master service's port and every pod's MASTER_PORT.
+ASCENDJOB_PORT = 2222
+# The chip family MindCluster's scheduler places the pods on (ascend-910 for the first 910).
+ASCENDJOB_CHIP_LABEL = "ascend-910b"
 DEFAULT_ACCELERATOR = "huawei.com/Ascend910"
 
 
@@ -38,6 +46,8 @@ def render(kind: str, job: JobManifest) -> dict[str, Any]:
         return _volcano(job)
     if kind == "pytorchjob":
         return _pytorchjob(job)
+    if kind == "ascendjob":
+        return _ascendjob(job)
     raise AscendifyError(f"unknown manifest kind {kind!r}; choose from {', '.join(KINDS)}")
 
 
@@ -108,4 +118,38 @@ def _pytorchjob(job: JobManifest) -> dict[str, Any]:
         "kind": "PyTorchJob",
         "metadata": {"name": job.name},
         "spec": {"pytorchReplicaSpecs": replicas},
+    }
+
+
+def _ascendjob(job: JobManifest) -> dict[str, Any]:
+    """MindCluster's documented multi-node PyTorch AscendJob: one Master pod, nnodes - 1 Workers."""
+    chip = {"ring-controller.atlas": ASCENDJOB_CHIP_LABEL}
+
+    def replica(count: int) -> dict[str, Any]:
+        container = _container(job, "ascend", ASCENDJOB_PORT, "ascendjob-port")
+        # The operator sets MASTER_PORT; ascend-docker-runtime mounts the cards Volcano chose,
+        # which it reads from this variable (the pod's annotation named after the resource).
+        annotation = f"metadata.annotations['{job.accelerator}']"
+        container["env"] = [
+            {"name": "ASCEND_VISIBLE_DEVICES", "valueFrom": {"fieldRef": {"fieldPath": annotation}}}
+        ]
+        return {
+            "replicas": count,
+            "restartPolicy": "Never",
+            "template": {"metadata": {"labels": dict(chip)}, "spec": {"containers": [container]}},
+        }
+
+    replicas = {"Master": replica(1)}
+    if job.nnodes > 1:
+        replicas["Worker"] = replica(job.nnodes - 1)
+    return {
+        "apiVersion": "mindxdl.gitee.com/v1",
+        "kind": "AscendJob",
+        "metadata": {"name": job.name, "labels": {"framework": "pytorch", **chip}},
+        "spec": {
+            "schedulerName": "volcano",
+            "runPolicy": {"schedulingPolicy": {"minAvailable": job.nnodes, "queue": "default"}},
+            "successPolicy": "AllWorkers",
+            "replicaSpecs": replicas,
+        },
     }
