@@ -89,9 +89,10 @@ def test_a_cpu_flavor_has_no_cards_and_one_node_lists_itself(tmp_path: Path) -> 
     )  # fmt: skip
     # Without a flavor, the ranks per node stand for the cards (a launch script starts as many).
     plain = _spec(tmp_path, cards=2)
-    assert container_env(plain, JobLayout(Path("/j"), "j"), node=0, addresses=("a",))[
-        "MA_NUM_GPUS"
-    ] == "2"
+    assert (
+        container_env(plain, JobLayout(Path("/j"), "j"), node=0, addresses=("a",))["MA_NUM_GPUS"]
+        == "2"
+    )
 
 
 def test_the_code_keeps_its_own_name(tmp_path: Path) -> None:
