@@ -110,6 +110,21 @@ def test_the_code_keeps_its_own_name(tmp_path: Path) -> None:
         _spec(tmp_path, code_name="../x")
 
 
+def test_a_script_named_from_inside_the_code_dir_is_refused_with_the_path_to_use(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(SpecError, match=r"code as proj/ \(as on ModelArts\); write proj/train\.py"):
+        _spec_command(tmp_path, "accelerate launch --num_processes 2 train.py --lr 1")
+    assert _spec_command(tmp_path, "python proj/train.py 10 5").code_folder == "proj"
+    # What is not a script of the code is the command's own business.
+    assert _spec_command(tmp_path, "python -c 'print(1)' x.py").boot_command
+
+
+def _spec_command(tmp_path: Path, command: str) -> JobSpec:
+    _spec(tmp_path)
+    return resolve({"code_dir": str(tmp_path / "proj"), "boot_command": command})
+
+
 @pytest.mark.parametrize("name", ["MA_JOB_DIR", "VC_TASK_INDEX", "WORKSPACE"])
 def test_env_may_not_set_what_the_job_sets(tmp_path: Path, name: str) -> None:
     with pytest.raises(SpecError, match=f"env: {name} is set by the job on every node"):

@@ -244,6 +244,8 @@ def resolve(raw: Mapping[str, Any]) -> JobSpec:
         resume_from_latest=_text(raw, "resume_from_latest"),
         code_name=_code_name(raw, code_dir),
     )
+    if boot_command is not None:
+        _check_code_paths(boot_command, code_dir, spec.code_folder)
     if spec.engine in MANIFEST_ENGINES and not spec.image:
         raise SpecError("image", f"engine {spec.engine} needs the container image to run")
     check_fits(spec)
@@ -316,6 +318,20 @@ def _boot_command(raw: Mapping[str, Any], how_to_run: bool) -> str | None:
     except ValueError as error:
         raise SpecError("boot_command", f"{value!r}: {error}") from None
     return value
+
+
+def _check_code_paths(boot_command: str, code_dir: Path, folder: str) -> None:
+    """A script of the code named as if the command ran inside the code dir: it runs in the job
+    dir, which holds the code as ``folder/`` (as on ModelArts), so it would not be found."""
+    for word in shlex.split(boot_command):
+        if not word.endswith((".py", ".sh")) or os.path.isabs(word):
+            continue
+        if not word.startswith(f"{folder}/") and (code_dir / word).is_file():
+            raise SpecError(
+                "boot_command",
+                f"{word} would not be found: the command runs in the job dir, which holds the "
+                f"code as {folder}/ (as on ModelArts); write {folder}/{word}",
+            )
 
 
 def _named_file(boot_command: str) -> str:
