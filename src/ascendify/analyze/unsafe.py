@@ -25,8 +25,7 @@ REPORT_KEY = "unsafe_edits"
 def analyze_with_migration(source: Path, version: str | None, jobs: int) -> AnalysisResult:
     """The static analysis of the project folder ``source``, with the unsafe edits a plain
     ``ascendify migrate -i SOURCE`` would make in its details (:data:`REPORT_KEY`)."""
-    from ascendify.migrate import Options, Settings, migrate_tree, plan_tree
-    from ascendify.migrate._run import reserved_names
+    from ascendify.migrate import Options, Settings, migrate_tree, plan_tree, reserved_names
     from ascendify.targets import resolve_version
 
     settings = Settings(torch_npu_version=resolve_version(version))

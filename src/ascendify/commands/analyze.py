@@ -49,6 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ascendify.analyze.findings import blocking
     from ascendify.analyze.report import print_summary, write_reports
+    from ascendify.analyze.unsafe import print_unsafe
     from ascendify.errors import AscendifyError
 
     command = args.traced[1:] if args.traced[:1] == ["--"] else args.traced
@@ -74,8 +75,6 @@ def run(args: argparse.Namespace) -> int:
         script_failed = False
     write_reports(result, args.output)
     print_summary(result, args.output)
-    from ascendify.analyze.unsafe import print_unsafe
-
     print_unsafe(result.details, args.output / "report.json")
     trace = result.details.get("trace", {})
     if trace.get("cpu_host_only_ops"):

@@ -41,7 +41,7 @@ def container_env(
 ) -> dict[str, str]:
     """The variables of node ``node``'s training container, whose nodes are at ``addresses``."""
     job_dir = layout.job_dir(node)
-    env = {
+    return {
         # Folders: a node has no /home/ma-user of its own, so its folder stands for it.
         "MA_HOME": str(layout.workdir(node)),
         "MA_MOUNT_PATH": str(layout.workdir(node)),
@@ -62,7 +62,6 @@ def container_env(
         "MA_CURRENT_INSTANCE_NAME": f"{layout.platform_job_id}-{TASK_NAME}-{node}",
         "MA_VJ_NAME": f"ma-job-{layout.job_id}",
     }
-    return env
 
 
 def accelerator_cards(spec: JobSpec) -> int:
