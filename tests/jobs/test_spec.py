@@ -375,7 +375,12 @@ def test_local_dry_run_plans_every_node(job: JobCli, project: Path) -> None:
     assert flags["--nproc-per-node"] == "4"
     assert (flags["--nnodes"], flags["--node-rank"]) == ("2", "1")
     assert (flags["--master-addr"], flags["--local-addr"]) == ("127.0.0.1", "127.0.0.2")
-    assert argv[-2:] == ["<jobs dir>/<job id>/code/rank.py", "--mode=probe"]
+    # Node 1's ranks start in its job dir, which holds the code under its name ("code" here).
+    assert flags["--cwd"] == "<jobs dir>/<job id>/work/worker-1/user-job-dir"
+    assert argv[-2:] == [
+        "<jobs dir>/<job id>/work/worker-1/user-job-dir/code/rank.py",
+        "--mode=probe",
+    ]
 
 
 def test_rerun_checks_its_new_hyperparameters_before_starting(
