@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import importlib.util
@@ -15,6 +16,7 @@ from rich.console import Console
 
 from ascendify._parallel import PARALLEL_FROM
 from ascendify.analyze.cpp import scan_cpp
+from ascendify.analyze.findings import Finding
 from ascendify.analyze.report import write_reports
 from ascendify.analyze.static import (
     StaticAnalysis,
@@ -22,6 +24,7 @@ from ascendify.analyze.static import (
     analyze_python,
     findings_in_python,
 )
+from ascendify.analyze.unsafe import analyze_with_migration, print_unsafe
 from ascendify.migrate import Options, run_migration
 from ascendify.source import UndecodableSource
 from ascendify.targets.facts import load_facts
@@ -72,6 +75,12 @@ def test_static_analysis_finds_exactly_the_marked_lines(tmp_path: Path, run_cli:
     result = run_cli(["analyze", "-i", str(project), "-o", str(out), "-v", "2.13"])
     assert result.returncode == 1, result.stderr
     assert "AN101" in result.stdout  # the console table
+    # What migrate would make of the same project and marks unsafe, with how to see it.
+    assert "migrate would make 1 unsafe edit(s)" in result.stdout
+    assert "NPU105 read of a torch.cuda result whose NPU value differs, kept running: 1" in (
+        result.stdout
+    )
+    assert f"see them: ascendify migrate -i {project.resolve()} --diff" in result.stdout
 
     with (out / "unsupported_api.csv").open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
@@ -267,3 +276,52 @@ def test_worker_processes_find_exactly_what_one_process_finds(tmp_path: Path) ->
     assert pooled.findings == alone.findings
     assert pooled.custom_ops == alone.custom_ops
     assert pooled.details == alone.details
+
+
+UNSAFE = """\
+import torch
+
+local_rank = 0
+model = torch.nn.Linear(2, 2).to(local_rank)
+major, minor = torch.cuda.get_device_capability()
+if major >= 8:
+    model = model.half()
+"""
+
+
+def test_analyze_lists_the_unsafe_edits_migrate_makes(tmp_path: Path) -> None:
+    """The same edits a real migration marks unsafe in its change list, from one pass whose
+    analysis is what analysis alone finds."""
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    (project / "unsafe.py").write_text(UNSAFE)
+    before = _tree_digest(project)
+    result = analyze_with_migration(project, None, jobs=1)
+    assert _tree_digest(project) == before  # a preview: nothing is written
+    assert sorted(result.findings, key=Finding.sort_key) == sorted(
+        analyze_path(project).findings, key=Finding.sort_key
+    )
+    quiet = Console(file=io.StringIO())
+    assert run_migration(Options(source=project, output=tmp_path / "out"), quiet, quiet) == 0
+    with (tmp_path / "out" / "proj_msft" / "change_list.csv").open(newline="") as stream:
+        marked = [row for row in csv.DictReader(stream) if row["Safety"] == "unsafe"]
+    found = result.details["unsafe_edits"]
+    assert [
+        (e["file"], e["start_line"], e["end_line"], e["rule"], e["message"]) for e in found["edits"]
+    ] == [
+        (r["File"], int(r["Start Line"]), int(r["End Line"]), r["Rule"], r["Message"])
+        for r in marked
+    ]
+    # .major of train.py; the device index, the capability read and the value kept of unsafe.py
+    assert found["by_rule"] == {"NPU102": 1, "NPU105": 2, "NPU304": 1}
+    assert found["command"] == f"ascendify migrate -i {project.resolve()} --diff"
+
+
+def test_a_project_without_unsafe_edits_says_nothing_of_them(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("import torch\nx = torch.zeros(2).cuda()\n")
+    result = analyze_with_migration(tmp_path, None, jobs=1)
+    assert result.details["unsafe_edits"]["edits"] == []
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        print_unsafe(result.details, tmp_path / "report.json")
+    assert printed.getvalue() == ""

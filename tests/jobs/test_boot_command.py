@@ -1,5 +1,5 @@
 """A job whose boot command is a framework launcher: ``job submit --boot-command "accelerate
-launch ..."`` runs in the code copy, its ranks are ascendify's, and its loss is in ``job metrics``.
+launch ..."`` runs in the job dir (which holds the code copy under its own name), its ranks are ascendify's, and its loss is in ``job metrics``.
 Real processes."""
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ def test_an_accelerate_boot_command_trains_and_its_loss_is_in_metrics(
 ) -> None:
     code = tmp_path / "project"
     code.mkdir()
-    shutil.copy(TRAIN, code / "train.py")  # relative: found in the code copy
+    shutil.copy(TRAIN, code / "train.py")  # found in the job dir as project/train.py
     submitted = job(
         "submit", "--code-dir", str(code), "--cards", "2", "--hang-timeout", "0", "--wait",
-        "--boot-command", "accelerate launch --num_processes 2 train.py",
+        "--boot-command", "accelerate launch --num_processes 2 project/train.py",
         timeout=800,
     )  # fmt: skip
     assert submitted.returncode == 0, submitted.stderr
@@ -48,4 +48,4 @@ def test_an_accelerate_boot_command_trains_and_its_loss_is_in_metrics(
     assert set(loss["values"]) <= set(printed)
     assert loss["values"][-1] < loss["values"][0]
     described = job("describe", job_id).stdout
-    assert "accelerate launch --num_processes 2 train.py" in described
+    assert "accelerate launch --num_processes 2 project/train.py" in described

@@ -91,7 +91,9 @@ def test_a_hang_shows_every_rank_stack_in_describe(job: JobCli, code: Path, tmp_
         f"failed (hang): node 0 failed: hang: no rank of the job wrote a line for {HANG_TIMEOUT}s"
         in (described)
     )
-    script = code.parent / "store" / job_id / "code" / "resumable.py"
+    # The boot file runs by its path in the node's job dir, as ModelArts runs it.
+    layout = JobLayout(code.parent / "store" / job_id, job_id)
+    script = layout.job_dir(0) / code.name / "resumable.py"
     stacks = [described.split(f"    stack of rank {rank}:\n")[1] for rank in (0, 1)]
     assert waits_in_all_reduce(stacks[0], script), stacks[0]
     receive = line_of("dist.recv(torch.zeros(1), src=0)")

@@ -53,7 +53,7 @@ def test_module_and_command_forms(project: Path) -> None:
     assert auto.command("py", project) == ("py", "-m", "ascendify.auto", f"{project}/rank.py")
 
 
-def test_boot_command_runs_a_whole_command_line_in_the_code_copy(project: Path) -> None:
+def test_boot_command_runs_a_whole_command_line_in_the_job_dir(project: Path) -> None:
     spec = resolve(
         {"code_dir": str(project), "boot_command": "accelerate launch --num_processes 2 "
          "'my train.py' --epochs 3", "hyper": {"lr": 0.1}}
@@ -65,14 +65,18 @@ def test_boot_command_runs_a_whole_command_line_in_the_code_copy(project: Path) 
     layout = JobLayout(Path("/jobs/j1"), "j1")
     argv = agent_argv(spec, layout, node=0, addresses=("127.0.0.1",), master_port=1, python="py")
     at = argv.index("--cwd")
-    assert argv[at + 1] == "/jobs/j1/code"  # relative paths of the command line are the code's
+    # As on ModelArts: relative paths of the command line start in the node's job dir, which
+    # holds the code under its own name ("code", the fixture's folder).
+    assert argv[at + 1] == "/jobs/j1/work/worker-0/user-job-dir"
     assert argv[-8:-6] == ("accelerate", "launch")
     assert JobSpec.from_json(spec.to_json()) == spec
+    assert spec.code_folder == project.name == "code"
     plain = resolve({"code_dir": str(project), "boot_file": "rank.py"})
     assert plain.boot_command is None
-    assert "--cwd" not in agent_argv(
-        plain, layout, node=0, addresses=("127.0.0.1",), master_port=1, python="py"
-    )
+    argv = agent_argv(plain, layout, node=1, addresses=("a", "b"), master_port=1, python="py")
+    assert argv[argv.index("--cwd") + 1] == "/jobs/j1/work/worker-1/user-job-dir"
+    # The boot file by its absolute path in the job dir, as ModelArts passes it.
+    assert argv[-1] == "/jobs/j1/work/worker-1/user-job-dir/code/rank.py"
 
 
 @pytest.mark.parametrize(
@@ -371,7 +375,12 @@ def test_local_dry_run_plans_every_node(job: JobCli, project: Path) -> None:
     assert flags["--nproc-per-node"] == "4"
     assert (flags["--nnodes"], flags["--node-rank"]) == ("2", "1")
     assert (flags["--master-addr"], flags["--local-addr"]) == ("127.0.0.1", "127.0.0.2")
-    assert argv[-2:] == ["<jobs dir>/<job id>/code/rank.py", "--mode=probe"]
+    # Node 1's ranks start in its job dir, which holds the code under its name ("code" here).
+    assert flags["--cwd"] == "<jobs dir>/<job id>/work/worker-1/user-job-dir"
+    assert argv[-2:] == [
+        "<jobs dir>/<job id>/work/worker-1/user-job-dir/code/rank.py",
+        "--mode=probe",
+    ]
 
 
 def test_rerun_checks_its_new_hyperparameters_before_starting(

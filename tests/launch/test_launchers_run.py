@@ -115,11 +115,11 @@ def test_a_trainer_script_trains_the_same_under_accelerate_ascendify_run_and_a_j
 
     code = tmp_path / "project"
     code.mkdir()
-    shutil.copy(TRAINER_TRAIN, code / "train.py")  # relative: found in the code copy
+    shutil.copy(TRAINER_TRAIN, code / "train.py")  # named under the code folder, as on ModelArts
     jobs = {"ASCENDIFY_JOBS_DIR": str(tmp_path / "jobs")}
     submitted = run(
         ["ascendify", "job", "submit", "--code-dir", str(code), "--cards", "2",
-         "--hang-timeout", "0", "--wait", "--boot-command", "accelerate launch train.py"],
+         "--hang-timeout", "0", "--wait", "--boot-command", "accelerate launch project/train.py"],
         tmp_path,
         jobs,
     )  # fmt: skip

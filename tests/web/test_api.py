@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import urllib.error
 import urllib.request
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -261,6 +263,37 @@ def test_a_job_names_its_flavor_and_attempts(store: JobStore, serve: Serve) -> N
     attempts = get_json(base + f"api/jobs/{job.id}")["attempts_detail"]
     assert [a["attempt"] for a in attempts] == [0, 1]
     assert "in wait_forever" in attempts[0]["stacks"]["0"]
+    # Each moment also in ISO 8601 with its zone, as the CLI and the pages show it.
+    assert [(a["start_iso"], a["end_iso"]) for a in attempts] == [
+        ("1970-01-01T00:00:00+00:00", "1970-01-01T00:00:02+00:00"),
+        ("1970-01-01T00:00:02+00:00", "1970-01-01T00:00:07+00:00"),
+    ]
+    assert (attempts[0]["start"], attempts[1]["end"]) == (0.5, 7.0)  # the numbers stay
+
+
+def test_every_moment_of_the_api_is_also_in_iso_8601_with_its_zone(
+    store: JobStore, serve: Serve
+) -> None:
+    done = recorded_job(store, "done", [1.0])
+    running = recorded_job(store, "running", [1.0], state="running")
+    base = serve()
+    listed = {job["name"]: job for job in get_json(base + "api/jobs")}
+    for job in listed.values():
+        for name in ("created", "started"):
+            _same_moment(job[f"{name}_iso"], job[name])
+    _same_moment(listed["done"]["ended_iso"], listed["done"]["ended"])
+    assert (listed["running"]["ended"], listed["running"]["ended_iso"]) == (None, None)
+    events = get_json(base + f"api/jobs/{done.id}")["events"]
+    assert [event["state"] for event in events] == ["queued", "running", "succeeded"]
+    for event in events:
+        _same_moment(event["time_iso"], event["time"])
+    assert get_json(base + f"api/jobs/{running.id}")["ended_iso"] is None
+
+
+def _same_moment(iso: str, stamp: float) -> None:
+    """``iso`` is ISO 8601 in UTC with the zone, to the second, and names the moment ``stamp``."""
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", iso), iso
+    assert datetime.fromisoformat(iso).timestamp() == int(stamp)
 
 
 def test_an_ended_job_without_metrics_names_the_metric_option(

@@ -10,7 +10,8 @@ from ascendify.targets.facts import version_help
 
 NAME = "analyze"
 HELP = (
-    "Report unsupported APIs, CUDA-only libraries, custom CUDA operators and float64 use (-i SRC), "
+    "Report unsupported APIs, CUDA-only libraries, custom CUDA operators, float64 use and the "
+    "unsafe edits migrate would make (-i SRC), "
     "or run a script and report the operators without an NPU kernel (--trace -- python train.py ...)."
 )
 
@@ -48,6 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ascendify.analyze.findings import blocking
     from ascendify.analyze.report import print_summary, write_reports
+    from ascendify.analyze.unsafe import print_unsafe
     from ascendify.errors import AscendifyError
 
     command = args.traced[1:] if args.traced[:1] == ["--"] else args.traced
@@ -63,12 +65,17 @@ def run(args: argparse.Namespace) -> int:
             raise AscendifyError("give -i SRC for static analysis, or --trace -- python script.py")
         from ascendify._fs import refuse_output_inside_input
         from ascendify.analyze.static import analyze_path
+        from ascendify.analyze.unsafe import analyze_with_migration
 
         refuse_output_inside_input(args.input, args.output)
-        result = analyze_path(args.input, args.npu_version, jobs=args.jobs)
+        if args.input.is_dir():  # with the unsafe edits migrate would make on it
+            result = analyze_with_migration(args.input, args.npu_version, jobs=args.jobs)
+        else:
+            result = analyze_path(args.input, args.npu_version, jobs=args.jobs)
         script_failed = False
     write_reports(result, args.output)
     print_summary(result, args.output)
+    print_unsafe(result.details, args.output / "report.json")
     trace = result.details.get("trace", {})
     if trace.get("cpu_host_only_ops"):
         ran_here = ", ".join(

@@ -36,8 +36,8 @@ def _spec_flags() -> tuple[tuple[str, dict[str, Any]], ...]:
             "--boot-command",
             {
                 "metavar": "'CMD ARGS'",
-                "help": "a command line run in the code copy instead of a boot file, e.g. "
-                "'accelerate launch train.py --lr 0.1'",
+                "help": "a command line run instead of a boot file, in the job dir that holds "
+                "the code under its own name, as on ModelArts, e.g. 'python proj/train.py 10 5'",
             },
         ),
         ("--module", {"action": "store_const", "const": True, "help": "boot file is a module"}),

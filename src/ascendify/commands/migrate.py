@@ -144,7 +144,12 @@ def run(args: argparse.Namespace) -> int:
         force=args.force,
         diff=args.diff,
         check=args.check,
-        companion=None if args.no_analysis else StaticAnalysis(settings.torch_npu_version),
+        # A preview writes no reports: the analysis would be for nothing.
+        companion=(
+            None
+            if args.no_analysis or args.diff or args.check
+            else StaticAnalysis(settings.torch_npu_version)
+        ),
         reports=args.reports,
     )
     return run_migration(options, console(), console(stderr=True))

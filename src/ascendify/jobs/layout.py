@@ -4,7 +4,8 @@
 the resolved spec, ``logs/modelarts-job-<id>-worker-<n>.log`` each node's console (rank-prefixed
 lines), ``logs/modelarts-job-<id>-proc-rank-<r>-device-<d>.txt`` each rank's output,
 ``logs/worker-<n>/`` the node launcher's own files (rank tables, ``run_summary.json``),
-``work/worker-<n>/`` each node's working dir (staged inputs land there), ``runner.log``,
+``work/worker-<n>/`` each node's folder (staged inputs land there), and in it ``user-job-dir/``,
+ModelArts' job dir: the ranks' working dir, holding the code under its own name, ``runner.log``,
 ``metrics.tsv`` the series read from the ranks' output, ``resources.tsv`` CPU, memory and
 accelerator samples.
 """
@@ -68,6 +69,19 @@ class JobLayout:
 
     def workdir(self, node: int) -> Path:
         return self.root / "work" / f"worker-{node}"
+
+    def job_dir(self, node: int) -> Path:
+        """Node ``node``'s ``MA_JOB_DIR``: where its ranks start, as ModelArts' ``user-job-dir``."""
+        return self.workdir(node) / "user-job-dir"
+
+    def place_code(self, node: int, name: str) -> Path:
+        """The code copy as node ``node``'s job dir holds it, under the code dir's own ``name``:
+        a relative link to :attr:`code` (the nodes share the one copy; the job dir may move)."""
+        placed = self.job_dir(node) / name
+        placed.parent.mkdir(parents=True, exist_ok=True)
+        if not placed.is_symlink():
+            placed.symlink_to(os.path.relpath(self.code, placed.parent), target_is_directory=True)
+        return placed
 
     def summary(self, node: int) -> dict[str, Any] | None:
         """The node launcher's ``run_summary.json``: per-rank exit codes and the root cause."""

@@ -43,6 +43,7 @@ def run_nodes(
 
     def run(node: int) -> NodeResult:
         layout.link_rank_logs(node, spec.cards)
+        layout.place_code(node, spec.code_folder)
         plan = plans[node]
         for rejoins in range(spec.max_restarts + 1):
             result = run_node(

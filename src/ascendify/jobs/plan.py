@@ -3,6 +3,8 @@
 Every node runs ``python -m ascendify run`` (the existing launcher) with its node rank and node
 0's address, exactly as a user would type it on each machine. Before it, as on ModelArts:
 ``pip install -r requirements.txt`` when asked, and ``ma-pre-start.sh`` when the code has one.
+Its ranks start in the node's job dir, with ModelArts' container variables (see
+:mod:`ascendify.jobs.container`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ascendify.jobs.container import container_env
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.spec import JobSpec
 from ascendify.limits import MAX_LOCAL_NODES
@@ -94,7 +97,9 @@ def node_plan(
             ),
         )
     )
-    return NodePlan(node, addresses[node], tuple(steps), dict(spec.env))
+    # The job's own variables win over a stored spec's env from before they were refused there.
+    env = {**spec.env, **container_env(spec, layout, node=node, addresses=addresses)}
+    return NodePlan(node, addresses[node], tuple(steps), env)
 
 
 def agent_argv(
@@ -126,11 +131,12 @@ def agent_argv(
             "--master-port", str(master_port),
             "--local-addr", addresses[node],
         ]  # fmt: skip
-    command = spec.command(python, layout.code)
+    # As on ModelArts: the ranks start in the job dir, which holds the code under its own name.
+    job_dir = layout.job_dir(node)
+    command = spec.command(python, job_dir / spec.code_folder)
     if spec.no_python:
         argv.append("--no-python")
-    if spec.boot_command is not None:  # a command line runs in the code copy, as on ModelArts
-        argv += ["--cwd", str(layout.code)]
+    argv += ["--cwd", str(job_dir)]
     return (*argv, *command)
 
 

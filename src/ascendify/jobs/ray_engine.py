@@ -331,6 +331,7 @@ def _run_here(
     with zipfile.ZipFile(io.BytesIO(code)) as archive:
         archive.extractall(layout.code)
     layout.link_rank_logs(node, spec.cards)
+    layout.place_code(node, spec.code_folder)
     plan = node_plan(
         spec,
         layout,

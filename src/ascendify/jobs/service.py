@@ -146,7 +146,11 @@ def rerun(
         raise AscendifyError(f"job {old.id} has no code snapshot left in {code}")
     env = {**spec.env, **{name: environment[name] for name in secrets}}
     changed = replace(
-        spec, code_dir=code, env=env, hyper=rerun_hyper(old.id, spec.hyper, hyper or {}, unset)
+        spec,
+        code_dir=code,
+        code_name=spec.code_folder,  # the snapshot's folder is "code"; the ranks see the code's
+        env=env,
+        hyper=rerun_hyper(old.id, spec.hyper, hyper or {}, unset),
     )
     check_fits(changed)  # the new hyperparameters, as validate checks them
     return submit(store, changed, rerun_of=old.id)

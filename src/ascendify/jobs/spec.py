@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import os
 import re
 import reprlib
 import shlex
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ascendify.errors import AscendifyError
+from ascendify.jobs.container import CONTAINER_VARIABLES
 from ascendify.jobs.flavor import FlavorError, parse_flavor
 from ascendify.launch.manifests import KINDS as MANIFEST_KINDS
 from ascendify.limits import (
@@ -76,7 +78,8 @@ class JobSpec:
     boot_file: str  # relative to code_dir; a module with ``module``; a command with ``no_python``
     # ("" with ``boot_command``)
     name: str
-    # A whole command line (ModelArts' boot command), run in the code copy instead of boot_file.
+    # A whole command line (ModelArts' boot command), run in each node's job dir (which holds the
+    # code copy under the code dir's own name) instead of boot_file.
     boot_command: str | None = None
     engine: str = "local"
     module: bool = False
@@ -98,6 +101,15 @@ class JobSpec:
     max_restarts: int = 0  # restarts of the whole job after a failure, a lost node or a hang
     hang_timeout: float = HANG_TIMEOUT  # seconds without output from any rank (0: no detection)
     resume_from_latest: str | None = None  # glob in train_url: the newest goes as --resume=
+    # The code dir's own name: its copy's name in each node's job dir (ModelArts' user-job-dir),
+    # kept when code_dir becomes a job's snapshot (the runner's spec, a rerun).
+    code_name: str = ""
+
+    @property
+    def code_folder(self) -> str:
+        """The code copy's folder name in a node's job dir (``code``, ModelArts' default, for a
+        code dir without a name such as ``/``)."""
+        return self.code_name or self.code_dir.name or "code"
 
     def training_args(self) -> tuple[str, ...]:
         """What follows the boot file, as ModelArts passes it: ``--k=v ... --data_url=...``."""
@@ -231,7 +243,10 @@ def resolve(raw: Mapping[str, Any]) -> JobSpec:
             raw, "hang_timeout", HANG_TIMEOUT, MAX_HANG_TIMEOUT, least=MIN_HANG_TIMEOUT
         ),
         resume_from_latest=_text(raw, "resume_from_latest"),
+        code_name=_code_name(raw, code_dir),
     )
+    if boot_command is not None:
+        _check_code_paths(boot_command, code_dir, spec.code_folder)
     if spec.engine in MANIFEST_ENGINES and not spec.image:
         raise SpecError("image", f"engine {spec.engine} needs the container image to run")
     check_fits(spec)
@@ -278,6 +293,16 @@ def _code_dir(value: Any) -> Path:
     return path
 
 
+def _code_name(raw: Mapping[str, Any], code_dir: Path) -> str:
+    """The code dir's own name (its last part, ``..`` resolved), or the one a stored spec gives."""
+    value = raw.get("code_name")
+    if value is None:
+        return os.path.basename(os.path.normpath(code_dir))
+    if not isinstance(value, str) or value in ("", ".", "..") or "/" in value or "\0" in value:
+        raise SpecError("code_name", f"expected a folder name, got {_shown(value)}")
+    return value
+
+
 def _boot_command(raw: Mapping[str, Any], how_to_run: bool) -> str | None:
     """The boot command, checked: a command line that splits as a shell splits it."""
     value = raw.get("boot_command")
@@ -294,6 +319,20 @@ def _boot_command(raw: Mapping[str, Any], how_to_run: bool) -> str | None:
     except ValueError as error:
         raise SpecError("boot_command", f"{value!r}: {error}") from None
     return value
+
+
+def _check_code_paths(boot_command: str, code_dir: Path, folder: str) -> None:
+    """A script of the code named as if the command ran inside the code dir: it runs in the job
+    dir, which holds the code as ``folder/`` (as on ModelArts), so it would not be found."""
+    for word in shlex.split(boot_command):
+        if not word.endswith((".py", ".sh")) or os.path.isabs(word):
+            continue
+        if not word.startswith(f"{folder}/") and (code_dir / word).is_file():
+            raise SpecError(
+                "boot_command",
+                f"{word} would not be found: the command runs in the job dir, which holds the "
+                f"code as {folder}/ (as on ModelArts); write {folder}/{word}",
+            )
 
 
 def _named_file(boot_command: str) -> str:
@@ -415,6 +454,12 @@ def _check_name(table: str, name: str) -> None:
     """An env or hyperparameter name: one word (a newline in it would forge console lines)."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", name):
         raise SpecError(table, f"{_shown(name)} is not a usable name")
+    if table == "env" and name in CONTAINER_VARIABLES:
+        raise SpecError(
+            table,
+            f"{name} is set by the job on every node, as ModelArts sets it in a training "
+            "container: leave it out",
+        )
 
 
 def _metrics(raw: Mapping[str, Any]) -> dict[str, str]:

@@ -35,7 +35,7 @@ from ascendify.migrate._rule import (
     opt_in_codes,
     switch_modes,
 )
-from ascendify.migrate._run import run_migration
+from ascendify.migrate._run import reserved_names, run_migration
 from ascendify.migrate._settings import Settings
 from ascendify.migrate._tree import (
     Companion,
@@ -83,6 +83,7 @@ __all__ = [
     "opt_in_codes",
     "plan_tree",
     "prepare_output",
+    "reserved_names",
     "run_migration",
     "switch_modes",
 ]

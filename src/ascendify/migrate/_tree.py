@@ -311,7 +311,7 @@ def migrate_tree(
     source = resolved(options.source)
     if result_dir is not None:
         _mirror_skeleton(source, result_dir, plan)
-    companion = options.companion if result_dir is not None else None
+    companion = options.companion
     project = project_names(source, plan.python_files, options.settings.max_bytes)
     settings = dataclasses.replace(options.settings, project=project)
     jobs = [

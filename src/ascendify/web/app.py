@@ -29,6 +29,7 @@ from ascendify.errors import AscendifyError
 from ascendify.jobs import service
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.metrics import SeriesReader, job_progress
+from ascendify.jobs.report import iso_time
 from ascendify.jobs.spec import REDACTED, is_secret_name
 from ascendify.jobs.store import ACTIVE, FINAL, JobRecord, JobStore
 
@@ -264,6 +265,10 @@ def summary(store: JobStore, job: JobRecord) -> dict[str, Any]:
         "created": job.created,
         "started": job.started,
         "ended": job.ended,
+        # The same moments as every view shows them (the numbers stay for clients that compute).
+        "created_iso": iso(job.created),
+        "started_iso": iso(job.started),
+        "ended_iso": iso(job.ended),
         "duration": None if job.started is None else end - job.started,
         "rerun_of": job.rerun_of,
         "progress": {
@@ -280,7 +285,8 @@ def details(store: JobStore, job: JobRecord) -> dict[str, Any]:
         **summary(store, job),
         "spec": public_spec(job.spec),
         "events": [
-            {"time": e.time, "state": e.state, "detail": e.detail} for e in store.events(job.id)
+            {"time": e.time, "time_iso": iso(e.time), "state": e.state, "detail": e.detail}
+            for e in store.events(job.id)
         ],
         "workers": [
             {"node": n.node, "address": n.address, "exit_code": n.exit_code}
@@ -288,8 +294,16 @@ def details(store: JobStore, job: JobRecord) -> dict[str, Any]:
         ],
         "ranks": job.nodes * job.cards,
         # Each attempt: start, end, state, cause, reason, exit code and hang stack of each rank.
-        "attempts_detail": JobLayout(store.job_dir(job.id), job.id).attempts(job.nodes),
+        "attempts_detail": [
+            {**attempt, "start_iso": iso(attempt["start"]), "end_iso": iso(attempt["end"])}
+            for attempt in JobLayout(store.job_dir(job.id), job.id).attempts(job.nodes)
+        ],
     }
+
+
+def iso(stamp: float | None) -> str | None:
+    """A moment of the API in ISO 8601 with its zone, as the CLI and the pages show it."""
+    return None if stamp is None else iso_time(stamp)
 
 
 def public_spec(spec: dict[str, Any]) -> dict[str, Any]:

@@ -5,9 +5,9 @@ async function getJSON(url) {
   if (!response.ok) throw new Error(url + ": HTTP " + response.status);
   return response.json();
 }
-function when(stamp) {
-  // As the CLI prints it: ISO 8601 in UTC, with the zone.
-  return stamp ? new Date(Math.floor(stamp) * 1000).toISOString().replace(".000Z", "+00:00") : "-";
+function when(iso) {
+  // A moment as the API gives it (its *_iso fields): ISO 8601 with the zone, as the CLI prints it.
+  return iso || "-";
 }
 function duration(seconds) {
   if (seconds === null || seconds === undefined) return "-";

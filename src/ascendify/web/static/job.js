@@ -172,7 +172,7 @@ function showDetails(job) {
   document.getElementById("summary").textContent =
     job.engine + ", " + (job.flavor ? "flavor " + job.flavor + ", " : "") + job.nodes + " node(s) x " +
     job.cards + " card(s); attempts " + job.attempts + "; exit code " + (job.exit_code === null ? "-" : job.exit_code) +
-    "; started " + when(job.started) + ", duration " + duration(job.duration) +
+    "; started " + when(job.started_iso) + ", duration " + duration(job.duration) +
     (progress.step !== null ? "; step " + progress.step : "") +
     (progress.loss !== null ? ", loss " + number(progress.loss) : "") +
     (job.rerun_of ? "; rerun of " + job.rerun_of : "");
@@ -180,7 +180,7 @@ function showDetails(job) {
   events.replaceChildren();
   for (const event of job.events) {
     const row = events.insertRow();
-    cell(row, when(event.time));
+    cell(row, when(event.time_iso));
     cell(row, event.state);
     cell(row, event.detail);
   }
@@ -210,7 +210,7 @@ function showAttempts(attempts) {
   for (const attempt of attempts) {
     const line = document.createElement("p");
     const codes = Object.entries(attempt.exit_codes).map(([rank, code]) => "rank " + rank + ": " + code).join(", ");
-    line.textContent = "attempt " + attempt.attempt + ": " + when(attempt.start) + " - " + when(attempt.end) + ", " +
+    line.textContent = "attempt " + attempt.attempt + ": " + when(attempt.start_iso) + " - " + when(attempt.end_iso) + ", " +
       attempt.state + (attempt.cause ? " (" + attempt.cause + ")" : "") + (attempt.reason ? ": " + attempt.reason : "") +
       (codes ? "; exit codes " + codes : "");
     box.appendChild(line);

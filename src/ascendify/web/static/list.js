@@ -35,7 +35,7 @@ async function refresh() {
     cell(row, progress.step === null ? "-" : String(progress.step));
     cell(row, number(progress.loss));
     cell(row, progress.throughput ? number(progress.throughput[1]) + " " + progress.throughput[0] : "-");
-    cell(row, when(job.started));
+    cell(row, when(job.started_iso));
     cell(row, duration(job.duration));
   }
   document.getElementById("empty").hidden = total > 0;
