@@ -245,7 +245,8 @@ def resolve(raw: Mapping[str, Any]) -> JobSpec:
         resume_from_latest=_text(raw, "resume_from_latest"),
         code_name=_code_name(raw, code_dir),
     )
-    if boot_command is not None:
+    # A manifest's pods run the command in their image's working directory, not in a job dir.
+    if boot_command is not None and spec.engine not in MANIFEST_ENGINES:
         _check_code_paths(boot_command, code_dir, spec.code_folder)
     if spec.engine in MANIFEST_ENGINES and not spec.image:
         raise SpecError("image", f"engine {spec.engine} needs the container image to run")
