@@ -248,7 +248,7 @@ def to_json(explanation: Explanation, findings: bool = True) -> dict[str, Any]:
 
 def _rank_json(report: RankReport, findings: bool) -> dict[str, Any]:
     headline = report.headline
-    shown = {
+    shown: dict[str, Any] = {
         "rank": report.who,
         "first_time": report.first_time,
         "exit_code": report.exit_code,
