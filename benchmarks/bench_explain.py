@@ -5,8 +5,9 @@ on the others), read by the explain reader vs. a plain read of the same files in
 peak memory (the reader's process, Python and the catalogue included).
 
 Each side runs in a child process of its own, so its peak resident memory (``ru_maxrss``) is its
-own; the medians of ``--repeat`` turns are printed, and the files are read once before timing so
-both sides read from the page cache.
+own; the medians of ``--repeat`` turns are printed, with the machine's load average before and
+after (the ratio holds on a busy machine, the MB/s do not), and the files are read once before
+timing so both sides read from the page cache.
 
     python benchmarks/bench_explain.py [--mb 1024] [--repeat 3]
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -111,6 +113,10 @@ def _child(folder: Path, mode: str) -> dict[str, float | str]:
     return result
 
 
+def _load(averages: tuple[float, float, float]) -> str:
+    return " ".join(f"{value:.2f}" for value in averages)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=int, default=1024)
@@ -120,11 +126,17 @@ def main() -> None:
         folder = Path(tmp)
         size = make_logs(folder, args.mb)
         _child(folder, "read")  # warm the page cache
+        load_before = os.getloadavg()
         runs: dict[str, list[dict[str, float | str]]] = {"read": [], "explain": []}
         for _ in range(args.repeat):
             for mode, results in runs.items():
                 results.append(_child(folder, mode))
+    load_after = os.getloadavg()
     mb = size / 1e6
+    print(
+        f"{mb:.0f} MB in {RANKS} rank logs, medians of {args.repeat}; load average (1, 5, 15 min) "
+        f"{_load(load_before)} before, {_load(load_after)} after"
+    )
     for mode, results in runs.items():
         seconds = statistics.median(float(r["seconds"]) for r in results)
         peak = statistics.median(float(r["peak"]) for r in results) / 1e6

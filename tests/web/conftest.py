@@ -28,10 +28,11 @@ def recorded_job(
     *,
     flavor: str | None = None,
     hyper: dict[str, str] | None = None,
+    cards: int = 1,
 ) -> JobRecord:
     """A job in ``store`` as a finished run leaves it: record, rank 0's log, metrics file."""
     spec = {
-        "name": name, "engine": "local", "nodes": 1, "cards": 1, "code_dir": "/code",
+        "name": name, "engine": "local", "nodes": 1, "cards": cards, "code_dir": "/code",
         "boot_file": "train.py", "hyper": {"lr": "0.1", "hf_token": SECRET, **(hyper or {})},
         "env": {"GITHUB_PAT": SECRET, "HCCL_CONNECT_TIMEOUT": "1800"}, "flavor": flavor,
     }  # fmt: skip
@@ -44,6 +45,31 @@ def recorded_job(
     layout.rank_log(0, 0).write_text(log)
     append_points(layout.metrics, [Point(0, "loss", n, v, 1.0) for n, v in enumerate(losses)])
     return store.get(job.id)
+
+
+# Rank 1 runs out of NPU memory (xingchensong/TouchNet#100); rank 0 then times out waiting for
+# it in a collective (the EI0002 of vllm-project/vllm-ascend#3413), with this test's times.
+OOM_LINE = (
+    "[2025-10-11 15:09:02] RuntimeError: NPU out of memory. Tried to allocate 5.03 GiB (NPU 3; "
+    "60.96 GiB total capacity; 49.47 GiB already allocated; 49.47 GiB current active; 1.32 GiB "
+    "free; 57.55 GiB reserved in total by PyTorch)\n"
+)
+EI0002_LINE = (
+    "EI0002: [PID: 2969] 2025-10-11-15:39:34.713.335 The wait execution of the Notify register "
+    "times out. Reason: The Notify register has not received the Notify record from remote rank: "
+    "[1].\n"
+)
+
+
+def failed_job(store: JobStore, name: str) -> JobRecord:
+    """A two-rank job that failed: rank 1 out of memory, rank 0 timed out waiting for it."""
+    job = recorded_job(
+        store, name, [2.0, 1.6, 1.3], "2025-10-11 15:00:00 step 2 loss 1.3\n" + EI0002_LINE,
+        state="failed", cards=2,
+    )  # fmt: skip
+    layout = JobLayout(store.job_dir(job.id), job.id)
+    layout.rank_log(1, 1).write_text("2025-10-11 15:00:00 step 2 loss 1.3\n" + OOM_LINE)
+    return job
 
 
 @pytest.fixture

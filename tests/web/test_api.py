@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from ascendify.explain.catalogue import load
 from ascendify.jobs.store import JobStore
-from tests.web.conftest import SECRET, Serve, hang_attempts, recorded_job
+from tests.web.conftest import SECRET, Serve, failed_job, hang_attempts, recorded_job
 
 
 def fetch(url: str, method: str = "GET", headers: dict[str, str] | None = None) -> tuple[int, str]:
@@ -309,3 +310,40 @@ def test_an_ended_job_without_metrics_names_the_metric_option(
     assert "--metric NAME=REGEX" in said
     assert main(["job", "metrics", running.id, "--jobs-dir", str(store.root)]) == 0
     assert f"no metrics read from job {running.id} yet" in capsys.readouterr().err
+
+
+def test_a_failed_job_gives_why_it_failed(store: JobStore, serve: Serve) -> None:
+    failed = failed_job(store, "oom-run")
+    fine = recorded_job(store, "fine", [1.0])
+    cache = store.job_dir(failed.id) / "cause.json"
+    cache.write_text(json.dumps({"cause": "rank 1: NPU-OOM", "short": "rank 1: NPU-OOM"}))
+    base = serve()  # the cache above was written before the verdict was kept: read again
+    verdict = get_json(base + f"api/jobs/{failed.id}")["verdict"]
+    root = verdict["root"]
+    assert (root["rank"], verdict["all_echo"]) == (1, False)
+    headline = root["headline"]
+    oom = load().by_id("NPU-OOM")
+    assert (headline["id"], headline["layer"], headline["role"]) == (
+        "NPU-OOM",
+        "torch_npu",
+        "cause",
+    )
+    assert (headline["meaning"], headline["fix"], headline["source"]) == (
+        oom.meaning,
+        oom.fix,
+        oom.source,
+    )
+    assert headline["causes"] == list(oom.causes)
+    assert headline["line"] == 2
+    assert "PYTORCH_NPU_ALLOC_CONF=expandable_segments:True" in headline["oom"]["advice"]
+    assert headline["oom"]["fragmented"] is True
+    assert "findings" not in root  # each rank's headline only
+    (echo,) = verdict["consequences"]
+    assert (echo["rank"], echo["headline"]["id"], echo["headline"]["role"]) == (
+        0, "HCCL-EI0002", "echo"
+    )  # fmt: skip
+    assert verdict["order"] == [1, 0]
+    assert verdict["short"] == "rank 1: NPU-OOM"
+    cached = json.loads(cache.read_text())
+    assert cached["verdict"] == verdict  # the page reads it from now on, not the logs
+    assert get_json(base + f"api/jobs/{fine.id}")["verdict"] is None

@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from ascendify.explain.catalogue import load
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.metrics import Point, append_points
 from ascendify.jobs.store import JobStore
 from tests.conftest import HANG_BOUND, ascendify_env
 from tests.jobs.conftest import code_with
-from tests.web.conftest import Serve, hang_attempts, recorded_job
+from tests.web.conftest import Serve, failed_job, hang_attempts, recorded_job
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -240,3 +241,28 @@ def test_a_restart_is_marked_and_hang_stacks_are_shown(
     )
     assert drawn_pixels(browser, "loss") > 200
     browser.save_screenshot(str(artifacts / "job-restart-and-stacks.png"))
+
+
+def test_a_failed_jobs_page_shows_why_it_failed(
+    browser: WebDriver, store: JobStore, serve: Serve, artifacts: Path
+) -> None:
+    job = failed_job(store, "oom-run")
+    browser.get(serve() + f"jobs/{job.id}")
+    until(lambda: browser.find_element("id", "verdict").text, 30, "the verdict on the page")
+    verdict = browser.find_element("id", "verdict")
+    text = verdict.text
+    oom = load().by_id("NPU-OOM")
+    assert "Root cause: rank 1, first went wrong at 2025-10-11T15:09:02+00:00" in text
+    assert "RuntimeError: NPU out of memory. Tried to allocate 5.03 GiB" in text
+    assert f"[NPU-OOM, torch_npu] {oom.meaning}" in text
+    causes = [item.text for item in verdict.find_elements("css selector", "ol li")]
+    assert causes == list(oom.causes)
+    assert f"Fix: {oom.fix}" in text
+    assert "set PYTORCH_NPU_ALLOC_CONF=expandable_segments:True" in text  # fragmentation
+    assert f"Source: {oom.source}" in text
+    assert "rank 0 at 2025-10-11T15:39:34+00:00: HCCL-EI0002 (echo): EI0002:" in text
+    assert "Order of failure: rank 1, rank 0" in text
+    # Near the top of the page: in the window's first screen, which the screenshot keeps.
+    bottom = verdict.location["y"] + verdict.size["height"]
+    assert bottom < browser.execute_script("return window.innerHeight;")
+    browser.save_screenshot(str(artifacts / "job-failed-verdict.png"))

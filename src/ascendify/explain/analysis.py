@@ -232,29 +232,33 @@ def render(explanation: Explanation) -> str:
     return "\n".join(lines)
 
 
-def to_json(explanation: Explanation) -> dict[str, Any]:
+def to_json(explanation: Explanation, findings: bool = True) -> dict[str, Any]:
+    """The verdict as data; without ``findings``, each rank's headline only (what a job's page
+    shows: a few kB, where every finding of a large job can be megabytes)."""
     return {
         "found": explanation.found,
         "cause": cause_line(explanation),
         "short": short_cause(explanation),
         "all_echo": explanation.all_echo,
-        "root": _rank_json(explanation.root) if explanation.root else None,
-        "consequences": [_rank_json(r) for r in explanation.echoes],
+        "root": _rank_json(explanation.root, findings) if explanation.root else None,
+        "consequences": [_rank_json(r, findings) for r in explanation.echoes],
         "order": [r.who for r in explanation.ranks],
     }
 
 
-def _rank_json(report: RankReport) -> dict[str, Any]:
+def _rank_json(report: RankReport, findings: bool) -> dict[str, Any]:
     headline = report.headline
-    return {
+    shown: dict[str, Any] = {
         "rank": report.who,
         "first_time": report.first_time,
         "exit_code": report.exit_code,
         "signal": report.signal,
         "headline": _finding_json(headline),
-        "findings": [_finding_json(f) for f in report.findings],
-        "more_findings": report.dropped,
     }
+    if findings:
+        shown["findings"] = [_finding_json(f) for f in report.findings]
+        shown["more_findings"] = report.dropped
+    return shown
 
 
 def _finding_json(finding: Finding) -> dict[str, Any]:

@@ -3,12 +3,14 @@ log line against it.
 
 A line is matched only when it holds an anchor: a word starting with ``E`` of
 :data:`ANCHOR` (``Error``, ``ERROR``, ``Exception``, ``EI0002``, glog's ``E1219 03:`` error lines)
-or one of :data:`ANCHOR_WORDS` (``error``...). The reader finds them in a block of bytes with one
-regular expression whose literal first letter lets ``re`` skip at C speed, and a few
-``bytes.find``; it decodes nothing else. Then, on that one line: the codes it quotes
-(``error code is 507035``, ``EI0002``, ``ERR00100``, an HCCL result code), the literal phrases,
-and a Python exception at the start of the line. Every regular expression here is a short
-anchored phrase without nested repetition, so its cost is linear in the line.
+or one of :data:`ANCHOR_WORDS` (``error``...). The reader finds them in a block of bytes with
+:data:`GATES`, one RE2 pattern each: RE2 skips to a literal prefix with ``memchr`` or its shift
+DFA, several times faster than ``re`` or ``bytes.find`` on log text, and no anchor looks past its
+own end, so a line cut short holds an anchor only where the whole line does. It decodes nothing
+else. Then, on that one line: the codes it quotes (``error code is 507035``, ``EI0002``,
+``ERR00100``, an HCCL result code), the literal phrases, and a Python exception at the start of the
+line. Every regular expression here is a short anchored phrase without nested repetition, so its
+cost is linear in the line.
 """
 
 from __future__ import annotations
@@ -20,11 +22,15 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+import re2  # type: ignore[import-untyped]
+
 # What every matchable line holds (the tests check it of every fixture line).
-ANCHOR = re.compile(
-    rb"E(?:rror|RR|xception|[A-Z][0-9][0-9A-Z]{3}\b|\d{3,4} \d\d:|\x20[A-Z]\w{0,40}\.cpp:\d)"
-)
-ANCHOR_WORDS = (b"error", b"out of memory", b"NumPy 1.x", b"NCCL WARN", b"--nan-check:")
+ANCHOR = rb"E(?:rror|RR|xception|[A-Z][0-9][0-9A-Z]{3}|\d{3,4} \d\d:|\x20[A-Z]\w{0,40}\.cpp:\d)"
+# "nan-check:", not "--nan-check:": RE2 skips to a rare first byte, and "-" is in every date.
+ANCHOR_WORDS = (b"error", b"out of memory", b"NumPy 1.x", b"NCCL WARN", b"nan-check:")
+# One search per anchor: an alternation of them all runs RE2's DFA over every byte, 10 times
+# slower than the literal prefix skips of the separate patterns.
+GATES = tuple(re2.compile(pattern) for pattern in (ANCHOR, *map(re.escape, ANCHOR_WORDS)))
 
 LAYERS = {
     "acl": "CANN runtime/ACL",
@@ -132,7 +138,7 @@ def _rank(signature: Signature) -> tuple[bool, bool, int]:
 
 
 def has_anchor(line: bytes) -> bool:
-    return ANCHOR.search(line) is not None or any(word in line for word in ANCHOR_WORDS)
+    return any(gate.search(line) is not None for gate in GATES)
 
 
 def exception_name(line: str) -> str | None:

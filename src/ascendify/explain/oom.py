@@ -83,6 +83,7 @@ class OutOfMemory:
             "unallocated": self.unallocated,
             "fragmented": self.fragmented,
             "setting": self.setting,
+            "advice": self.advice(),
         }
 
 

@@ -1,9 +1,14 @@
 """Read one log file as a stream and report the lines that match a failure signature.
 
-The file is read in blocks of :data:`BLOCK` bytes. In each block only the lines that hold one of
-the catalogue's anchors are decoded and matched (one regular expression with a literal first
-letter and a few ``bytes.find`` find them at C speed), so memory stays at about two blocks
-whatever the file's size, and ordinary lines cost a few scans each.
+A line is looked at only when its first :data:`LINE_LIMIT` bytes hold one of the catalogue's
+anchors (:func:`~ascendify.explain.catalogue.has_anchor`); then those bytes are decoded and matched.
+The file is read in blocks of :data:`BLOCK` bytes, and each block is searched in place with the
+anchors' RE2 patterns (one pass each, at C speed): only the lines they hit are decoded, the others
+cost nothing but the block's newline count, which gives the line numbers. Memory stays at about two
+blocks whatever the file's size. A line cut by a block's end is carried to the next block as its
+first :data:`LINE_LIMIT` bytes. The few bytes around a hit without a time stamp are read again
+from the file where the block does not hold them, so no result depends on where a block ends: the
+tests compare it with a line-by-line reading of the whole file.
 """
 
 from __future__ import annotations
@@ -11,13 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from ascendify.explain import oom, timestamps
-from ascendify.explain.catalogue import ANCHOR, ANCHOR_WORDS, Catalogue, Signature, exception_name
+from ascendify.explain.catalogue import GATES, Catalogue, Signature, exception_name, has_anchor
 from ascendify.explain.sources import Source
 
 BLOCK = 4 << 20
-LINE_LIMIT = 8192  # characters of a line kept for matching and showing
+LINE_LIMIT = 8192  # bytes of a line kept for matching and showing
 NEAR = 2048  # bytes searched after, then before, a line without a time stamp for the nearest one
 _RANK_PREFIXES = ("[rank ", "[rank")
 
@@ -55,65 +61,80 @@ class _FileScan:
         self.catalogue = catalogue
         self.marks = timestamps.Marks(timestamps.times_path(source.path.resolve()))
         self.year = timestamps.file_year(source.path)
-
-    def run(self, handle: object) -> Iterator[Finding]:
-        """Read block by block; the line cut by a block's end is carried to the next one (a line
-        longer than :data:`LINE_LIMIT` is matched on its first part only). Blocks are searched
-        in place, between bounds, never copied."""
-        read = handle.read  # type: ignore[attr-defined]
         self.line_no = 1  # of the next line to scan
+
+    def run(self, handle: BinaryIO) -> Iterator[Finding]:
+        """Read block by block: the whole lines of a block are searched in place, between bounds,
+        never copied; the line cut by its end is carried as its first :data:`LINE_LIMIT` bytes."""
+        self.handle = handle
         position = 0  # in the file, of the block read
-        pending, pending_at = b"", 0  # the start of a line cut by the block's end, and where
-        while data := read(BLOCK):
+        cut: bytes | None = None  # the kept start of a line that no block has ended yet
+        cut_at = 0  # where that line starts in the file
+        while data := handle.read(BLOCK):
             first = data.find(b"\n")
+            ends = first if first != -1 else len(data)  # where the cut line's part in data ends
+            if cut is not None and len(cut) < LINE_LIMIT:
+                cut += data[: min(ends, LINE_LIMIT - len(cut))]
             if first == -1:
-                pending_at = pending_at if pending else position
-                pending += data[: max(0, LINE_LIMIT - len(pending))]
+                if cut is None:
+                    cut, cut_at = data[:LINE_LIMIT], position
                 position += len(data)
                 continue
-            if pending:
-                joined = pending + data[: first + 1]
-                yield from self._scan(joined, 0, len(joined), pending_at)
-            else:
-                yield from self._scan(data, 0, first + 1, position)
+            if cut is not None:
+                yield from self._cut_line(cut, cut_at, position + first)
             last = data.rfind(b"\n") + 1
-            yield from self._scan(data, first + 1, last, position)
-            pending, pending_at = data[last : last + LINE_LIMIT], position + last
+            yield from self._scan(data, 0 if cut is None else first + 1, last, position)
+            cut = data[last : last + LINE_LIMIT] if last < len(data) else None
+            cut_at = position + last
             position += len(data)
-        if pending:
-            yield from self._scan(pending, 0, len(pending), pending_at)
+        if cut is not None:
+            yield from self._cut_line(cut, cut_at, position)  # the last line has no line end
+
+    def _cut_line(self, head: bytes, start: int, end: int) -> Iterator[Finding]:
+        """The line of the file's bytes ``start:end`` (its line end or the file's end), read
+        across blocks; ``head`` is its kept start."""
+        if has_anchor(head):
+            finding = self._finding(head, start, end, None, 0)
+            if finding is not None:
+                yield finding
+        self.line_no += 1
 
     def _scan(self, chunk: bytes, begin: int, end: int, at: int) -> Iterator[Finding]:
         """The findings of the whole lines ``chunk[begin:end]``; ``chunk`` starts at byte ``at``
         of the file."""
         counted = begin
-        for start in _candidate_lines(chunk, begin, end):
+        for start, line_end in _candidate_lines(chunk, begin, end):
             self.line_no += chunk.count(b"\n", counted, start)
             counted = start
-            finding = self._finding(chunk, start, self.line_no, at)
+            head = chunk[start : min(line_end, start + LINE_LIMIT)]
+            if line_end - start > LINE_LIMIT and not has_anchor(head):
+                continue  # its anchors lie beyond the part kept
+            finding = self._finding(head, at + start, at + line_end, chunk, at)
             if finding is not None:
                 yield finding
         self.line_no += chunk.count(b"\n", counted, end)
 
-    def _finding(self, chunk: bytes, start: int, line_no: int, at: int) -> Finding | None:
-        end = chunk.find(b"\n", start)
-        raw = chunk[start : end if end != -1 else len(chunk)]
-        line = raw[:LINE_LIMIT].decode("utf-8", "replace").rstrip("\r")
+    def _finding(
+        self, head: bytes, start: int, end: int, chunk: bytes | None, at: int
+    ) -> Finding | None:
+        """The finding of the line at the file's bytes ``start:end`` whose kept start is
+        ``head``; ``chunk``, when given, holds the file's bytes from ``at`` on."""
+        line = head.decode("utf-8", "replace").rstrip("\r")
         who, line = _who(self.source, line)
         signature = self.catalogue.match(line)
         if signature is None:
             return None
-        when = self.marks.at(at + start)  # when it arrived, on the launcher's clock
+        when = self.marks.at(start)  # when it arrived, on the launcher's clock
         marked = when is not None
         if when is None:
             when = timestamps.line_time(line, self.year)
         if when is None:
-            when = _time_near(chunk, start, end if end != -1 else len(chunk), self.year)
+            when = self._time_near(start, end, chunk, at)
         return Finding(
             who=who,
             signature=signature,
             path=self.source.path,
-            line_no=line_no,
+            line_no=self.line_no,
             time=when,
             text=line.strip(),
             exception=exception_name(line) if signature.exception else None,
@@ -121,27 +142,32 @@ class _FileScan:
             marked=marked,
         )
 
-
-def _candidate_lines(chunk: bytes, begin: int, end: int) -> list[int]:
-    """The start of every line of ``chunk[begin:end]`` (whole lines) that holds an anchor."""
-    starts: set[int] = set()
-    match = ANCHOR.search(chunk, begin, end)
-    while match is not None:
-        after = _mark_line(chunk, match.start(), begin, end, starts)
-        match = ANCHOR.search(chunk, after, end) if after < end else None
-    for word in ANCHOR_WORDS:
-        position = chunk.find(word, begin, end)
-        while position != -1:
-            after = _mark_line(chunk, position, begin, end, starts)
-            position = chunk.find(word, after, end) if after < end else -1
-    return sorted(starts)
+    def _time_near(self, start: int, end: int, chunk: bytes | None, at: int) -> float | None:
+        """:func:`time_near` of the line at the file's bytes ``start:end``, from ``chunk`` when
+        it holds the bytes around the line, else from the file."""
+        low = max(0, start - NEAR)
+        if chunk is not None and at <= low and end + NEAR <= at + len(chunk):
+            return time_near(chunk, start - at, end - at, self.year)
+        resume = self.handle.tell()
+        self.handle.seek(low)
+        around = self.handle.read(end + NEAR - low)
+        self.handle.seek(resume)
+        return time_near(around, start - low, end - low, self.year)
 
 
-def _mark_line(chunk: bytes, position: int, begin: int, end: int, starts: set[int]) -> int:
-    """Note the line holding ``position``; where the next line starts."""
-    starts.add(chunk.rfind(b"\n", begin, position) + 1 or begin)
-    line_end = chunk.find(b"\n", position, end)
-    return end if line_end == -1 else line_end + 1
+def _candidate_lines(chunk: bytes, begin: int, end: int) -> list[tuple[int, int]]:
+    """The start and line end of every line of ``chunk[begin:end]`` (whole lines) that holds an
+    anchor, in order."""
+    lines: dict[int, int] = {}
+    for gate in GATES:
+        match = gate.search(chunk, begin, end)
+        while match is not None:
+            position = match.start()
+            start = chunk.rfind(b"\n", begin, position) + 1 or begin
+            line_end = chunk.find(b"\n", position, end)
+            lines[start] = line_end
+            match = gate.search(chunk, line_end + 1, end) if line_end + 1 < end else None
+    return sorted(lines.items())
 
 
 def _who(source: Source, line: str) -> tuple[int | str, str]:
@@ -158,10 +184,10 @@ def _who(source: Source, line: str) -> tuple[int | str, str]:
     return (source.rank if source.rank is not None else source.label), line
 
 
-def _time_near(chunk: bytes, start: int, end: int, year: int) -> float | None:
-    """The time of a line without a stamp: the first stamp in the few lines after it (torch_npu
-    prints ``[ERROR] <time> ...`` under the error), else the last one before it (the rank was
-    alive then)."""
+def time_near(chunk: bytes, start: int, end: int, year: int) -> float | None:
+    """The time of the line ``chunk[start:end]``, which has no stamp: the first stamp in the few
+    lines after it (torch_npu prints ``[ERROR] <time> ...`` under the error), else the last one
+    before it (the rank was alive then)."""
     after = chunk[end : end + NEAR].decode("utf-8", "replace").splitlines()[1:8]
     before = chunk[max(0, start - NEAR) : start].decode("utf-8", "replace").splitlines()
     for line in (*after, *reversed(before)):

@@ -1,8 +1,9 @@
 """The job pages and their JSON API, as a Flask app over a job store.
 
 ``/`` lists the jobs, ``/jobs/<id>`` shows one (spec, state history, live log tails of every rank,
-metric curves drawn by the vendored uPlot, another job overlaid with ``?compare=<id>``). The pages
-fetch everything they show from the API (``/api/jobs``, ``/api/jobs/<id>``,
+metric curves drawn by the vendored uPlot, another job overlaid with ``?compare=<id>``, and for a
+failed job the verdict of ``ascendify explain``: the rank that went wrong first, why, the fix).
+The pages fetch everything they show from the API (``/api/jobs``, ``/api/jobs/<id>``,
 ``/api/jobs/<id>/metrics``, ``/resources``, ``/logs``). Only requests whose ``Host`` is one the
 server serves (``app.config[SERVED_HOSTS]``, set once it is bound) are answered. Read-only unless
 the app is made with ``allow_actions``: then ``POST /api/jobs/<id>/stop`` and ``/rerun`` work
@@ -27,6 +28,7 @@ from werkzeug.exceptions import HTTPException
 
 from ascendify.errors import AscendifyError
 from ascendify.jobs import service
+from ascendify.jobs.cause import job_cause
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.metrics import SeriesReader, job_progress
 from ascendify.jobs.report import iso_time
@@ -280,9 +282,12 @@ def summary(store: JobStore, job: JobRecord) -> dict[str, Any]:
 
 
 def details(store: JobStore, job: JobRecord) -> dict[str, Any]:
-    """One job as its page shows it: the list's fields, the spec, the state history, the ranks."""
+    """One job as its page shows it: the list's fields, the spec, the state history, the ranks,
+    and for a failed job why it failed (``verdict``: ``ascendify explain``'s on its logs)."""
+    layout = JobLayout(store.job_dir(job.id), job.id)
     return {
         **summary(store, job),
+        "verdict": job_cause(job, layout).get("verdict"),
         "spec": public_spec(job.spec),
         "events": [
             {"time": e.time, "time_iso": iso(e.time), "state": e.state, "detail": e.detail}
@@ -296,7 +301,7 @@ def details(store: JobStore, job: JobRecord) -> dict[str, Any]:
         # Each attempt: start, end, state, cause, reason, exit code and hang stack of each rank.
         "attempts_detail": [
             {**attempt, "start_iso": iso(attempt["start"]), "end_iso": iso(attempt["end"])}
-            for attempt in JobLayout(store.job_dir(job.id), job.id).attempts(job.nodes)
+            for attempt in layout.attempts(job.nodes)
         ],
     }
 

@@ -184,6 +184,7 @@ function showDetails(job) {
     cell(row, event.state);
     cell(row, event.detail);
   }
+  showVerdict(job.verdict);
   showAttempts(job.attempts_detail);
   document.getElementById("spec").textContent = JSON.stringify(job.spec, null, 2);
   const logs = document.getElementById("logs");
@@ -199,6 +200,55 @@ function showDetails(job) {
     box.append(title, pre);
     logs.appendChild(box);
   }
+}
+
+function showVerdict(verdict) {
+  // Why a failed job failed, as `job describe` says it: the rank that went wrong first, its line,
+  // the catalogue's meaning, likely causes, fix and source, then the ranks that failed because of it.
+  const section = document.getElementById("verdict-section");
+  section.hidden = !verdict || !verdict.root;
+  if (section.hidden || section.dataset.shown) return; // a failed job's verdict does not change
+  section.dataset.shown = "yes";
+  const root = verdict.root, headline = root.headline;
+  const box = document.getElementById("verdict");
+  const add = (tag, text, className) => {
+    const element = document.createElement(tag);
+    if (text !== undefined) element.textContent = text;
+    if (className) element.className = className;
+    box.appendChild(element);
+    return element;
+  };
+  const rank = (who) => (typeof who === "number" ? "rank " + who : String(who));
+  add("p", (verdict.all_echo ? "First rank to time out (no rank failed by itself): " : "Root cause: ") +
+    rank(root.rank) + ", first went wrong at " + when(root.first_time), "root");
+  add("pre", headline.text, "line");
+  add("p", "at " + headline.path + ":" + headline.line, "where");
+  add("p", "[" + headline.id + ", " + headline.layer + "] " + headline.meaning, "signature");
+  add("p", "Likely causes:");
+  const causes = add("ol");
+  for (const cause of headline.causes) {
+    const item = document.createElement("li");
+    item.textContent = cause;
+    causes.appendChild(item);
+  }
+  add("p", "Fix: " + headline.fix, "fix");
+  if (headline.oom) add("p", "Memory: " + headline.oom.advice, "memory");
+  const source = add("p", "Source: ");
+  const link = document.createElement("a");
+  link.href = headline.source;
+  link.textContent = headline.source;
+  source.appendChild(link);
+  if (verdict.consequences.length > 0) {
+    add("p", verdict.all_echo ? "Then:" : "Consequences (later, or waiting for it):");
+    const list = add("ul", undefined, "consequences");
+    for (const report of verdict.consequences) {
+      const item = document.createElement("li");
+      const found = report.headline;
+      item.textContent = rank(report.rank) + " at " + when(report.first_time) + ": " + found.id + " (" + found.role + "): " + found.text;
+      list.appendChild(item);
+    }
+  }
+  add("p", "Order of failure: " + verdict.order.map(rank).join(", "), "order");
 }
 
 function showAttempts(attempts) {
