@@ -59,9 +59,9 @@ def test_the_rank_that_failed_is_the_cause_and_the_timeouts_its_echoes(tmp_path:
         (0, 2, 3), "HCCL-EI0002"
     )
     shown = render(verdict)
-    assert "root cause: rank 1, first went wrong at 2025-10-11 15:15:11.184" in shown
+    assert "root cause: rank 1, first went wrong at 2025-10-11T15:15:11.184+00:00" in shown
     assert "consequences" in shown
-    assert "rank 0 at 2025-10-11 15:45:34.713: HCCL-EI0002 (echo)" in shown
+    assert "rank 0 at 2025-10-11T15:45:34.713+00:00: HCCL-EI0002 (echo)" in shown
 
 
 def test_without_time_stamps_the_launchers_marks_order_the_ranks(tmp_path: Path) -> None:

@@ -16,9 +16,10 @@ import pytest
 
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.metrics import Point, read_points, read_series
-from ascendify.jobs.report import iso_time, top_frame
+from ascendify.jobs.report import top_frame
 from ascendify.jobs.resources import ResourceSampler, accelerator_reader
 from ascendify.jobs.store import JobStore
+from ascendify.moments import iso_time
 from tests.jobs.conftest import JobCli, job_logs, wait_for
 from tests.web.conftest import Serve
 from tests.web.test_pages import artifacts, browser, chart_attribute, drawn_pixels, until

@@ -9,7 +9,6 @@ echoes (all timed out waiting), the earliest rank is named and the echo's own ad
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from ascendify.explain.catalogue import Catalogue, Signature
 from ascendify.explain.reader import Finding
 from ascendify.explain.sources import Inputs
+from ascendify.moments import iso_time
 
 MAX_FINDINGS = 200  # kept per rank (the first ones); the rest are only counted
 
@@ -154,7 +154,7 @@ def _signal_finding(rank: int, signature: Signature, name: str, root: dict[str, 
 def when_text(stamp: float | None) -> str:
     if stamp is None:
         return "time unknown"
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(stamp)) + f".{int(stamp % 1 * 1000):03d}"
+    return iso_time(stamp, milliseconds=True)
 
 
 def rank_name(who: int | str) -> str:
@@ -251,6 +251,7 @@ def _rank_json(report: RankReport, findings: bool) -> dict[str, Any]:
     shown: dict[str, Any] = {
         "rank": report.who,
         "first_time": report.first_time,
+        "first_time_iso": None if report.first_time is None else iso_time(report.first_time),
         "exit_code": report.exit_code,
         "signal": report.signal,
         "headline": _finding_json(headline),

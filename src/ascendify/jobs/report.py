@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
 from typing import Any
 
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.metrics import Point, Progress
 from ascendify.jobs.store import Event, JobRecord, NodeRecord
+from ascendify.moments import iso_time
 
 LIST_HEADER = (
     "ID", "NAME", "ENGINE", "NODES x CARDS", "STATE", "STEP", "LOSS", "THROUGHPUT", "FLAVOR",
@@ -160,11 +160,6 @@ def _root_cause_lines(root: dict[str, Any]) -> list[str]:
     lines.append(f"  log: {root['log_path']}")
     lines += [f"    {line}" for line in root.get("last_lines", ())]
     return lines
-
-
-def iso_time(stamp: float) -> str:
-    """A moment as every view shows it: ISO 8601, in UTC, with the zone."""
-    return datetime.fromtimestamp(stamp, timezone.utc).isoformat(timespec="seconds")
 
 
 def top_frame(job: JobRecord, samples: Sequence[Point]) -> str:

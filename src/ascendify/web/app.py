@@ -31,9 +31,9 @@ from ascendify.jobs import service
 from ascendify.jobs.cause import job_cause
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.metrics import SeriesReader, job_progress
-from ascendify.jobs.report import iso_time
 from ascendify.jobs.spec import REDACTED, is_secret_name
 from ascendify.jobs.store import ACTIVE, FINAL, JobRecord, JobStore
+from ascendify.moments import iso_time
 
 LIST_LIMIT = 500
 LOG_TAIL_BYTES = 16 << 10  # what a log view starts with

@@ -220,7 +220,7 @@ function showVerdict(verdict) {
   };
   const rank = (who) => (typeof who === "number" ? "rank " + who : String(who));
   add("p", (verdict.all_echo ? "First rank to time out (no rank failed by itself): " : "Root cause: ") +
-    rank(root.rank) + ", first went wrong at " + when(root.first_time), "root");
+    rank(root.rank) + ", first went wrong at " + when(root.first_time_iso), "root");
   add("pre", headline.text, "line");
   add("p", "at " + headline.path + ":" + headline.line, "where");
   add("p", "[" + headline.id + ", " + headline.layer + "] " + headline.meaning, "signature");
@@ -244,7 +244,7 @@ function showVerdict(verdict) {
     for (const report of verdict.consequences) {
       const item = document.createElement("li");
       const found = report.headline;
-      item.textContent = rank(report.rank) + " at " + when(report.first_time) + ": " + found.id + " (" + found.role + "): " + found.text;
+      item.textContent = rank(report.rank) + " at " + when(report.first_time_iso) + ": " + found.id + " (" + found.role + "): " + found.text;
       list.appendChild(item);
     }
   }
