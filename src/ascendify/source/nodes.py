@@ -64,8 +64,7 @@ class NodeIndex:
         last = list(range(len(nodes)))
         for number in range(len(nodes) - 1, 0, -1):
             parent = parents[number]
-            if last[number] > last[parent]:
-                last[parent] = last[number]
+            last[parent] = max(last[parent], last[number])
         self.nodes = nodes
         self.parents = parents
         self.depths = depths
