@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import bisect
 from collections.abc import Iterable, Iterator
+from functools import cached_property
 
 from ascendify.source.scan import CHILD_FIELDS
 
@@ -27,51 +28,71 @@ _SCOPE_TYPES = frozenset(SCOPES)
 
 
 class NodeIndex:
-    """The nodes of one module, numbered in source order (pre-order) by one walk."""
+    """The nodes of one module, numbered in source order (pre-order) by one walk. The walk keeps
+    each node's holder and type; depths, scopes, ends and the numbers by node are worked out from
+    these on first use (a question about a file's names needs none of them)."""
 
     def __init__(self, module: ast.Module) -> None:
         nodes: list[ast.AST] = []
         parents: list[int] = []
-        depths: list[int] = []
-        scopes: list[int] = []  # the nearest function or lambda holding the node (0: the module)
         by_type: dict[type[ast.AST], list[int]] = {}
-        stack: list[tuple[ast.AST, int, int, int]] = [(module, -1, 0, 0)]
+        stack: list[tuple[ast.AST, int]] = [(module, -1)]
         push = stack.append
         while stack:
-            node, parent, depth, scope = stack.pop()
+            node, parent = stack.pop()
             number = len(nodes)
             nodes.append(node)
             parents.append(parent)
-            depths.append(depth)
-            scopes.append(scope)
             kind = type(node)
             found = by_type.get(kind)
             if found is None:
                 by_type[kind] = [number]
             else:
                 found.append(number)
-            inner = number if kind in _SCOPE_TYPES else scope
-            below = depth + 1
             for name in reversed(CHILD_FIELDS[kind]):
                 value = getattr(node, name)
                 if type(value) is list:
                     for child in reversed(value):
                         if isinstance(child, ast.AST):  # None: the key of a ``**`` entry
-                            push((child, number, below, inner))
+                            push((child, number))
                 elif isinstance(value, ast.AST):
-                    push((value, number, below, inner))
-        # Where each node's own nodes end: the last number inside it (itself when it holds none).
-        last = list(range(len(nodes)))
-        for number in range(len(nodes) - 1, 0, -1):
-            parent = parents[number]
-            last[parent] = max(last[parent], last[number])
+                    push((value, number))
         self.nodes = nodes
-        self.parents = parents
-        self.depths = depths
-        self.scopes = scopes
-        self.last = last
+        self.parents = parents  # the number of the node holding each (-1: the module)
         self._by_type = by_type
-        self._numbers = {id(node): number for number, node in enumerate(nodes)}
+
+    @cached_property
+    def depths(self) -> list[int]:
+        """How many nodes hold each node."""
+        depths = [0] * len(self.nodes)
+        for number, parent in enumerate(self.parents):
+            if parent >= 0:
+                depths[number] = depths[parent] + 1
+        return depths
+
+    @cached_property
+    def scopes(self) -> list[int]:
+        """The number of the nearest function or lambda holding each node (0: the module)."""
+        nodes, scopes = self.nodes, [0] * len(self.nodes)
+        for number, parent in enumerate(self.parents):
+            if parent > 0:
+                scopes[number] = parent if type(nodes[parent]) in _SCOPE_TYPES else scopes[parent]
+        return scopes
+
+    @cached_property
+    def last(self) -> list[int]:
+        """The last number inside each node (its own when it holds none)."""
+        last, parents = list(range(len(self.nodes))), self.parents
+        # Backwards, a node's last child comes first, and its own end is known by then.
+        for number in range(len(last) - 1, 0, -1):
+            parent = parents[number]
+            if last[parent] == parent:
+                last[parent] = last[number]
+        return last
+
+    @cached_property
+    def _numbers(self) -> dict[int, int]:
+        return {id(node): number for number, node in enumerate(self.nodes)}
 
     def number(self, node: ast.AST) -> int:
         """The node's number (its place in source order); KeyError for a node not indexed."""

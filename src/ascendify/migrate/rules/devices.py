@@ -340,9 +340,13 @@ class _TextNames:
     def of(self, ctx: Context) -> set[str]:
         if self.names is None:
             self.names = set()
-            index = ctx.nodes
-            for number in index.of(ast.Assign, ast.arguments):
-                node = index.nodes[number]
+            # Assignments and definitions are statements; a lambda is read from the node index.
+            assigned: list[ast.AST] = [*ctx.names.assignments]
+            assigned += [function.args for function in ctx.names.functions]
+            if "lambda" in ctx.source.text:
+                index = ctx.nodes
+                assigned += [index.nodes[number].args for number in index.of(ast.Lambda)]  # type: ignore[attr-defined]
+            for node in assigned:
                 pairs: list[tuple[ast.expr, ast.expr | None]] = []
                 if isinstance(node, ast.Assign):
                     pairs = [(target, node.value) for target in node.targets]
@@ -379,7 +383,8 @@ class _HelperDevices:
     @staticmethod
     def _find(ctx: Context) -> set[str]:
         """Only the lines that assign a name a call's value are looked at (a scan of the text), and
-        then the assignments on lines that assign one of those names (from the file's node index)."""
+        then the assignments on lines that assign one of those names (from the pass over the
+        statements): not a walk of the file."""
         text = ctx.source.text
         candidates = {match.group(1) for match in _ASSIGNED_FROM_CALL.finditer(text)}
         if not candidates:
@@ -399,10 +404,7 @@ class _HelperDevices:
                 lines.append(line)
         helper: set[str] = set()
         other: set[str] = set()
-        index = ctx.nodes
-        for number in index.of(ast.Assign, ast.AnnAssign):
-            node = index.nodes[number]
-            assert isinstance(node, ast.Assign | ast.AnnAssign)
+        for node in ctx.names.assignments:
             if node.value is None or not _spans_a_line(node, lines):
                 continue
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
