@@ -26,14 +26,14 @@ import pkgutil
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, TypeVar, cast
 
 from ascendify.errors import AscendifyError
 from ascendify.migrate._modes import Modes, Target
 from ascendify.migrate._settings import Settings
-from ascendify.source import NameResolver, SourceText, Tokens
+from ascendify.source import NameResolver, NodeIndex, SourceText, Tokens
 from ascendify.targets import Safety, TorchNpuFacts
 
 if TYPE_CHECKING:
@@ -248,6 +248,12 @@ class Context:
     @property
     def modes(self) -> Modes:
         return self.settings.modes
+
+    @cached_property
+    def nodes(self) -> NodeIndex:
+        """Every node of the file, indexed by one walk on the first question: a rule that asks
+        about the whole file reads this, never a walk of its own."""
+        return NodeIndex(self.module)
 
     def state(self, kind: type[_State]) -> _State:
         """This file's instance of ``kind``, made on first use: what a rule family works out once

@@ -16,6 +16,7 @@ from ascendify.source.names import (
     resolve_imports,
     statements,
 )
+from ascendify.source.nodes import SCOPES, NodeIndex
 from ascendify.source.parsed import (
     PARSE_ERRORS,
     ParsedSource,
@@ -29,10 +30,12 @@ from ascendify.source.text import SourceText, UndecodableSource, decode, encode,
 __all__ = [
     "CHILD_FIELDS",
     "PARSE_ERRORS",
+    "SCOPES",
     "STATEMENT_LISTS",
     "Binding",
     "LocalScope",
     "NameResolver",
+    "NodeIndex",
     "Occurrences",
     "ParsedSource",
     "SharedParse",

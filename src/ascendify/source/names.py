@@ -79,6 +79,10 @@ class NameResolver:
         self.bindings: dict[str, Binding] = {}
         self.imports: list[ast.Import | ast.ImportFrom] = []  # the statements bound, in order
         self.local_scopes: list[LocalScope] = []  # in source order of their first such statement
+        # What else the pass over the statements meets, in source order, for the rules that look
+        # at every statement of a kind (a function's name called, a device assigned a setting).
+        self.assignments: list[ast.Assign | ast.AnnAssign] = []
+        self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
 
     def bind(self, local: str, qualified: str) -> Binding:
         binding = Binding(qualified)
@@ -163,8 +167,9 @@ _DECLARATIONS = (ast.Global, ast.Nonlocal)
 
 def resolve_imports(module: ast.Module) -> NameResolver:
     """The resolver of a file: every import and plain alias assignment, in source order, and the
-    functions whose own scope imports or declares names (:class:`LocalScope`). One pass over the
-    statements, as :func:`statements` makes it, that knows each statement's function."""
+    functions whose own scope imports or declares names (:class:`LocalScope`); besides, every
+    assignment and function definition. One pass over the statements, as :func:`statements` makes
+    it, that knows each statement's function."""
     names = NameResolver()
     scopes: dict[ast.AST, LocalScope] = {}
     # (statement, its depth below the module, the function whose scope it is in with that
@@ -180,12 +185,16 @@ def resolve_imports(module: ast.Module) -> NameResolver:
                 _local_scope(names, scopes, owner).imports.append(node)
         elif isinstance(node, ast.Assign):
             names.add_alias_assignment(node)
+            names.assignments.append(node)
+        elif isinstance(node, ast.AnnAssign):
+            names.assignments.append(node)
         elif owner is not None and isinstance(node, _DECLARATIONS):
             _local_scope(names, scopes, owner).declared.update(node.names)
         fields = _STATEMENT_LISTS_OF[type(node)]
         if fields:
             if isinstance(node, _FUNCTIONS):
                 owner = (node, depth)
+                names.functions.append(node)
             elif isinstance(node, ast.ClassDef):
                 owner = None  # a class body is a scope of its own
             for name in fields:

@@ -303,13 +303,13 @@ def _is_distributed_sampler(ctx: Context, keyword: ast.keyword | None) -> bool:
     )
 
 
-def _loader_names(ctx: Context, module: ast.Module) -> set[str]:
+def _loader_names(ctx: Context) -> set[str]:
     """Source text of targets assigned from a DataLoader call anywhere in the file."""
     state = ctx.state(_DistributedFile)
     if state.loaders is not None:
         return state.loaders
     names: set[str] = set()
-    for node in ast.walk(module):
+    for node in ctx.names.assignments:
         if not isinstance(node, ast.Assign):
             continue
         if _is_loader(ctx, node.value):
@@ -346,8 +346,9 @@ def _holds_loaders(ctx: Context, value: ast.expr) -> bool:
 @checks(ast.Module, rules=(SetEpoch,))
 def check_epoch_loops(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Module)
-    known = _loader_names(ctx, node)
-    for loop in ast.walk(node):
+    known = _loader_names(ctx)
+    index = ctx.nodes
+    for loop in map(index.nodes.__getitem__, index.walk_order(index.of(ast.For, ast.AsyncFor))):
         if (
             isinstance(loop, ast.For | ast.AsyncFor)
             and isinstance(loop.target, ast.Name)
@@ -425,7 +426,7 @@ def _walk_same_scope(body: list[ast.stmt]) -> Iterator[ast.AST]:
 def check_model(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     mode = _options(ctx)
     assert isinstance(node, ast.Module)
-    if _already_wrapped(ctx, node, mode.model):
+    if _already_wrapped(ctx, mode.model):
         return
     for body in _statement_lists(node):
         last = None
@@ -499,8 +500,9 @@ def _moves(stmt: ast.stmt) -> bool:
     )
 
 
-def _already_wrapped(ctx: Context, module: ast.Module, model: str) -> bool:
-    for node in ast.walk(module):
+def _already_wrapped(ctx: Context, model: str) -> bool:
+    index = ctx.nodes
+    for node in map(index.nodes.__getitem__, index.of(ast.Call)):
         if isinstance(node, ast.Call) and node.args:
             name = ctx.names.qualified_name(node.func) or ""
             if name.endswith("DistributedDataParallel") and ctx.segment(node.args[0]) == model:

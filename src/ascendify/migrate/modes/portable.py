@@ -9,6 +9,7 @@ replacement differs: an expression asking the host, not another literal.
 from __future__ import annotations
 
 import ast
+import bisect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +48,7 @@ from ascendify.migrate.rules._literals import (
 from ascendify.migrate.rules._own import is_own_member
 from ascendify.migrate.rules.devices import DeviceIndex, device_index
 from ascendify.migrate.rules.methods import is_chosen_method
-from ascendify.source import statements
+from ascendify.source import NodeIndex
 from ascendify.targets import Safety
 from ascendify.targets.devices import CUDA_DEFAULT_DEVICE_CALLS, CUDA_DEVICE_TYPE
 from ascendify.targets.portable import (
@@ -218,17 +219,33 @@ class PortableGuardKept(PortableRule):
 @dataclass
 class _Guards:
     """The blocks this file runs only when CUDA is available, and the checks and loop bounds that
-    must stay as written (worked out once per file)."""
+    must stay as written (worked out once per file, from its node index)."""
 
     ready: bool = False
-    guarded: set[int] = field(default_factory=set)  # ids of the nodes inside such a block
+    # The numbers of the nodes inside such a block: the first and the last of each outermost one.
+    firsts: list[int] = field(default_factory=list)
+    lasts: list[int] = field(default_factory=list)
     # id of a check or loop bound kept -> why: what it guards that runs on CUDA only
     kept: dict[int, str] = field(default_factory=dict)
+
+    def holds(self, index: NodeIndex, node: ast.AST) -> bool:
+        """Whether ``node`` lies inside such a block."""
+        number = index.number(node)
+        at = bisect.bisect_right(self.firsts, number) - 1
+        return at >= 0 and number <= self.lasts[at]
 
 
 _AVAILABILITY = "torch.cuda.is_available"
 _DEVICE_COUNT = "torch.cuda.device_count"
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+# The nodes a guarded region hangs off: those holding blocks of statements (a block's early exit
+# guards the rest of it), a conditional and an ``and``.
+_REGION_HOLDERS = tuple(
+    kind
+    for kind in vars(ast).values()
+    if isinstance(kind, type)
+    and issubclass(kind, ast.AST)
+    and ({"body", "orelse", "finalbody"} & set(kind._fields) or kind is ast.BoolOp)
+)
 
 
 def _guards(ctx: Context) -> _Guards:
@@ -236,22 +253,32 @@ def _guards(ctx: Context) -> _Guards:
     if guards.ready:
         return guards
     guards.ready = True
+    index = ctx.nodes
     held = _held_checks(ctx)
     checked = [
-        found for node in ast.walk(ctx.module) for found in _guarded_regions(ctx, node, held)
+        found
+        for number in index.walk_order(index.of(*_REGION_HOLDERS))
+        for found in _guarded_regions(ctx, index.nodes[number], held)
     ]
-    for _, region in checked:
-        guards.guarded |= {id(inner) for part in region for inner in ast.walk(part)}
-    helpers = _own_functions(ctx.module)
+    parts = sorted(
+        (number, index.last[number])
+        for _, region in checked
+        for number in map(index.number, region)
+    )
+    for first, last in parts:  # a region inside another adds nothing
+        if not guards.lasts or first > guards.lasts[-1]:
+            guards.firsts.append(first)
+            guards.lasts.append(last)
+    helpers = _own_functions(ctx)
     for checks_, region in checked:
-        blocking = next(_cuda_only_names(ctx, region, guards.guarded, helpers), None)
+        blocking = next(_cuda_only_names(ctx, region, guards, helpers), None)
         if blocking is not None:
             reason = f"the check guards {blocking}"
             guards.kept.update((id(check), reason) for check in checks_)
     # A loop over range(device_count()) runs its body once on a CPU host once the bound is widened
     # (portable_device.device_count() is 1 there), where the original ran it never.
-    for bounds, region in _device_loops(ctx, ctx.module, []):
-        blocking = next(_cuda_only_names(ctx, region, guards.guarded, helpers), None)
+    for bounds, region in _device_loops(ctx):
+        blocking = next(_cuda_only_names(ctx, region, guards, helpers), None)
         if blocking is not None:
             reason = f"the loop it bounds calls {blocking}"
             guards.kept.update((id(bound), reason) for bound in bounds)
@@ -261,6 +288,11 @@ def _guards(ctx: Context) -> _Guards:
 # A name or ``self.x`` -> the ``torch.cuda.is_available`` calls of every value the file gives it
 # (``use_cuda = not args.no_cuda and torch.cuda.is_available()``): testing it is testing them.
 _Held = dict[str, list[ast.expr]]
+# The nodes that bind a name (see _held_checks and _other_bindings).
+_BINDERS = (
+    ast.Assign, ast.AnnAssign, ast.arg, ast.For, ast.AsyncFor, ast.comprehension, ast.AugAssign,
+    ast.NamedExpr, ast.withitem,
+)  # fmt: skip
 
 
 def _held_checks(ctx: Context) -> _Held:
@@ -268,7 +300,9 @@ def _held_checks(ctx: Context) -> _Held:
     them; a name also bound otherwise (a parameter, a loop, an assignment without the check) is not."""
     held: _Held = {}
     other: set[str] = set()
-    for node in ast.walk(ctx.module):
+    index = ctx.nodes
+    for number in index.walk_order(index.of(*_BINDERS)):
+        node = index.nodes[number]
         if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             checks_ = _availability_checks(ctx, node.value, {})
@@ -282,7 +316,7 @@ def _held_checks(ctx: Context) -> _Held:
                     other.add(key)
         elif isinstance(node, ast.arg):
             other.add(node.arg)
-        for target in _other_bindings(node):  # a loop, ``with ... as``, ``+=``, unpacking
+        for target in _other_bindings(index, node):  # a loop, ``with ... as``, ``+=``, unpacking
             key = _holder(target)
             if key is not None:
                 other.add(key)
@@ -297,17 +331,22 @@ def _holder(node: ast.expr) -> str | None:
     return None
 
 
-def _other_bindings(node: ast.AST) -> list[ast.expr]:
+def _other_bindings(index: NodeIndex, node: ast.AST) -> list[ast.expr]:
     if isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
-        return list(ast.walk(node.target))  # type: ignore[arg-type]
+        return _expressions_in(index, node.target)
     if isinstance(node, ast.AugAssign | ast.NamedExpr):
         return [node.target]
     if isinstance(node, ast.withitem) and node.optional_vars is not None:
         return [node.optional_vars]
     if isinstance(node, ast.Assign):
         return [inner for target in node.targets if isinstance(target, ast.Tuple | ast.List)
-                for inner in ast.walk(target) if isinstance(inner, ast.expr)]  # fmt: skip
+                for inner in _expressions_in(index, target)]  # fmt: skip
     return []
+
+
+def _expressions_in(index: NodeIndex, node: ast.AST) -> list[ast.expr]:
+    """``node`` and the expressions inside it, in ``ast.walk``'s order."""
+    return [inner for inner in index.subtree(index.number(node)) if isinstance(inner, ast.expr)]
 
 
 def _availability_checks(ctx: Context, test: ast.expr, held: _Held) -> list[ast.expr]:
@@ -395,14 +434,15 @@ def _guarded_regions(
 
 
 def _cuda_only_names(
-    ctx: Context, region: list[ast.AST], guarded: set[int], helpers: dict[str, list[ast.AST]]
+    ctx: Context, region: list[ast.AST], guards: _Guards, helpers: dict[str, list[ast.AST]]
 ) -> Iterator[str]:
     """``torch.cuda`` names that ``region`` (and the functions of this file it calls, however
     deep) leaves running on CUDA only: those with no device-agnostic spelling, unless a check that
     an accelerator is present guards them and the device module has them (``mem_get_info``)."""
+    index = ctx.nodes
     pending, seen = list(region), set()
     while pending:
-        for node in ast.walk(pending.pop()):
+        for node in index.subtree(index.number(pending.pop())):
             if isinstance(node, ast.Call):
                 called = called_name(node.func)
                 for helper in helpers.get(called or "", ()):
@@ -417,89 +457,99 @@ def _cuda_only_names(
             found = portable_target(qualified)
             if found is None or found[0].portable is not None:
                 continue
-            if id(node) not in guarded or module_member(qualified, ctx.facts) is None:
+            if not guards.holds(index, node) or module_member(qualified, ctx.facts) is None:
                 yield qualified
 
 
-def _own_functions(module: ast.Module) -> dict[str, list[ast.AST]]:
+def _own_functions(ctx: Context) -> dict[str, list[ast.AST]]:
     """The functions and methods this file defines, by name (a call ``f()`` or ``self.f()`` may
     run any of them)."""
     functions: dict[str, list[ast.AST]] = {}
-    for node in statements(module):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            functions.setdefault(node.name, []).append(node)
+    for node in ctx.names.functions:
+        functions.setdefault(node.name, []).append(node)
     return functions
 
 
-def _device_loops(
-    ctx: Context, scope: ast.AST, outer: list[dict[str, list[ast.expr]]]
-) -> Iterator[tuple[list[ast.expr], list[ast.AST]]]:
+# A loop's device-count bound, by the name that holds it: one mapping per function (or lambda, or
+# the module), from its own assignments.
+_Bound = dict[str, list[ast.expr]]
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _device_loops(ctx: Context) -> Iterator[tuple[list[ast.expr], list[ast.AST]]]:
     """(the ``device_count`` calls, the body) of each loop over ``range(...device_count()...)``,
-    the bound written in place or held by a name the enclosing function (or module) assigns it to."""
-    nodes = list(_scope_nodes(scope))
-    bindings = [*outer, _device_counts_bound(ctx, nodes)]
-    for node in nodes:
-        if isinstance(node, _SCOPES) and node is not scope:
-            yield from _device_loops(ctx, node, bindings)
-        elif isinstance(node, ast.For | ast.AsyncFor):
-            bounds = _range_bounds(ctx, node.iter, bindings)
+    the bound written in place or held by a name the enclosing function (or module) assigns it to;
+    in the order a walk with a stack meets the loops, function by function."""
+    if _DEVICE_COUNT.rpartition(".")[2] not in ctx.source.text:
+        return  # however it is imported, a call of it spells its name
+    index = ctx.nodes
+    counts = [
+        number
+        for number in index.of(ast.Call)
+        if ctx.names.qualified_name(index.nodes[number].func) == _DEVICE_COUNT  # type: ignore[attr-defined]
+    ]
+    if not counts:
+        return
+    bound: dict[int, _Bound] = {}  # a scope's number -> the names it binds to a device count
+    for number in index.of(ast.Assign, ast.AnnAssign):
+        node = index.nodes[number]
+        assert isinstance(node, ast.Assign | ast.AnnAssign)
+        names = bound.setdefault(index.scopes[number], {})
+        if node.value is None:
+            continue
+        calls = _count_calls(index, counts, node.value)
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            if calls and isinstance(target, ast.Name):
+                names.setdefault(target.id, []).extend(calls)
+    for number in index.stack_order(index.of(ast.For, ast.AsyncFor, *_COMPREHENSIONS)):
+        bindings = []  # innermost scope first
+        scope = index.scopes[number]
+        while True:
+            bindings.append(bound.get(scope, {}))
+            if scope == 0:
+                break
+            scope = index.scopes[scope]
+        node = index.nodes[number]
+        if isinstance(node, ast.For | ast.AsyncFor):
+            bounds = _range_bounds(ctx, counts, node.iter, bindings)
             if bounds:
                 yield bounds, list(node.body)
-        elif isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+        elif isinstance(node, _COMPREHENSIONS):
             results = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
-            for index, generator in enumerate(node.generators):
-                bounds = _range_bounds(ctx, generator.iter, bindings)
+            for at, generator in enumerate(node.generators):
+                bounds = _range_bounds(ctx, counts, generator.iter, bindings)
                 if bounds:
-                    later = [part for inner in node.generators[index + 1 :]
+                    later = [part for inner in node.generators[at + 1 :]
                              for part in (inner.iter, *inner.ifs)]  # fmt: skip
                     yield bounds, [*generator.ifs, *later, *results]
 
 
-def _scope_nodes(scope: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of one function (or the module), nested functions and lambdas given but not entered."""
-    stack = list(ast.iter_child_nodes(scope))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, _SCOPES):
-            stack.extend(ast.iter_child_nodes(node))
-
-
-def _device_count_calls(ctx: Context, expr: ast.AST) -> list[ast.expr]:
+def _count_calls(index: NodeIndex, counts: list[int], expr: ast.expr) -> list[ast.expr]:
+    """The called names of the ``device_count`` calls (``counts``: their numbers) inside ``expr``,
+    in ``ast.walk``'s order."""
+    inside = index.walk_order(index.within(counts, index.number(expr)))
     return [
-        node.func
-        for node in ast.walk(expr)
-        if isinstance(node, ast.Call) and ctx.names.qualified_name(node.func) == _DEVICE_COUNT
+        call.func for call in map(index.nodes.__getitem__, inside) if isinstance(call, ast.Call)
     ]
 
 
-def _device_counts_bound(ctx: Context, nodes: list[ast.AST]) -> dict[str, list[ast.expr]]:
-    """Names assigned a value computed from ``device_count()`` -> those calls."""
-    bound: dict[str, list[ast.expr]] = {}
-    for node in nodes:
-        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
-            calls = _device_count_calls(ctx, node.value)
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                if calls and isinstance(target, ast.Name):
-                    bound.setdefault(target.id, []).extend(calls)
-    return bound
-
-
 def _range_bounds(
-    ctx: Context, iterated: ast.expr, bindings: list[dict[str, list[ast.expr]]]
+    ctx: Context, counts: list[int], iterated: ast.expr, bindings: list[_Bound]
 ) -> list[ast.expr]:
-    """The ``device_count`` calls that bound ``range(...)``, directly or through a name."""
+    """The ``device_count`` calls (``counts``: their numbers) that bound ``range(...)``, directly
+    or through a name (``bindings``: innermost scope first)."""
     if not (isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Name)):
         return []
     if iterated.func.id != "range":
         return []
+    index = ctx.nodes
     bounds: list[ast.expr] = []
     for argument in iterated.args:
-        bounds += _device_count_calls(ctx, argument)
-        for node in ast.walk(argument):
+        bounds += _count_calls(index, counts, argument)
+        for node in index.subtree(index.number(argument)):
             if isinstance(node, ast.Name):
-                scope = next((b for b in reversed(bindings) if node.id in b), {})
+                scope = next((b for b in bindings if node.id in b), {})
                 bounds += scope.get(node.id, [])
     return bounds
 
@@ -719,7 +769,7 @@ def check_cuda_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iter
     guards = _guards(ctx)
     if target.portable is None:
         member = module_member(qualified, ctx.facts)
-        if member is not None and id(node) in guards.guarded and isinstance(node.ctx, ast.Load):
+        if member is not None and guards.holds(ctx.nodes, node) and isinstance(node.ctx, ast.Load):
             message = f"{qualified} -> {member} (inside a check that an accelerator is present)"
             yield PortableApi.finding(node, message, ctx.replace(node, member))
             return
@@ -1091,16 +1141,18 @@ class _MapLocations:
 def _map_location_arguments(ctx: Context) -> set[int]:
     found = ctx.state(_MapLocations)
     if found.ids is None:
+        index = ctx.nodes
+        calls = [index.nodes[number] for number in index.of(ast.Call)]
         found.ids = {
             id(keyword.value)
-            for node in ast.walk(ctx.module)
+            for node in calls
             if isinstance(node, ast.Call)
             for keyword in node.keywords
             if keyword.arg == "map_location"
         }
         found.ids |= {
             id(node.args[1])
-            for node in ast.walk(ctx.module)
+            for node in calls
             if isinstance(node, ast.Call)
             and len(node.args) > 1
             and ctx.names.qualified_name(node.func) == "torch.load"

@@ -13,16 +13,15 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from itertools import repeat
 
 from ascendify.migrate._rule import Context
-from ascendify.source import CHILD_FIELDS, statements
+from ascendify.source import SCOPES, NodeIndex
 
 # A call's arguments that sit in a slot: (kind label, argument expression).
 SinkFinder = Callable[[Context, ast.Call], Iterator[tuple[str, ast.expr]]]
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_SCOPES = frozenset({*_FUNCTIONS, ast.Lambda})
+_SCOPES = SCOPES
 _RECORDED = frozenset({ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.Call})
 _SELF = ("self", "cls")
 
@@ -68,8 +67,7 @@ def may_call_own_function(ctx: Context, call: ast.Call) -> bool:
         return False
     defined = ctx.state(_Defined)
     if defined.names is None:
-        module = ctx.module
-        defined.names = {node.name for node in statements(module) if isinstance(node, _FUNCTIONS)}
+        defined.names = {node.name for node in ctx.names.functions}
     return called in defined.names
 
 
@@ -163,41 +161,45 @@ def _arguments_for(
 
 
 def _collect(ctx: Context, sinks: SinkFinder) -> tuple[list[_Scope], _Calls]:
-    """Every scope of the file with what it binds and passes into slots, and the file's calls."""
+    """Every scope of the file with what it binds and passes into slots, and the file's calls:
+    read from the file's node index. A function's (or lambda's) body is in its scope; what its
+    definition holds besides (decorators, defaults, annotations) is not followed."""
+    index = ctx.nodes
     module = _Scope(ctx.module, None)
     scopes = [module]
-    calls: _Calls = {}
-    stack: list[tuple[ast.AST | None, _Scope]] = [(child, module) for child in ctx.module.body]
-    while stack:
-        node, scope = stack.pop()
-        if node is None:
-            continue  # the missing key of a ``**`` entry in a dict display
-        kind = type(node)
-        if kind in _SCOPES:
-            scopes.append(_enter_scope(node, scope, stack))
+    # A function's number -> its scope and the numbers its body spans; None: it is not followed.
+    followed: dict[int, tuple[_Scope, int, int] | None] = {0: (module, 0, len(index.nodes))}
+    for number in index.stack_order(index.of(*_SCOPES)):  # the order a walk meets them
+        outer = _scope_of(index, number, followed)
+        node = index.nodes[number]
+        assert isinstance(node, (*_FUNCTIONS, ast.Lambda))
+        if outer is None:
+            followed[number] = None
             continue
-        if kind in _RECORDED:
-            _record(ctx, sinks, node, scope, calls)
-        # The walk is the analysis' cost: only the fields that may hold nodes, children unfiltered.
-        for name in CHILD_FIELDS[kind]:
-            value = getattr(node, name)
-            if type(value) is list:
-                stack.extend(zip(value, repeat(scope)))
-            elif isinstance(value, ast.AST):
-                stack.append((value, scope))
+        inner = _Scope(node, outer)
+        _add_parameters(inner, node.args)
+        scopes.append(inner)
+        body = node.body if isinstance(node.body, list) else [node.body]
+        first, last = index.number(body[0]), index.last[index.number(body[-1])]
+        followed[number] = (inner, first, last)
+    calls: _Calls = {}
+    for number in index.of(*_RECORDED):
+        scope = _scope_of(index, number, followed)
+        if scope is not None:
+            _record(ctx, sinks, index.nodes[number], scope, calls)
     return scopes, calls
 
 
-def _enter_scope(
-    node: ast.AST, outer: _Scope, stack: list[tuple[ast.AST | None, _Scope]]
-) -> _Scope:
-    """The scope of a function or lambda, its body put on ``stack`` to be walked in it."""
-    assert isinstance(node, (*_FUNCTIONS, ast.Lambda))
-    inner = _Scope(node, outer)
-    _add_parameters(inner, node.args)
-    body = node.body if isinstance(node.body, list) else [node.body]
-    stack.extend((child, inner) for child in body)
-    return inner
+def _scope_of(
+    index: NodeIndex, number: int, followed: dict[int, tuple[_Scope, int, int] | None]
+) -> _Scope | None:
+    """The scope a node is in (that of its function's or lambda's body), None when it is in no
+    body followed (a default, a decorator, or anything inside one)."""
+    holder = followed[index.scopes[number]]
+    if holder is None:
+        return None
+    scope, first, last = holder
+    return scope if first <= number <= last else None
 
 
 def _record(ctx: Context, sinks: SinkFinder, node: ast.AST, scope: _Scope, calls: _Calls) -> None:

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import ast
 import re
-from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from itertools import repeat
 
 from ascendify.migrate._rule import Context
-from ascendify.source import CHILD_FIELDS, STATEMENT_LISTS, statements
+from ascendify.source import STATEMENT_LISTS
 from ascendify.targets.devices import ATTRIBUTE_RENAMES, CUDA_DEVICE_TYPE, NPU_DEVICE_TYPE
 
 _MEMBERS = frozenset({*ATTRIBUTE_RENAMES, "cuda"})  # members named after the device
@@ -51,7 +49,7 @@ def is_own_member(ctx: Context, node: ast.Attribute) -> bool:
         # Most files define no such member: a text search spares them the tree walks.
         text = ctx.source.text
         if _DEFINES_MEMBER.search(text) or _ASSIGNS_MEMBER.search(text):
-            _collect(ctx.module, owned)
+            _collect(ctx, owned)
     if node.attr not in owned.members:
         return False
     receiver = node.value
@@ -62,9 +60,9 @@ def is_own_member(ctx: Context, node: ast.Attribute) -> bool:
     return (ast.unparse(receiver), node.attr) in owned.receivers
 
 
-def _collect(module: ast.Module, owned: _Owned) -> None:
+def _collect(ctx: Context, owned: _Owned) -> None:
     classes: dict[str, set[str]] = {}  # class name -> members it defines
-    for node, assigned in _classes(module, owned):
+    for node, assigned in _classes(ctx, owned):
         defined = {
             stmt.name
             for stmt in node.body
@@ -74,7 +72,7 @@ def _collect(module: ast.Module, owned: _Owned) -> None:
         if defined:
             classes[node.name] = defined
             owned.members |= defined
-    for stmt in statements(module):
+    for stmt in ctx.names.assignments:
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
             func = stmt.value.func
             name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
@@ -84,32 +82,31 @@ def _collect(module: ast.Module, owned: _Owned) -> None:
                 )
 
 
-def _classes(module: ast.Module, owned: _Owned) -> list[tuple[ast.ClassDef, set[str]]]:
+def _classes(ctx: Context, owned: _Owned) -> list[tuple[ast.ClassDef, set[str]]]:
     """Every class in ``ast.walk`` order (a later class of the same name wins), each with the
     attributes assigned on ``self``/``cls`` anywhere inside it; the members assigned on other
-    receivers go into ``owned``. One walk, where a walk per class would repeat nested ones."""
+    receivers go into ``owned``. Read from the file's node index, never a walk per class."""
+    index = ctx.nodes
     classes: list[tuple[ast.ClassDef, set[str]]] = []
-    queue: deque[tuple[ast.AST | None, tuple[set[str], ...]]] = deque([(module, ())])
-    while queue:
-        node, enclosing = queue.popleft()
-        if node is None:
-            continue  # the missing key of a ``**`` entry in a dict display
-        if isinstance(node, ast.ClassDef):
-            classes.append((node, set()))
-            enclosing = (*enclosing, classes[-1][1])
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-            if isinstance(node.value, ast.Name) and node.value.id in _SELF:
-                for assigned in enclosing:
-                    assigned.add(node.attr)
-            elif node.attr in _MEMBERS:
-                owned.members.add(node.attr)
-                owned.receivers.add((ast.unparse(node.value), node.attr))
-        for name in CHILD_FIELDS[type(node)]:
-            value = getattr(node, name)
-            if type(value) is list:
-                queue.extend(zip(value, repeat(enclosing)))
-            elif isinstance(value, ast.AST):
-                queue.append((value, enclosing))
+    assigned_in: dict[int, set[str]] = {}  # a class's number -> its attributes
+    for number in index.walk_order(index.of(ast.ClassDef)):
+        node = index.nodes[number]
+        assert isinstance(node, ast.ClassDef)
+        classes.append((node, assigned_in.setdefault(number, set())))
+    for number in index.of(ast.Attribute):
+        node = index.nodes[number]
+        assert isinstance(node, ast.Attribute)
+        if not isinstance(node.ctx, ast.Store):
+            continue
+        if isinstance(node.value, ast.Name) and node.value.id in _SELF:
+            holder = index.parents[number]
+            while holder >= 0:
+                if holder in assigned_in:
+                    assigned_in[holder].add(node.attr)
+                holder = index.parents[holder]
+        elif node.attr in _MEMBERS:
+            owned.members.add(node.attr)
+            owned.receivers.add((ast.unparse(node.value), node.attr))
     return classes
 
 
@@ -233,10 +230,10 @@ def handles_npu(ctx: Context) -> bool:
     author's, kept as written."""
     facts = ctx.state(_HandlesNpu)
     if facts.answer is None:
-        facts.answer = _NAMES_NPU.search(ctx.source.text) is not None and any(
-            isinstance(node, ast.If | ast.IfExp | ast.While)
-            and mentions_device(node.test, NPU_DEVICE_TYPE)
-            for node in ast.walk(ctx.module)
+        index = ctx.nodes if _NAMES_NPU.search(ctx.source.text) is not None else None
+        facts.answer = index is not None and any(
+            mentions_device(index.nodes[number].test, NPU_DEVICE_TYPE)  # type: ignore[attr-defined]
+            for number in index.of(ast.If, ast.IfExp, ast.While)
         )
     return facts.answer
 

@@ -109,7 +109,9 @@ def _analyse(ctx: Context, state: LibraryPorts) -> None:
         return
     ported: list[tuple[int, int, Port]] = []  # spans of ported calls, outer ones first
     uses: list[ast.Name] = []
-    for node in ast.walk(ctx.module):  # breadth first: a call before the calls in its arguments
+    index = ctx.nodes
+    # In ast.walk's order, breadth first: a call before the calls in its arguments.
+    for node in map(index.nodes.__getitem__, index.walk_order(index.of(ast.Call, ast.Name))):
         if isinstance(node, ast.Call):
             qualified = ctx.names.qualified_name(node.func) or ""
             porter = porters.get(_library(qualified))
@@ -176,11 +178,12 @@ def check_import(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterato
 
 
 def _alone_in_block(ctx: Context, statement: ast.stmt) -> bool:
-    for node in ast.walk(ctx.module):
-        for name in ("body", "orelse", "finalbody"):
-            block = getattr(node, name, None)
-            if isinstance(block, list) and block and block[0] is statement:
-                return len(block) == 1 and not isinstance(node, ast.Module)
+    index = ctx.nodes
+    holder = index.nodes[index.parents[index.number(statement)]]
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(holder, name, None)
+        if isinstance(block, list) and block and block[0] is statement:
+            return len(block) == 1 and not isinstance(holder, ast.Module)
     return False
 
 

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from ascendify.migrate._modes import EVERY_TARGET, Target
 from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks
 from ascendify.migrate.rules._literals import holder_name
-from ascendify.source import statements
 from ascendify.targets import Safety
 
 _DEVICE = re.compile(r"^(?:dev|device)$", re.I)
@@ -48,12 +47,12 @@ class ConfiguredDevice(Rule):
 def check_configured_device(
     ctx: Context, node: ast.AST, parent: ast.AST | None
 ) -> Iterator[Finding]:
-    # The reads name no CUDA token, so their lines are not visited one by one: the statements
-    # of a file that names CUDA are looked through once.
+    # The reads name no CUDA token, so their lines are not visited one by one: the assignments
+    # of a file that names CUDA come from the pass over its statements.
     assert isinstance(node, ast.Module)
     wanted = "the host's device type" if ctx.modes.target is Target.PORTABLE else '"npu"'
-    for statement in statements(node):
-        if not isinstance(statement, ast.Assign | ast.AnnAssign) or statement.value is None:
+    for statement in ctx.names.assignments:
+        if statement.value is None:
             continue
         targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
         value = statement.value

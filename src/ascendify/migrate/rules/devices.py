@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import builtins
 import re
 from collections.abc import Iterator
@@ -27,7 +28,6 @@ from ascendify.migrate.rules._own import (
     is_elif,
     mentions_device,
 )
-from ascendify.source import walk_touching
 from ascendify.targets import Safety
 from ascendify.targets.devices import (
     CUDA_DEVICE_TYPE,
@@ -337,10 +337,16 @@ class _TextNames:
 
     names: set[str] | None = None
 
-    def of(self, module: ast.Module) -> set[str]:
+    def of(self, ctx: Context) -> set[str]:
         if self.names is None:
             self.names = set()
-            for node in ast.walk(module):
+            # Assignments and definitions are statements; a lambda is read from the node index.
+            assigned: list[ast.AST] = [*ctx.names.assignments]
+            assigned += [function.args for function in ctx.names.functions]
+            if "lambda" in ctx.source.text:
+                index = ctx.nodes
+                assigned += [index.nodes[number].args for number in index.of(ast.Lambda)]  # type: ignore[attr-defined]
+            for node in assigned:
                 pairs: list[tuple[ast.expr, ast.expr | None]] = []
                 if isinstance(node, ast.Assign):
                     pairs = [(target, node.value) for target in node.targets]
@@ -377,7 +383,8 @@ class _HelperDevices:
     @staticmethod
     def _find(ctx: Context) -> set[str]:
         """Only the lines that assign a name a call's value are looked at (a scan of the text), and
-        then every line that assigns one of those names: not a walk of the whole file."""
+        then the assignments on lines that assign one of those names (from the pass over the
+        statements): not a walk of the file."""
         text = ctx.source.text
         candidates = {match.group(1) for match in _ASSIGNED_FROM_CALL.finditer(text)}
         if not candidates:
@@ -388,21 +395,30 @@ class _HelperDevices:
             + r")[ \t]*(?::[^=\n]*)?=(?!=)",
             re.MULTILINE,
         )
-        lines = sorted({text.count("\n", 0, m.start()) + 1 for m in assigning.finditer(text)})
+        lines: list[int] = []
+        line, counted = 1, 0
+        for match in assigning.finditer(text):  # in order: each line break is counted once
+            line += text.count("\n", counted, match.start())
+            counted = match.start()
+            if not lines or lines[-1] != line:
+                lines.append(line)
         helper: set[str] = set()
         other: set[str] = set()
-
-        def enter(node: ast.AST, parent: ast.AST | None) -> bool:
-            if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                from_helper = isinstance(node.value, ast.Call) and _project_call(ctx, node.value)
-                for target in targets:
-                    if isinstance(target, ast.Name | ast.Attribute):
-                        (helper if from_helper else other).add(ctx.segment(target))
-            return True
-
-        walk_touching(ctx.module, lines, enter)
+        for node in ctx.names.assignments:
+            if node.value is None or not _spans_a_line(node, lines):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            from_helper = isinstance(node.value, ast.Call) and _project_call(ctx, node.value)
+            for target in targets:
+                if isinstance(target, ast.Name | ast.Attribute):
+                    (helper if from_helper else other).add(ctx.segment(target))
         return helper - other
+
+
+def _spans_a_line(node: ast.stmt, lines: list[int]) -> bool:
+    """Whether a statement spans one of ``lines`` (sorted)."""
+    at = bisect.bisect_left(lines, node.lineno)
+    return at < len(lines) and lines[at] <= (node.end_lineno or node.lineno)
 
 
 # ``device = select_device(...)``, ``self.device: str = helpers.pick(...)``: a name given a call's
@@ -457,7 +473,7 @@ def check_unknown_device(ctx: Context, node: ast.AST, parent: ast.AST | None) ->
         or ctx.names.qualified_name(target) is not None  # torch.float16, a module's constant
     ):
         return
-    if isinstance(target, ast.Name) and target.id in ctx.state(_TextNames).of(ctx.module):
+    if isinstance(target, ast.Name) and target.id in ctx.state(_TextNames).of(ctx):
         return  # bound to a string: a device name, migrated where it is written
     guarded = f'f"{NPU_DEVICE_TYPE}:{{{text}}}" if isinstance({text}, int) else {text}'
     yield UnknownDeviceGuard.finding(

@@ -46,7 +46,7 @@ def check_star_import(ctx: Context, node: ast.AST, parent: ast.AST | None) -> It
         or (node.module or "").split(".")[0] == "torch"
         or "torch" in ctx.names.bindings
         or _USES_TORCH.search(ctx.source.text) is None
-        or not _names_torch(ctx.module)
+        or not _names_torch(ctx)
     ):
         return
     message = (
@@ -57,6 +57,7 @@ def check_star_import(ctx: Context, node: ast.AST, parent: ast.AST | None) -> It
     yield UnfollowedStarImport.finding(node, message)
 
 
-def _names_torch(module: ast.Module) -> bool:
+def _names_torch(ctx: Context) -> bool:
     """Whether code (not a comment or a string) reads the name ``torch``."""
-    return any(isinstance(node, ast.Name) and node.id == "torch" for node in ast.walk(module))
+    index = ctx.nodes
+    return any(getattr(index.nodes[number], "id", None) == "torch" for number in index.of(ast.Name))
