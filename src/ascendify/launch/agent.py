@@ -57,6 +57,8 @@ from ascendify.textfile import parse_json, read_text
 POLL_INTERVAL = 0.05
 PEER_POLL_INTERVAL = 0.25
 RECORD_INTERVAL = 0.5  # how often the descendants of the ranks are recorded
+# How long a stop signal waits to see whether the process that ran the launcher is dying with it.
+PARENT_GONE_WAIT = 2.0
 LINE_LIMIT = 64 * 1024  # rank output without a line end is passed on in pieces of this size
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 TAIL_LINES = 20
@@ -404,13 +406,25 @@ class Agent:
         """A stop signal: the platform's (the job ends), or the death of the process that ran
         this launcher (a node lost, as when a Ray worker dies: the others may restart)."""
         name = signal.Signals(signum).name
-        if os.getppid() != self._parent:
+        if self._parent_gone():
             why = (
                 f"node {self.plan.node_rank} lost: the process that ran its launcher ended ({name})"
             )
             return RankFailure.of_node(self.plan.node_rank, why, 128 + signum, cause="node")
         why = f"launcher stopped by {name}"
         return RankFailure.of_node(self.plan.node_rank, why, 128 + signum, cause="stopped")
+
+    def _parent_gone(self) -> bool:
+        """Whether the process that ran this launcher has ended. Its death can reach this launcher
+        a moment before it is gone (a signal sent to the whole tree of a dying Ray worker), so a
+        parent still there is looked at again for :data:`PARENT_GONE_WAIT` before a stop is a stop.
+        """
+        deadline = time.monotonic() + PARENT_GONE_WAIT
+        while os.getppid() == self._parent:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(POLL_INTERVAL)
+        return True
 
     def _rank_processes(self) -> list[RankProcess]:
         running = [rank for rank in self._ranks if rank.process.poll() is None]
