@@ -11,6 +11,7 @@ LOCAL_WORLD_SIZE = cards and MINDX_TASK_ID). Pure: returns data.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,15 +111,24 @@ def _pytorchjob(job: JobManifest) -> dict[str, Any]:
             "template": {"spec": {"containers": [container]}},
         }
 
-    replicas = {"Master": replica(1)}
-    if job.nnodes > 1:
-        replicas["Worker"] = replica(job.nnodes - 1)
+    replicas = _master_and_workers(job, replica)
     return {
         "apiVersion": "kubeflow.org/v1",
         "kind": "PyTorchJob",
         "metadata": {"name": job.name},
         "spec": {"pytorchReplicaSpecs": replicas},
     }
+
+
+def _master_and_workers(
+    job: JobManifest, replica: Callable[[int], dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """One Master pod and ``nnodes - 1`` Workers, as the Kubeflow and MindCluster operators
+    number them (the Master is rank 0's node)."""
+    replicas = {"Master": replica(1)}
+    if job.nnodes > 1:
+        replicas["Worker"] = replica(job.nnodes - 1)
+    return replicas
 
 
 def _ascendjob(job: JobManifest) -> dict[str, Any]:
@@ -139,9 +149,7 @@ def _ascendjob(job: JobManifest) -> dict[str, Any]:
             "template": {"metadata": {"labels": dict(chip)}, "spec": {"containers": [container]}},
         }
 
-    replicas = {"Master": replica(1)}
-    if job.nnodes > 1:
-        replicas["Worker"] = replica(job.nnodes - 1)
+    replicas = _master_and_workers(job, replica)
     return {
         "apiVersion": "mindxdl.gitee.com/v1",
         "kind": "AscendJob",
