@@ -12,19 +12,20 @@ from ascendify._parallel import PARALLEL_FROM, parallel_map
 from tests.conftest import HANG_BOUND, ascendify_env
 
 
-def _process_of(_: int) -> int:
-    return os.getpid()
+def _process_of(offset: int, item: int) -> tuple[int, int]:
+    return os.getpid(), offset + item
 
 
 def test_small_work_stays_in_this_process_whatever_the_workers() -> None:
-    assert set(parallel_map(_process_of, range(PARALLEL_FROM - 1), 2)) == {os.getpid()}
+    done = list(parallel_map(_process_of, 100, range(PARALLEL_FROM - 1), 2))
+    assert done == [(os.getpid(), 100 + item) for item in range(PARALLEL_FROM - 1)]
 
 
 @pytest.mark.slow
 def test_work_from_the_threshold_on_goes_to_worker_processes() -> None:
-    processes = list(parallel_map(_process_of, range(PARALLEL_FROM), 2))
-    assert len(processes) == PARALLEL_FROM
-    assert os.getpid() not in processes
+    done = list(parallel_map(_process_of, 100, range(PARALLEL_FROM), 2))
+    assert [value for _, value in done] == [100 + item for item in range(PARALLEL_FROM)]
+    assert os.getpid() not in {process for process, _ in done}
 
 
 @pytest.mark.slow
