@@ -23,11 +23,14 @@ from ascendify._fs import NotRead, read_source
 from ascendify.source import NameResolver, UndecodableSource, decode, import_bindings
 
 # A top-level import statement: one line, or a parenthesised list of names over several lines.
+# Each pattern here finds what starts a line by the line break before it, searched in the text with
+# one put first: a pattern starting with a literal is searched for as fast as bytes.find, where
+# re.MULTILINE's "^" is tried at every byte (0.5 s over torch's tree, 0.07 s so).
 _TOP_LEVEL_IMPORT = re.compile(
-    rb"^(?:from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\)|[^\n]*)|import[ \t]+[^\n]*)", re.M
+    rb"\n(from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\)|[^\n]*)|import[ \t]+[^\n]*)"
 )
-_DEFINES_ALL = re.compile(rb"^__all__\b", re.M)
-_ASSIGNS_ALL = re.compile(r"^__all__\b", re.M)
+_DEFINES_ALL = re.compile(rb"\n__all__\b")
+_ASSIGNS_ALL = re.compile(r"\n__all__\b")
 # ``__all__ = [...]`` or ``(...)`` of plain string literals (comments and line breaks between them),
 # ended by the end of its line: most modules spell it so.
 _LITERAL_LIST = re.compile(
@@ -132,7 +135,7 @@ def resolve_module(node: ast.ImportFrom, path: str, known: Iterable[str]) -> str
 
 
 def _read_module(data: bytes, path: str, modules: set[str]) -> _Module | None:
-    statements = b"\n".join(_TOP_LEVEL_IMPORT.findall(data))
+    statements = b"\n".join(_TOP_LEVEL_IMPORT.findall(b"\n" + data))
     try:
         tree = ast.parse(statements)
     except (SyntaxError, ValueError):
@@ -154,14 +157,14 @@ def _public_names(data: bytes) -> frozenset[str] | None:
     """A module's ``__all__`` of literal names (an empty set when it is not one): the first
     top-level assignment of a list or tuple to ``__all__``. Read from the statements at the start
     of a line that name it, never from a parse of the whole module (the migration parses it)."""
-    if _DEFINES_ALL.search(data) is None:
+    if _DEFINES_ALL.search(b"\n" + data) is None:
         return None
     try:
         text, _ = decode(data)
     except UndecodableSource:
         return frozenset()
-    for match in _ASSIGNS_ALL.finditer(text):
-        statement = _statement_at(text, match.start())
+    for match in _ASSIGNS_ALL.finditer("\n" + text):
+        statement = _statement_at(text, match.start())  # the line break put first: one less
         try:
             tree = ast.parse(statement) if statement is not None else None
         except (SyntaxError, ValueError):
@@ -209,6 +212,7 @@ def project_names(source: Path, python_files: Iterable[str], max_bytes: int) -> 
     """The torch names every Python file of SRC exports, its star imports' included."""
     files = list(python_files)
     by_module = {module_name(rel): rel for rel in files}
+    modules = set(by_module)
     found: dict[str, _Module] = {}
     for module, rel in by_module.items():
         try:
@@ -216,7 +220,7 @@ def project_names(source: Path, python_files: Iterable[str], max_bytes: int) -> 
         except NotRead:  # copied or reported by the tree migration itself
             continue
         if b"torch" in data or b"*" in data:
-            read = _read_module(data, rel, set(by_module))
+            read = _read_module(data, rel, modules)
             if read is not None:
                 found[module] = read
 
