@@ -330,6 +330,8 @@ _NO_NODES = frozenset(
 # does); a list there holds nodes only, or None for the key of a ``**`` entry in a dict display.
 # For walks that look for a few node types: fewer fields to read than ``ast.iter_fields``.
 CHILD_FIELDS = FieldsByType(lambda kind, name: kind is not ast.Constant and name not in _NO_NODES)
+# The same, last field first: what a walk with a stack pushes (the first field is popped first).
+CHILD_FIELDS_LAST_FIRST = FieldsByType(CHILD_FIELDS._wanted, last_first=True)
 
 
 def walk_touching(module: ast.Module, lines: list[int] | None, enter: Enter) -> None:
