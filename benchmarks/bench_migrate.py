@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import compileall
 import contextlib
 import importlib.util
 import io
@@ -49,6 +50,7 @@ from typing import Any
 
 from rich.console import Console
 
+import ascendify
 import ascendify.analyze.static
 import ascendify.migrate._engine
 import ascendify.migrate._tree
@@ -358,7 +360,15 @@ def _cpu_seconds() -> float:
     return time.process_time() + children.ru_utime + children.ru_stime
 
 
+def compile_package() -> None:
+    """Compile ascendify's modules to bytecode beside them, as an installed package has them: the
+    command's rows start a fresh interpreter each, and one that compiles ~100 modules from their
+    source on every start (a checkout run with PYTHONDONTWRITEBYTECODE) pays ~0.3 s more of CPU."""
+    compileall.compile_dir(Path(ascendify.__file__).parent, quiet=1)
+
+
 def main() -> None:
+    compile_package()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=default_jobs())
