@@ -20,6 +20,7 @@ from functools import cache, cached_property
 from pathlib import Path
 
 from ascendify._fs import NotRead, read_source
+from ascendify._parallel import parallel_map
 from ascendify.source import NameResolver, UndecodableSource, decode, import_bindings
 
 # A top-level import statement: one line, or a parenthesised list of names over several lines.
@@ -134,7 +135,29 @@ def resolve_module(node: ast.ImportFrom, path: str, known: Iterable[str]) -> str
     return next((name for name in candidates if name and name in names), None)
 
 
-def _read_module(data: bytes, path: str, modules: set[str]) -> _Module | None:
+@dataclass(frozen=True)
+class _Reading:
+    """What reading each module of the project pass needs (sent to each worker once)."""
+
+    source: Path
+    max_bytes: int
+    modules: frozenset[str]
+
+
+def _read_file(reading: _Reading, item: tuple[str, str]) -> tuple[str, _Module | None]:
+    """A module (by name and path relative to SRC) and what it binds; None when it binds nothing
+    carried or cannot be read."""
+    module, rel = item
+    try:
+        data = read_source(reading.source / rel, reading.max_bytes).data
+    except NotRead:  # copied or reported by the tree migration itself
+        return module, None
+    if b"torch" not in data and b"*" not in data:
+        return module, None
+    return module, _read_module(data, rel, reading.modules)
+
+
+def _read_module(data: bytes, path: str, modules: frozenset[str]) -> _Module | None:
     statements = b"\n".join(_TOP_LEVEL_IMPORT.findall(b"\n" + data))
     try:
         tree = ast.parse(statements)
@@ -208,21 +231,15 @@ def _offset(text: str, start: int, position: tuple[int, int]) -> int:
     return offset + column
 
 
-def project_names(source: Path, python_files: Iterable[str], max_bytes: int) -> ProjectNames:
-    """The torch names every Python file of SRC exports, its star imports' included."""
-    files = list(python_files)
-    by_module = {module_name(rel): rel for rel in files}
-    modules = set(by_module)
-    found: dict[str, _Module] = {}
-    for module, rel in by_module.items():
-        try:
-            data = read_source(source / rel, max_bytes).data
-        except NotRead:  # copied or reported by the tree migration itself
-            continue
-        if b"torch" in data or b"*" in data:
-            read = _read_module(data, rel, modules)
-            if read is not None:
-                found[module] = read
+def project_names(
+    source: Path, python_files: Iterable[str], max_bytes: int, jobs: int = 1
+) -> ProjectNames:
+    """The torch names every Python file of SRC exports, its star imports' included; the files are
+    read by ``jobs`` worker processes (the migration's workers cannot start before this is known)."""
+    by_module = {module_name(rel): rel for rel in python_files}
+    shared = _Reading(source, max_bytes, frozenset(by_module))
+    reads = parallel_map(_read_file, shared, list(by_module.items()), jobs)
+    found = {module: read for module, read in reads if read is not None}
 
     def exports(module: str, seen: frozenset[str]) -> Iterator[tuple[str, str, bool]]:
         read = found.get(module)

@@ -312,7 +312,7 @@ def migrate_tree(
     if result_dir is not None:
         _mirror_skeleton(source, result_dir, plan)
     companion = options.companion
-    project = project_names(source, plan.python_files, options.settings.max_bytes)
+    project = project_names(source, plan.python_files, options.settings.max_bytes, options.jobs)
     settings = dataclasses.replace(options.settings, project=project)
     run = Run(source, result_dir, settings, options.diff, companion)
     files = [*plan.python_files, *plan.config_files]
