@@ -19,8 +19,11 @@ of that; the command at most 1.0x the parse-only wall time and 1.5x its CPU time
 Figures of 2026-12-02 on a 2-core machine shared with other work (docs/development.md has more):
 ``ascendify migrate -i TREE -o OUT`` (-j 2, reports included) took 0.87x the parse's wall time and
 1.65x its CPU time at load 1.6-1.8 (medians of 3 turns, the parse 17.3-17.9 s), the code before
-that day's changes 1.02x and 1.86x in the same turns. At load 8-14 the ratios swing by half from
-turn to turn: measure when the load average is low, and quote it.
+that day's changes 1.02x and 1.86x in the same turns. This bench right after (load 1.0 at its
+start, 4.7-7.5 during it): the command 0.82x and 1.49x, with --target portable 0.89x and 1.63x
+(1.09x the migration); -j 1 in one process, the migration 1.22x, the portable target 1.35x,
+analyze 0.75x. At load 8-14 the ratios swing by half from turn to turn: measure when the load
+average is low, and quote it.
 
 The command writes a copy of every file; the baseline writes nothing. What creating a file costs is
 the file system's, and it varies widely: on a virtual machine's ext4 disk about 1 ms of kernel CPU
