@@ -137,8 +137,8 @@ def analyze_path(
             else:
                 known[relative] = part
     files = [(path, relative) for path, relative in files if relative not in data_files]
-    work = [(path, relative, facts.version) for path, relative in files if relative not in known]
-    done = parallel_map(_analyze_file, work, jobs)
+    work = [(path, relative) for path, relative in files if relative not in known]
+    done = parallel_map(_analyze_file, facts.version, work, jobs)
     analysed = dict(zip((item[1] for item in work), done, strict=True))
     findings: list[Finding] = []
     custom_ops: list[CustomOp] = []
@@ -158,9 +158,9 @@ def analyze_path(
     )
 
 
-def _analyze_file(item: tuple[Path, str, str]) -> FileAnalysis:
+def _analyze_file(version: str, item: tuple[Path, str]) -> FileAnalysis:
     with collector_paused():
-        return _analyze_one(*item)
+        return _analyze_one(*item, version)
 
 
 def _analyze_one(path: Path, relative: str, version: str) -> FileAnalysis:

@@ -312,16 +312,14 @@ def migrate_tree(
     if result_dir is not None:
         _mirror_skeleton(source, result_dir, plan)
     companion = options.companion
-    project = project_names(source, plan.python_files, options.settings.max_bytes)
+    project = project_names(source, plan.python_files, options.settings.max_bytes, options.jobs)
     settings = dataclasses.replace(options.settings, project=project)
-    jobs = [
-        (source, result_dir, rel, settings, options.diff, companion)
-        for rel in [*plan.python_files, *plan.config_files]
-    ]
+    run = Run(source, result_dir, settings, options.diff, companion)
+    files = [*plan.python_files, *plan.config_files]
     outcomes = []
     # Built before the workers start: forked, they inherit it instead of each building its own.
     registry_for(settings)
-    with closing(parallel_map(migrate_file, jobs, options.jobs)) as results:
+    with closing(parallel_map(migrate_file, run, files, options.jobs)) as results:
         for outcome in results:
             outcomes.append(outcome)
             if progress is not None:
@@ -357,23 +355,31 @@ def _copy_directory_modes(source: Path, target: Path, plan: TreePlan) -> None:
             ) from None
 
 
-Job = tuple[Path, Path | None, str, Settings, bool, Companion | None]
+@dataclass(frozen=True)
+class Run:
+    """What every file of a tree migration shares (sent to each worker once)."""
+
+    source: Path
+    target: Path | None  # the result directory; None: write nothing
+    settings: Settings
+    want_diff: bool
+    companion: Companion | None
 
 
-def migrate_file(job: Job) -> FileOutcome:
-    """Read, migrate and (unless previewing) write one Python or configuration file. Runs in a
-    worker process.
+def migrate_file(run: Run, rel: str) -> FileOutcome:
+    """Read, migrate and (unless previewing) write one Python or configuration file (``rel``:
+    relative to SRC). Runs in a worker process.
 
     A file that cannot be read is "not copied"; a result that cannot be written stops the run
     (:class:`~ascendify._fs.WriteError`: a full disk fails every later file too).
     """
     with collector_paused():
-        return _migrate_file(job)
+        return _migrate_file(run, rel)
 
 
-def _migrate_file(job: Job) -> FileOutcome:
-    source, target, rel, settings, want_diff, companion = job
-    path = source / rel
+def _migrate_file(run: Run, rel: str) -> FileOutcome:
+    settings, target, companion = run.settings, run.target, run.companion
+    path = run.source / rel
     inspected, read = None, None
     try:
         read = read_source(path, settings.max_bytes)
@@ -401,7 +407,7 @@ def _migrate_file(job: Job) -> FileOutcome:
         except NotRead as reason:
             return FileOutcome(rel, "not copied", str(reason))
     if isinstance(result, Changed):
-        diff = _unified_diff(rel, data, result) if want_diff else ""
+        diff = _unified_diff(rel, data, result) if run.want_diff else ""
         return FileOutcome(rel, "changed", changes=result.changes, diff=diff, inspected=inspected)
     if isinstance(result, Unchanged):
         return FileOutcome(rel, "unchanged", changes=result.changes, inspected=inspected)

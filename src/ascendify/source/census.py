@@ -4,9 +4,9 @@ one parse and one walk that all rules share (``tests/test_census.py``).
 Nothing is counted outside :func:`counting`, so the walks pay nothing for it. Inside, a parse is a
 call of ``ast.parse`` (the length of its source is kept: a file's own text, or a snippet such as
 the project pass's import lines), and a visit is one node looked inside, whichever way: the field
-tables of this package (:data:`~ascendify.source.scan.CHILD_FIELDS` and the statement lists), which
-every walk of ascendify uses, or ``ast.iter_fields``, under ``ast.walk``, ``ast.iter_child_nodes``
-and ``ast.NodeVisitor``. A rule that walks a file on its own is counted either way.
+tables of this package (:data:`~ascendify.source.scan.CHILD_FIELDS`, in either order, and the
+statement lists), which every walk of ascendify uses, or ``ast.iter_fields``, under ``ast.walk``,
+``ast.iter_child_nodes`` and ``ast.NodeVisitor``. A rule that walks a file on its own is counted either way.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ascendify.source.names import _STATEMENT_LISTS_OF, FieldsByType
-from ascendify.source.scan import CHILD_FIELDS
+from ascendify.source.scan import CHILD_FIELDS, CHILD_FIELDS_LAST_FIRST
 
-_TABLES = (CHILD_FIELDS, _STATEMENT_LISTS_OF)
+_TABLES = (CHILD_FIELDS, CHILD_FIELDS_LAST_FIRST, _STATEMENT_LISTS_OF)
 
 
 @dataclass

@@ -136,12 +136,16 @@ class FieldsByType(dict[type[ast.AST], tuple[str, ...]]):
     """The fields of each node type that ``wanted`` keeps, worked out on first sight of a type. A
     mapping, not a function: walks look it up for every node, and a look-up costs less than a call."""
 
-    def __init__(self, wanted: Callable[[type[ast.AST], str], bool]) -> None:
+    def __init__(
+        self, wanted: Callable[[type[ast.AST], str], bool], last_first: bool = False
+    ) -> None:
         super().__init__()
         self._wanted = wanted
+        self._last_first = last_first  # the fields listed last first (for a walk with a stack)
 
     def __missing__(self, kind: type[ast.AST]) -> tuple[str, ...]:
-        fields = self[kind] = tuple(name for name in kind._fields if self._wanted(kind, name))
+        fields = tuple(name for name in kind._fields if self._wanted(kind, name))
+        self[kind] = fields = fields[::-1] if self._last_first else fields
         return fields
 
 

@@ -9,7 +9,8 @@ these a rule gets, without looking at any node again, the nodes of a type in the
 (source order, ``ast.walk``'s breadth-first order, or the order of a walk with a stack), the nodes
 inside a given one, and whether one node holds another.
 
-The walk reads the field tables of :data:`~ascendify.source.scan.CHILD_FIELDS`: operator and
+The walk reads the field tables of :data:`~ascendify.source.scan.CHILD_FIELDS` (last field first,
+as a stack is filled): operator and
 context singletons and the aliases of an import are not indexed (every rule reads an import whole).
 """
 
@@ -20,7 +21,7 @@ import bisect
 from collections.abc import Iterable, Iterator
 from functools import cached_property
 
-from ascendify.source.scan import CHILD_FIELDS
+from ascendify.source.scan import CHILD_FIELDS_LAST_FIRST
 
 # Nodes that open a scope of their own for the names bound in them.
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -33,27 +34,31 @@ class NodeIndex:
     these on first use (a question about a file's names needs none of them)."""
 
     def __init__(self, module: ast.Module) -> None:
+        # The loop runs once per node of the file (hundreds of thousands in a large one): its
+        # look-ups are bound to local names, and the field tables list the fields in push order.
         nodes: list[ast.AST] = []
         parents: list[int] = []
         by_type: dict[type[ast.AST], list[int]] = {}
         stack: list[tuple[ast.AST, int]] = [(module, -1)]
-        push = stack.append
+        push, pop = stack.append, stack.pop
+        add_node, add_parent, fields_of = nodes.append, parents.append, CHILD_FIELDS_LAST_FIRST
+        number = -1
         while stack:
-            node, parent = stack.pop()
-            number = len(nodes)
-            nodes.append(node)
-            parents.append(parent)
+            node, parent = pop()
+            number += 1
+            add_node(node)
+            add_parent(parent)
             kind = type(node)
             found = by_type.get(kind)
             if found is None:
                 by_type[kind] = [number]
             else:
                 found.append(number)
-            for name in reversed(CHILD_FIELDS[kind]):
+            for name in fields_of[kind]:
                 value = getattr(node, name)
-                if type(value) is list:
+                if type(value) is list:  # of nodes, or None for the key of a ``**`` entry
                     for child in reversed(value):
-                        if isinstance(child, ast.AST):  # None: the key of a ``**`` entry
+                        if child is not None:
                             push((child, number))
                 elif isinstance(value, ast.AST):
                     push((value, number))

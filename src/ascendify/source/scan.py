@@ -330,6 +330,8 @@ _NO_NODES = frozenset(
 # does); a list there holds nodes only, or None for the key of a ``**`` entry in a dict display.
 # For walks that look for a few node types: fewer fields to read than ``ast.iter_fields``.
 CHILD_FIELDS = FieldsByType(lambda kind, name: kind is not ast.Constant and name not in _NO_NODES)
+# The same, last field first: what a walk with a stack pushes (the first field is popped first).
+CHILD_FIELDS_LAST_FIRST = FieldsByType(CHILD_FIELDS._wanted, last_first=True)
 
 
 def walk_touching(module: ast.Module, lines: list[int] | None, enter: Enter) -> None:
@@ -342,28 +344,32 @@ def walk_touching(module: ast.Module, lines: list[int] | None, enter: Enter) -> 
     fields are visited last field first (each list in order): the order the rules' findings have
     always come in."""
 
+    every_line, wanted = lines is None, lines or []
+
     def touches(node: ast.AST) -> bool:
         first: int | None = getattr(node, "lineno", None)
-        if lines is None or first is None:
+        if first is None:
             return True
         if isinstance(node, _DECORATED) and node.decorator_list:
             first = node.decorator_list[0].lineno
-        index = bisect.bisect_left(lines, first)
-        return index < len(lines) and lines[index] <= (getattr(node, "end_lineno", None) or first)
+        index = bisect.bisect_left(wanted, first)
+        return index < len(wanted) and wanted[index] <= (getattr(node, "end_lineno", None) or first)
 
+    # Once per node visited: look-ups bound to local names; a list's entries are nodes, or None for
+    # the key of a ``**`` entry in a dict display.
     stack: list[tuple[ast.AST, ast.AST | None]] = [(module, None)]
-    push = stack.append
+    push, pop, fields_of = stack.append, stack.pop, CHILD_FIELDS
     while stack:
-        node, parent = stack.pop()
+        node, parent = pop()
         if not enter(node, parent):
             continue
         kind = type(node)
-        every = kind in _FSTRING_PARTS
-        for name in CHILD_FIELDS[kind]:
+        every = every_line or kind in _FSTRING_PARTS
+        for name in fields_of[kind]:
             value = getattr(node, name)
             if type(value) is list:
                 for child in reversed(value):
-                    if isinstance(child, ast.AST) and (every or touches(child)):
+                    if child is not None and (every or touches(child)):
                         push((child, node))
             elif isinstance(value, ast.AST) and (every or touches(value)):
                 push((value, node))

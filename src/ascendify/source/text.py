@@ -60,7 +60,7 @@ class SourceText:
         if not lines or lines[-1].endswith(("\n", "\r")):
             lines.append("")  # ast may point at the line after a final line end
         self._lines = lines
-        self._line_starts = [0, *itertools.accumulate(len(line) for line in lines)][:-1]
+        self._line_starts = [0, *itertools.accumulate(map(len, lines))][:-1]
 
     def line(self, lineno: int) -> str:
         """The 1-based line ``lineno`` including its line end ("" past the end)."""
