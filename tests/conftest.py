@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from _pytest.nodeid import NodeId
 
 # Tests that start processes are marked ``slow`` so that ``pytest -m "not slow"`` stays a fast inner
 # loop. Python's audit events see every process start (subprocess, fork, spawn, exec), so a test
@@ -45,6 +46,18 @@ def pytest_runtest_call(item: pytest.Item) -> object:
             f"{item.nodeid} started a process ({_process_starts[0]}): mark it @pytest.mark.slow"
         )
     return result
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # pytest-xdist's --dist loadgroup sends the tests of an xdist_group to one worker by adding
+    # "@group" to each test's node id, which it writes to ``item._nodeid``; pytest 9.2 reads the id
+    # from ``item._id`` instead, so the groups were lost and each worker that drew a Ray test started
+    # a Ray cluster of its own. The grouped id is carried over to where pytest reads it.
+    for item in items:
+        grouped = getattr(item, "_nodeid", None)
+        if isinstance(grouped, str) and grouped != item.nodeid:
+            item._id = NodeId.parse(grouped)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

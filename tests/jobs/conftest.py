@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -15,6 +15,7 @@ import psutil
 import pytest
 
 from tests.conftest import HANG_BOUND, ascendify_env, run_bounded
+from tests.jobs.ray_cluster import ray_cluster
 
 # The S3 test server (moto on 127.0.0.1) and its helpers, shared with the storage tests.
 from tests.storage.conftest import bucket, s3, s3_endpoint, s3_env  # noqa: F401
@@ -22,6 +23,19 @@ from tests.storage.conftest import bucket, s3, s3_endpoint, s3_env  # noqa: F401
 FIXTURES = Path(__file__).parent / "fixtures"
 
 JobCli = Callable[..., subprocess.CompletedProcess[str]]
+
+
+# One Ray cluster for the whole run (it costs about 20 s of a 2-core machine to start and 8 s to
+# stop): every test that takes it is in the xdist_group "ray", so one worker holds it. Its NPU
+# resources are in name only; jobs without an Ascend flavor ignore them.
+RAY = pytest.mark.xdist_group("ray")
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[str]:
+    """The address of a real two-node Ray cluster; its teardown checks no Ray process outlives it."""
+    with ray_cluster(npus_per_node=2) as address:
+        yield address
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
-"""The Ray engine against a real two-node Ray cluster on loopback addresses (started once here).
+"""The Ray engine against a real two-node Ray cluster on loopback addresses.
 
-The cluster costs about 20 s to start on a 2-core machine, so this module keeps to three jobs.
+The cluster (the session fixture ``cluster`` of tests/jobs/conftest.py) costs about 20 s to start
+on a 2-core machine, so this module keeps to a few jobs.
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ascendify.jobs.store import JobStore
 from tests.jobs.conftest import (
+    RAY,
     JobCli,
     S3Channel,
     job_logs,
@@ -26,17 +27,10 @@ from tests.jobs.conftest import (
     running,
     wait_for,
 )
-from tests.jobs.ray_cluster import HEAD_ADDRESS, NODE_ADDRESS, ray_cluster
+from tests.jobs.ray_cluster import HEAD_ADDRESS, NODE_ADDRESS
 from tests.storage.conftest import read_objects
 
-# One Ray cluster at a time on this machine: every test of this module runs in one pytest-xdist worker.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[str]:
-    with ray_cluster(npus_per_node=2) as address:  # jobs without an Ascend flavor ignore them
-        yield address
+pytestmark = [pytest.mark.slow, RAY]
 
 
 def test_two_nodes_on_ray(

@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -14,8 +13,7 @@ import pytest
 
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.store import JobStore
-from tests.jobs.conftest import JobCli, job_logs, wait_for
-from tests.jobs.ray_cluster import ray_cluster
+from tests.jobs.conftest import RAY, JobCli, job_logs, wait_for
 from tests.launch.test_recover import (
     HANG_TIMEOUT,
     RESUMABLE,
@@ -26,12 +24,6 @@ from tests.launch.test_recover import (
 )
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[str]:
-    with ray_cluster() as address:
-        yield address
 
 
 @pytest.fixture
@@ -140,6 +132,7 @@ def _keeper_of(job_id: str, node: int) -> psutil.Process | None:
     return None
 
 
+@RAY
 def test_a_ray_node_task_that_dies_starts_again_and_joins(
     cluster: str, job: JobCli, code: Path, tmp_path: Path, jobs_dir: Path
 ) -> None:
