@@ -53,7 +53,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # pytest-xdist's --dist loadgroup sends the tests of an xdist_group to one worker by adding
     # "@group" to each test's node id, which it writes to ``item._nodeid``; pytest 9.2 reads the id
     # from ``item._id`` instead, so the groups were lost and each worker that drew a Ray test started
-    # a Ray cluster of its own. The grouped id is carried over to where pytest reads it.
+    # a Ray cluster of its own (pytest-xdist issue 1386). The grouped id is carried over to where
+    # pytest reads it; drop this once pytest-xdist writes it there itself.
     for item in items:
         grouped = getattr(item, "_nodeid", None)
         if isinstance(grouped, str) and grouped != item.nodeid:
