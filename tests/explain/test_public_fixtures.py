@@ -474,3 +474,20 @@ def test_the_catalogue_has_eighty_entries_each_with_a_public_source() -> None:
             (signature.codes, signature.ecodes, signature.errs, signature.hccl_codes,
              signature.phrases, signature.signals, signature.exception)
         ), signature.id  # fmt: skip
+
+
+def test_a_peer_that_left_while_gloo_connected_is_a_cause_with_its_barrier(tmp_path: Path) -> None:
+    # As a two-node recovery run printed it: a rank resumed after its last step left at once, while
+    # a slower rank still connected the full mesh.
+    (tmp_path / "rank_0.log").write_text(
+        "RuntimeError: Gloo connectFullMesh failed with [/__w/pytorch/pytorch/third_party/gloo/"
+        "gloo/transport/tcp/pair.cc:553] Connection closed by peer [127.0.0.1]:37045. This is "
+        "typically caused by a remote worker crashing.\n",
+        encoding="utf-8",
+    )
+    verdict = explain_paths([tmp_path])
+    assert verdict.root is not None
+    signature = verdict.root.headline.signature
+    assert signature.id == "GLOO-FULLMESH"
+    assert any("exited while the others were still connecting" in c for c in signature.causes)
+    assert "dist.barrier()" in signature.fix
