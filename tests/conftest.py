@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import importlib.util
 import os
 import signal
 import subprocess
@@ -70,6 +71,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def needs(*packages: str) -> pytest.MarkDecorator:
+    """Skip unless every one of ``packages`` is installed, found without importing it: a framework
+    imported at collection (transformers, accelerate, DeepSpeed: seconds each) would be paid by every
+    test worker, also in the fast loop that deselects the tests which run it."""
+    missing = [name for name in packages if importlib.util.find_spec(name) is None]
+    return pytest.mark.skipif(bool(missing), reason=f"not installed: {', '.join(missing)}")
 
 
 def ascendify_env(extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import types
 from typing import Any
@@ -30,8 +31,9 @@ from ascendify.targets.devices import BACKEND_PARAMETERS, DEVICE_PARAMETERS
 
 pytestmark = pytest.mark.cuda_build
 
-CPU_PLAN = auto.plan("cpu")
-NPU_PLAN = auto.plan("npu")
+# Planned at first use, not at collection: a plan resolves every row's owner (seconds of imports
+# inside torch), which each test worker would pay even where it runs none of these tests.
+plan_of = functools.cache(auto.plan)
 RULES = _argument_rules()
 
 
@@ -41,13 +43,13 @@ def _own_attribute(target: str) -> Any:
 
 
 def test_every_cpu_row_is_replaced_while_enabled_and_restored_by_disable() -> None:
-    before = {row.target: _own_attribute(row.target) for row in CPU_PLAN}
+    before = {row.target: _own_attribute(row.target) for row in plan_of("cpu")}
     auto.enable("cpu", environ={"RANK": "1"})
     try:
-        during = {row.target: _own_attribute(row.target) for row in CPU_PLAN}
+        during = {row.target: _own_attribute(row.target) for row in plan_of("cpu")}
     finally:
         auto.disable()
-    after = {row.target: _own_attribute(row.target) for row in CPU_PLAN}
+    after = {row.target: _own_attribute(row.target) for row in plan_of("cpu")}
     unchanged = [target for target in before if during[target] is before[target]]
     assert unchanged == []
     restored = [target for target in before if after[target] is not before[target]]
@@ -152,7 +154,7 @@ def test_the_cpu_map_merges_backend_pairs_and_leaves_other_values_alone() -> Non
 
 def test_every_npu_mirror_names_an_object_that_torch_npu_exports() -> None:
     facts = load_facts()
-    planned = {row.target for row in NPU_PLAN}
+    planned = {row.target for row in plan_of("npu")}
     npu_names = {
         row.target: row.npu.qualified
         for row in patch_table()
@@ -201,7 +203,7 @@ def test_the_npu_plan_maps_default_generators_and_the_nccl_process_group() -> No
     generators = LiveNpuAttribute("torch_npu.npu.default_generators")
     assert rows["torch.cuda.default_generators"].npu == generators
     hccl = NpuObject("torch_npu._C._distributed_c10d.ProcessGroupHCCL")
-    planned = {row.target for row in NPU_PLAN}
+    planned = {row.target for row in plan_of("npu")}
     for target in ("torch.distributed.ProcessGroupNCCL",
                    "torch.distributed.distributed_c10d.ProcessGroupNCCL"):  # fmt: skip
         assert rows[target].npu == hccl

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ascendify_env
+from tests.conftest import ascendify_env, needs
 from tests.npu_standin import standin_env
 
-pytest.importorskip("transformers")
+pytestmark = needs("transformers")
 
 PROJECT = Path(__file__).resolve().parent / "hf_project"
 SCRIPT = "hf_trainer.py"

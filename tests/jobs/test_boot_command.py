@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import needs
 from tests.jobs.conftest import JobCli
 
-pytest.importorskip("accelerate")
-
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), needs("accelerate")]
 
 TRAIN = Path(__file__).parents[1] / "launch" / "fixtures" / "frameworks" / "accelerate_train.py"
 

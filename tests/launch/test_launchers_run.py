@@ -17,12 +17,9 @@ from pathlib import Path
 import pytest
 
 from ascendify.launch.ports import free_port
-from tests.conftest import ascendify_env
+from tests.conftest import ascendify_env, needs
 
-pytest.importorskip("accelerate")
-pytest.importorskip("deepspeed")
-
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200), needs("accelerate", "deepspeed")]
 
 FRAMEWORKS = Path(__file__).parent / "fixtures" / "frameworks"
 ACCELERATE_TRAIN = FRAMEWORKS / "accelerate_train.py"
@@ -92,6 +89,7 @@ def test_accelerate_launch_gives_each_rank_what_accelerate_gives_it(tmp_path: Pa
     assert {r["FINAL_LOSS"] for r in after.values()} == {r["FINAL_LOSS"] for r in expected.values()}
 
 
+@needs("transformers")
 def test_a_trainer_script_trains_the_same_under_accelerate_ascendify_run_and_a_job(
     tmp_path: Path,
 ) -> None:
@@ -99,7 +97,6 @@ def test_a_trainer_script_trains_the_same_under_accelerate_ascendify_run_and_a_j
     own launcher, ``ascendify run ... accelerate launch`` and a job whose boot command is
     ``accelerate launch`` give each rank the same place and the same final loss; the job's loss is
     in ``job metrics``."""
-    pytest.importorskip("transformers")
     own = run(
         ["accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
          "--main_process_port", "0", str(TRAINER_TRAIN)],

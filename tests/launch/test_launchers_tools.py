@@ -12,12 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ascendify_env, run_bounded
+from tests.conftest import ascendify_env, needs, run_bounded
 from tests.jobs.conftest import pids, running
 
-pytest.importorskip("accelerate")
-
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, needs("accelerate")]
 
 FRAMEWORKS = Path(__file__).parent / "fixtures" / "frameworks"
 
