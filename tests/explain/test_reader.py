@@ -5,14 +5,16 @@ numbers, streaming across blocks, and the ``explain`` command's exit codes."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 
 from ascendify import cli
-from ascendify.explain import explain_paths, reader
+from ascendify.explain import explain_paths, reader, timestamps
 from ascendify.explain.analysis import cause_line, render, to_json
 from ascendify.explain.oom import parse
+from ascendify.explain.sources import Source
 
 # vllm-project/vllm-ascend#3413 (EI0002) and Ascend/pytorch#66 (507035), with this test's times.
 EI0002 = (
@@ -176,7 +178,7 @@ def test_plogs_beside_the_rank_logs_belong_to_their_rank(tmp_path: Path) -> None
             "capacity; 59.57 GiB already allocated; 59.57 GiB current active; 16.54 MiB free; 60.06 "
             "GiB reserved in total by PyTorch)",
             ("NPU", 386 / 1024, 60.97, 59.57, 60.06, 16.54 / 1024),
-            True,
+            False,  # 0.49 GiB reserved but unused on a 61 GiB card: full, not fragmented
         ),
         (  # murong-xu/CADS#4
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.78 GiB. GPU 0 has a "
@@ -286,3 +288,52 @@ def test_a_jobs_directory_is_read_through_its_logs(tmp_path: Path) -> None:
     verdict = explain_paths([tmp_path])
     assert verdict.root is not None
     assert [f.text for r in verdict.ranks for f in r.findings] == ["KeyError: 'labels'"]
+
+
+@pytest.mark.parametrize(
+    ("line", "rank"),
+    [
+        ("[rank3]: RuntimeError: boom", 3),
+        ("worker-1: [rank 5]: RuntimeError: boom", 5),
+        ("[rank0]:[E1219 03:01:55.989449808 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught", 0),
+        ("[E1219 03:01:55.989449808 ProcessGroupNCCL.cpp:616] [Rank 2] Watchdog caught", 2),
+        ("[ERROR] 2025-06-25-10:45:23 (PID:13075, Device:0, RankID:8) ERR00100 PTA call", 8),
+        ("(VllmWorker rank=1 pid=7226) ERROR 09-03 03:02:37 [x.py:522] RuntimeError: y", 1),
+        ("[ERROR] 2025-06-25-10:45:23 (PID:13075, Device:0, RankID:-1) ERR00100 PTA call", None),
+        ("KeyError: (1, 2)", None),
+    ],
+)
+def test_a_line_names_its_rank(line: str, rank: int | None) -> None:
+    source = Source(Path("log.txt"), None, "log")
+    who, rest = reader._who(source, line)
+    assert who == (rank if rank is not None else "log.txt")
+    assert "RuntimeError" not in line or rest.endswith(line[line.index("RuntimeError") :])
+
+
+@pytest.mark.parametrize(
+    ("line", "stamp"),
+    [
+        ("[rank0]:[W326 11:49:12.331714626 compiler_depend.ts:133] Warning: x", "03-26 11:49:12"),
+        (
+            "E0913 09:12:35.512000 140089 elastic/multiprocessing/api.py:826] failed",
+            "09-13 09:12:35",
+        ),
+        ("[2025/03/26 11:48:53] ERROR boom", "03-26 11:48:53"),
+    ],
+)
+def test_stamps_without_a_year_or_with_slashes_are_read(line: str, stamp: str) -> None:
+    when = timestamps.line_time(line, 2025)
+    assert when is not None
+    assert time.strftime("%m-%d %H:%M:%S", time.gmtime(when)) == stamp
+
+
+def test_a_request_larger_than_the_card_is_not_called_fragmentation() -> None:
+    found = parse(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 200.00 GiB. GPU 0 has a "
+        "total capacity of 79.15 GiB of which 60.00 GiB is free. Of the allocated memory 9.08 GiB "
+        "is allocated by PyTorch, and 9.35 GiB is reserved by PyTorch but unallocated."
+    )
+    assert found is not None
+    assert not found.fragmented
+    assert "larger than the whole card" in found.advice()
+    assert "flash attention" in found.advice()

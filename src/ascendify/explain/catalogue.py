@@ -47,8 +47,12 @@ _ERR = re.compile(r"\b(ERR\d{5})\b")
 _HCCL_CODE = re.compile(
     r"(?:HCCL function error|function error: Hccl\w{1,40}).{0,300}?error code is (\d{1,4})\b"
 )
+# A traceback's last line, after the prefixes launchers and servers put before a rank's output:
+# ``[rank1]: ``, vLLM's ``(VllmWorker rank=1 pid=7) ERROR 09-03 03:02:37 [executor.py:522] ``.
 _EXCEPTION = re.compile(
-    r"^(?:\[rank ?\d{1,5}\]: ?)?((?:[A-Za-z_]\w{0,60}\.){0,6}[A-Za-z_]\w{0,60}(?:Error|Exception))(?::|$)"
+    r"^(?:\[rank ?\d{1,5}\]: ?)?(?:\([^()]{1,80}\) ){0,3}"
+    r"(?:(?:ERROR|WARNING|INFO|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,9})? \[[\w.]{1,80}:\d{1,6}\] )?"
+    r"((?:[A-Za-z_]\w{0,60}\.){0,6}[A-Za-z_]\w{0,60}(?:Error|Exception))(?::|$)"
 )
 
 

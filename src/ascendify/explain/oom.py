@@ -7,8 +7,12 @@ MiB. GPU 0 has a total capacity of 4.00 GiB of which 2.35 GiB is free. ... Of th
 825.15 MiB is allocated by PyTorch, and 24.85 MiB is reserved by PyTorch but unallocated.``
 
 Fragmentation: memory the allocator reserved but does not use (reserved - allocated) is larger
-than the request, so the request failed for want of one contiguous block. The cure is the
-expandable-segments allocator setting of that device.
+than the request AND a real share of the card (:data:`FRAGMENTED_SHARE`), so the request failed for
+want of one contiguous block. The cure is the expandable-segments allocator setting of that device.
+Otherwise the program needs less memory, and that setting cannot help: a card over 95 % allocated
+with a few hundred MiB reserved but unused is full, not fragmented, and a single request larger than
+the whole card (an eager attention matrix of a long sequence, a huge logits tensor) fails on any
+allocator.
 """
 
 from __future__ import annotations
@@ -34,6 +38,12 @@ _CUDA_FIELDS = {
     "allocated": re.compile(_SIZE + r" is allocated by PyTorch"),
     "unallocated": re.compile(_SIZE + r" is reserved by PyTorch but unallocated"),
 }
+FRAGMENTED_SHARE = 0.05  # of the card's capacity, reserved but unused, before fragmentation counts
+LESS_MEMORY = (
+    "lower the batch size or sequence length, turn on activation (gradient) checkpointing, offload "
+    "optimizer state or parameters to the CPU (ZeRO/FSDP offload), shard the model over more cards, "
+    "and use flash attention where an eager attention matrix is built"
+)
 SETTINGS = {
     "NPU": "PYTORCH_NPU_ALLOC_CONF=expandable_segments:True",
     "CUDA": "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
@@ -59,7 +69,14 @@ class OutOfMemory:
 
     @property
     def fragmented(self) -> bool:
-        return self.unallocated is not None and self.unallocated > self.requested
+        unused = self.unallocated
+        if unused is None or unused <= self.requested:
+            return False
+        return self.total is None or unused >= FRAGMENTED_SHARE * self.total
+
+    @property
+    def larger_than_card(self) -> bool:
+        return self.total is not None and self.requested > self.total
 
     @property
     def setting(self) -> str:
@@ -71,10 +88,15 @@ class OutOfMemory:
                 f"fragmentation: {_size(self.unallocated)} reserved but unallocated is more than "
                 f"the {_size(self.requested)} asked for; set {self.setting}"
             )
+        if self.larger_than_card:
+            return (
+                f"one request of {_size(self.requested)} is larger than the whole card "
+                f"({_size(self.total)}): no allocator setting helps; {LESS_MEMORY}"
+            )
         return (
             f"the card is full: {_size(self.requested)} asked, {_size(self.free)} free of "
-            f"{_size(self.total)}; lower the batch size or sequence length, or shard the model "
-            f"({self.setting} helps only when reserved memory sits unused)"
+            f"{_size(self.total)}; {LESS_MEMORY} ({self.setting} helps only when a real share of "
+            f"the card sits reserved but unused)"
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -13,6 +13,7 @@ tests compare it with a line-by-line reading of the whole file.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,14 @@ from ascendify.explain.sources import Source
 BLOCK = 4 << 20
 LINE_LIMIT = 8192  # bytes of a line kept for matching and showing
 NEAR = 2048  # bytes searched after, then before, a line without a time stamp for the nearest one
-_RANK_PREFIXES = ("[rank ", "[rank")
+RANK_TAG_REACH = 400  # characters of a line searched for a rank named inside it
+_RANK_PREFIX = re.compile(r"\[rank ?(\d{1,5})\]: ?")
+_HOST_PREFIX = re.compile(  # pdsh's "worker-1: " before a rank's own prefix; never "KeyError: ("
+    r"^(?![\w.]*(?:Error|Exception|Warning|Exit|Interrupt):)[A-Za-z0-9][\w.-]{0,63}: (?=\[rank ?\d|\()"
+)
+_RANK_TAG = re.compile(
+    r"\[Rank (\d{1,5})\]|\(\w{1,40} rank=(\d{1,5})\b|\bRankID:(\d{1,5})\b|^\[default(\d{1,5})\]:"
+)
 
 
 @dataclass(frozen=True)
@@ -171,17 +179,23 @@ def _candidate_lines(chunk: bytes, begin: int, end: int) -> list[tuple[int, int]
 
 
 def _who(source: Source, line: str) -> tuple[int | str, str]:
-    """The rank a line belongs to (its file's, else the ``[rank N]:`` prefix torch and the
-    launcher print), and the line without that prefix."""
-    stripped = line.lstrip()
-    for prefix in _RANK_PREFIXES:
-        if stripped.startswith(prefix):
-            close = stripped.find("]:", len(prefix))
-            number = stripped[len(prefix) : close]
-            if close != -1 and number.isdigit():
-                rest = stripped[close + 2 :].lstrip()
-                return (source.rank if source.rank is not None else int(number)), rest
-    return (source.rank if source.rank is not None else source.label), line
+    """The rank a line belongs to (its file's, else the rank the line names), and the line
+    without the prefixes that name it: ``[rank 3]:`` (torch, the launcher), a host's ``worker-1:``
+    before it (pdsh), ``(VllmWorker rank=1 pid=7)`` (vLLM); a rank named inside the line: torch's
+    ``[Rank 2]``, torch_npu's ``RankID:16`` (``-1``: not known)."""
+    stripped = _HOST_PREFIX.sub("", line.lstrip(), count=1)
+    named: int | None = None
+    prefix = _RANK_PREFIX.match(stripped)
+    if prefix is not None:
+        named = int(prefix.group(1))
+        stripped = stripped[prefix.end() :].lstrip()
+    elif (tagged := _RANK_TAG.search(stripped, 0, RANK_TAG_REACH)) is not None:
+        named = int(next(group for group in tagged.groups() if group is not None))
+    if source.rank is not None:
+        return source.rank, stripped if prefix is not None else line
+    if named is not None:
+        return named, stripped
+    return source.label, line
 
 
 def time_near(chunk: bytes, start: int, end: int, year: int) -> float | None:

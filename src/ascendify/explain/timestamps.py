@@ -1,9 +1,9 @@
 """Wall-clock times of log lines: read from the line itself, or from the launcher's time marks.
 
 Formats read (each a short anchored pattern, linear in the line): ISO-like ``2025-04-08 18:07:20``
-(also ``T`` or ``-`` between date and time, as Ascend's ``2025-04-08-18:07:20.444.436``), glog's
-``[E1219 03:01:55.989449808`` (no year: the file's year is used) and vLLM's ``ERROR 08-28
-02:33:28``. All are read as UTC: only their order matters.
+(also ``/`` in the date, ``T`` or ``-`` between date and time, as Ascend's
+``2025-04-08-18:07:20.444.436``), glog's ``[E1219 03:01:55.989449808`` with or without the bracket
+(no year: the file's year is used) and vLLM's ``ERROR 08-28 02:33:28``. All are read as UTC: only their order matters.
 
 The launcher writes ``rank_<r>.log.times`` beside each rank log: lines ``<byte offset> <epoch>``,
 the time at which the output from that offset on arrived (see :mod:`ascendify.launch.agent`).
@@ -19,8 +19,10 @@ from pathlib import Path
 
 TIMES_SUFFIX = ".times"
 
-_ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ T-](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?")
-_GLOG = re.compile(r"\[[EWIF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9})")
+_ISO = re.compile(r"(\d{4})[-/](\d\d)[-/](\d\d)[ T-](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?")
+# glog and c10's logging: ``[E1219 03:01:55.989449808``, ``[W326 11:49:12.331714626`` (the month
+# is not padded), torch.distributed.elastic's ``E0913 09:12:35.512000 140 api.py:826]`` (no bracket).
+_GLOG = re.compile(r"(?<![\w.:-])[EWIF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9})")
 _LEVEL = re.compile(r"\b(?:ERROR|WARNING|INFO|DEBUG) (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\b")
 
 
