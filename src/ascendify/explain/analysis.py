@@ -9,6 +9,7 @@ echoes (all timed out waiting), the earliest rank is named and the echo's own ad
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +51,7 @@ class Explanation:
     ranks: list[RankReport]  # in the order they went wrong
     root: RankReport | None
     all_echo: bool  # no rank failed by itself: they all waited (the cause is a slow or lost rank)
+    awaited: int | None = None  # when they all waited: the rank their timeouts name as the late one
 
     @property
     def echoes(self) -> list[RankReport]:
@@ -78,7 +80,21 @@ def explain(findings: Iterable[Finding], inputs: Inputs, catalogue: Catalogue) -
     specific = [r for r in causes if not r.headline.signature.generic]
     candidates = specific or causes or reports
     root = candidates[0] if candidates else None
-    return Explanation(reports, root, all_echo=bool(reports) and not causes)
+    all_echo = bool(reports) and not causes
+    return Explanation(reports, root, all_echo, _awaited(reports) if all_echo else None)
+
+
+def _awaited(reports: list[RankReport]) -> int | None:
+    """The rank the waiting ranks' timeouts name most often (``retrieving ncclUniqueId from [0]``,
+    ``remote rank: [3]``), when it is not one of them: the rank that never arrived."""
+    waiting = {report.who for report in reports}
+    named = Counter(
+        finding.peer
+        for report in reports
+        for finding in report.findings
+        if finding.peer is not None and finding.peer not in waiting
+    )
+    return named.most_common(1)[0][0] if named else None
 
 
 def _last_attempt_start(inputs: Inputs) -> float:
@@ -180,9 +196,11 @@ def cause_line(explanation: Explanation) -> str | None:
     text = f"{short} ({headline.signature.layer_name})"
     if explanation.all_echo:
         text += ": every rank timed out waiting; this one first"
+        if explanation.awaited is not None:
+            text += f", waiting for rank {explanation.awaited}"
     if headline.oom:
         return f"{text} - {headline.oom.advice()}"
-    return text if headline.signature.generic else f"{text} - {headline.signature.fix}"
+    return text if headline.signature.generic else f"{text} - {headline.fix}"
 
 
 def render(explanation: Explanation) -> str:
@@ -200,11 +218,16 @@ def render(explanation: Explanation) -> str:
         f"{title}: {rank_name(root.who)}, first went wrong at {when_text(root.first_time)}",
         f"  {_clip(headline.text)}",
         f"  at {headline.path}:{headline.line_no}",
-        f"  [{signature.id}, {signature.layer_name}] {signature.meaning}",
+        f"  [{signature.id}, {signature.layer_name}] {headline.meaning}",
         "  likely causes:",
         *(f"    {number}. {cause}" for number, cause in enumerate(signature.causes, 1)),
-        f"  fix: {signature.fix}",
+        f"  fix: {headline.fix}",
     ]
+    if explanation.awaited is not None:
+        lines.append(
+            f"  waited for: rank {explanation.awaited}, which never arrived (it has no error of "
+            "its own here: it was late, hung or ended without a word)"
+        )
     if headline.oom is not None:
         lines.append(f"  memory: {headline.oom.advice()}")
     lines.append(f"  source: {signature.source}")
@@ -240,6 +263,7 @@ def to_json(explanation: Explanation, findings: bool = True) -> dict[str, Any]:
         "cause": cause_line(explanation),
         "short": short_cause(explanation),
         "all_echo": explanation.all_echo,
+        "awaited": explanation.awaited,
         "root": _rank_json(explanation.root, findings) if explanation.root else None,
         "consequences": [_rank_json(r, findings) for r in explanation.echoes],
         "order": [r.who for r in explanation.ranks],
@@ -274,9 +298,9 @@ def _finding_json(finding: Finding) -> dict[str, Any]:
         "time": finding.time,
         "text": finding.text,
         "exception": finding.exception,
-        "meaning": signature.meaning,
+        "meaning": finding.meaning,
         "causes": list(signature.causes),
-        "fix": signature.fix,
+        "fix": finding.fix,
         "versions": signature.versions,
         "source": signature.source,
         "oom": finding.oom.to_json() if finding.oom else None,

@@ -8,8 +8,9 @@ or one of :data:`ANCHOR_WORDS` (``error``...). The reader finds them in a block 
 DFA, several times faster than ``re`` or ``bytes.find`` on log text, and no anchor looks past its
 own end, so a line cut short holds an anchor only where the whole line does. It decodes nothing
 else. Then, on that one line: the codes it quotes (``error code is 507035``, ``EI0002``,
-``ERR00100``, an HCCL result code), the literal phrases, and a Python exception at the start of the
-line. Every regular expression here is a short anchored phrase without nested repetition, so its
+``ERR00100``, an HCCL result code), the literal phrases, the patterns (whose named groups, such as the module an
+import failed on or the peer rank a timeout waited for, fill the entry's texts), and a Python
+exception at the start of the line. Every regular expression here is a short anchored phrase without nested repetition, so its
 cost is linear in the line.
 """
 
@@ -18,14 +19,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
 import re2  # type: ignore[import-untyped]
 
 # What every matchable line holds (the tests check it of every fixture line).
-ANCHOR = rb"E(?:rror|RR|xception|[A-Z][0-9][0-9A-Z]{3}|\d{3,4} \d\d:|\x20[A-Z]\w{0,40}\.cpp:\d)"
+ANCHOR = rb"E(?:rror|RR|xception|[A-Z][0-9][0-9A-Z]{3}|\d{3,4} \d\d:|\x20\w{1,40}\.cpp:\d)"
 # "nan-check:", not "--nan-check:": RE2 skips to a rare first byte, and "-" is in every date.
 ANCHOR_WORDS = (b"error", b"out of memory", b"NumPy 1.x", b"NCCL WARN", b"nan-check:")
 # One search per anchor: an alternation of them all runs RE2's DFA over every byte, 10 times
@@ -36,13 +37,18 @@ LAYERS = {
     "acl": "CANN runtime/ACL",
     "hccl": "HCCL",
     "torch_npu": "torch_npu",
+    "cann_env": "CANN environment",
     "cuda": "CUDA/NCCL",
     "python": "Python",
 }
 ROLES = ("cause", "echo")
 
-_ACL_CODE = re.compile(r"(?:[cC]ode|result|failed)(?: is)?\s?[:=]?\s?(\d{6})(?!\d)")
-_ECODE = re.compile(r"\b(E[A-Z][0-9A-Z]\d{3})\b")
+# "error code is 507035", "runtime result = 507035", "ErrCode=507035", and the forms other
+# programs print: "with ERROR 561103", "errno:561103", "ret 107000", "ret -107000".
+_ACL_CODE = re.compile(
+    r"(?:[cC]ode|result|failed|ERROR|errno|\bret)(?: is)?\s?[:=]?\s?-?(\d{6})(?!\d)"
+)
+_ECODE = re.compile(r"\b(E[A-Z0-9][0-9A-Z]\d{3})\b")  # EI0002, EZ9903, E89999
 _ERR = re.compile(r"\b(ERR\d{5})\b")
 _HCCL_CODE = re.compile(
     r"(?:HCCL function error|function error: Hccl\w{1,40}).{0,300}?error code is (\d{1,4})\b"
@@ -73,6 +79,7 @@ class Signature:
     errs: tuple[str, ...] = ()
     hccl_codes: tuple[str, ...] = ()
     phrases: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = ()  # regular expressions; their named groups fill {name} in texts
     signals: tuple[str, ...] = ()
     exception: bool = False
     order: int = 0  # position in the catalogue: earlier entries win ties
@@ -80,6 +87,15 @@ class Signature:
     @property
     def layer_name(self) -> str:
         return LAYERS[self.layer]
+
+    def fields(self, line: str) -> dict[str, str]:
+        """What the line tells of this failure: the named groups of the first pattern it holds
+        (``{"module": "vllm"}``, ``{"peer": "0"}``)."""
+        for pattern in self.patterns:
+            match = _compiled(pattern).search(line)
+            if match is not None:
+                return {k: v for k, v in match.groupdict().items() if v is not None}
+        return {}
 
 
 @dataclass(frozen=True)
@@ -111,6 +127,7 @@ class Catalogue:
                 for key in keys:
                     self._index[kind][key] = signature
         self._phrases = tuple((phrase, s) for s in signatures for phrase in s.phrases)
+        self._patterns = tuple((_compiled(p), s) for s in signatures for p in s.patterns)
         self._exception = next((s for s in signatures if s.exception), None)
 
     def by_id(self, signature_id: str) -> Signature:
@@ -131,6 +148,7 @@ class Catalogue:
         for pattern, kind in ((_ECODE, "ecode"), (_ERR, "err"), (_HCCL_CODE, "hccl")):
             found += [index[kind][key] for key in pattern.findall(line) if key in index[kind]]
         found += [signature for phrase, signature in self._phrases if phrase in line]
+        found += [signature for pattern, signature in self._patterns if pattern.search(line)]
         if self._exception is not None and _EXCEPTION.match(line.lstrip()):
             found.append(self._exception)
         return found
@@ -139,6 +157,19 @@ class Catalogue:
 def _rank(signature: Signature) -> tuple[bool, bool, int]:
     """Specific before generic, a cause before an echo, then the catalogue's order."""
     return signature.generic, signature.role != "cause", signature.order
+
+
+_FIELD = re.compile(r"\{(\w+)\}")
+
+
+def filled(text: str, fields: dict[str, str]) -> str:
+    """``text`` with each ``{name}`` the line told replaced by its value (others are kept)."""
+    return _FIELD.sub(lambda m: fields.get(m.group(1), m.group(0)), text) if fields else text
+
+
+@cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 def has_anchor(line: bytes) -> bool:
@@ -198,6 +229,7 @@ def _signature(entry: dict[str, Any], order: int) -> Signature:
         errs=keys("err"),
         hccl_codes=keys("hccl"),
         phrases=keys("phrase"),
+        patterns=keys("pattern"),
         signals=keys("signal"),
         exception=any("exception" in item for item in match),
         order=order,

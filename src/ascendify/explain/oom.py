@@ -42,7 +42,9 @@ FRAGMENTED_SHARE = 0.05  # of the card's capacity, reserved but unused, before f
 LESS_MEMORY = (
     "lower the batch size or sequence length, turn on activation (gradient) checkpointing, offload "
     "optimizer state or parameters to the CPU (ZeRO/FSDP offload), shard the model over more cards, "
-    "and use flash attention where an eager attention matrix is built"
+    "and use flash attention where an eager attention matrix is built; a serving engine: a lower "
+    "memory share (--gpu-memory-utilization in vLLM, --mem-fraction-static in SGLang), a shorter "
+    "--max-model-len, fewer running requests or a quantized model"
 )
 SETTINGS = {
     "NPU": "PYTORCH_NPU_ALLOC_CONF=expandable_segments:True",

@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ascendify.explain import oom, timestamps
-from ascendify.explain.catalogue import GATES, Catalogue, Signature, exception_name, has_anchor
+from ascendify.explain.catalogue import (
+    GATES,
+    Catalogue,
+    Signature,
+    exception_name,
+    filled,
+    has_anchor,
+)
 from ascendify.explain.sources import Source
 
 BLOCK = 4 << 20
@@ -47,6 +54,24 @@ class Finding:
     exception: str | None = None
     marked: bool = False  # the time is the launcher's mark (epoch seconds), not read from a line
     oom: oom.OutOfMemory | None = None
+    fields: tuple[tuple[str, str], ...] = ()  # what the line told: the signature's pattern groups
+
+    @property
+    def meaning(self) -> str:
+        return filled(self.signature.meaning, dict(self.fields))
+
+    @property
+    def fix(self) -> str:
+        fields = dict(self.fields)
+        fix = filled(self.signature.fix, fields)
+        advice = fields.get("advice")
+        return f"{fix}; the exception itself says: {advice}" if advice else fix
+
+    @property
+    def peer(self) -> int | None:
+        """The rank this one waited for, where the line names it."""
+        value = dict(self.fields).get("peer", "")
+        return int(value) if value.isdigit() else None
 
 
 def scan_all(sources: list[Source], catalogue: Catalogue) -> Iterator[Finding]:
@@ -148,6 +173,7 @@ class _FileScan:
             exception=exception_name(line) if signature.exception else None,
             oom=oom.parse(line),
             marked=marked,
+            fields=_fields(signature, line),
         )
 
     def _time_near(self, start: int, end: int, chunk: bytes | None, at: int) -> float | None:
@@ -161,6 +187,26 @@ class _FileScan:
         around = self.handle.read(end + NEAR - low)
         self.handle.seek(resume)
         return time_near(around, start - low, end - low, self.year)
+
+
+# An exception whose message tells the user what to do ("please launch with torchrun", "try
+# setting X", "did you mean"): that advice is the most specific fix there is.
+_ADVICE = re.compile(
+    r"\b(?:[Pp]lease|[Tt]ry|[Cc]onsider|[Mm]ake sure|[Yy]ou (?:can|should|need|must|may)|"
+    r"[Dd]id you mean|[Ss]et \S+ to)\b"
+)
+
+
+def _fields(signature: Signature, line: str) -> tuple[tuple[str, str], ...]:
+    """What the line tells: the signature's pattern groups, or a Python exception's advice."""
+    if signature.patterns:
+        return tuple(signature.fields(line).items())
+    if signature.exception:
+        name = exception_name(line)
+        message = line[line.find(name) + len(name) + 1 :].strip() if name else ""
+        if _ADVICE.search(message):
+            return (("advice", message[: LINE_LIMIT // 16]),)
+    return ()
 
 
 def _candidate_lines(chunk: bytes, begin: int, end: int) -> list[tuple[int, int]]:
