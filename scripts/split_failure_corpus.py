@@ -60,9 +60,11 @@ def thread_of(case: dict[str, object]) -> str:
 
 
 def split(thread: str) -> str:
-    """"test" for a third of the threads, chosen by the SHA-256 of their address alone, so a case
+    """ "test" for a third of the threads, chosen by the SHA-256 of their address alone, so a case
     added later never moves one already split."""
-    return "test" if int(hashlib.sha256(thread.encode()).hexdigest(), 16) % TEST_EVERY == 0 else "dev"
+    return (
+        "test" if int(hashlib.sha256(thread.encode()).hexdigest(), 16) % TEST_EVERY == 0 else "dev"
+    )
 
 
 def existing_splits() -> dict[str, str]:
@@ -104,8 +106,13 @@ def main(incoming: list[Path]) -> int:
         for case_dir in sorted((CORPUS / split_name).glob("*/case.json")):
             case = json.loads(case_dir.read_text(encoding="utf-8"))
             index.append(
-                {"id": case_dir.parent.name, "split": split_name, "thread": thread_of(case),
-                 "layer": case["layer"], "source": case["source"]}  # fmt: skip
+                {
+                    "id": case_dir.parent.name,
+                    "split": split_name,
+                    "thread": thread_of(case),
+                    "layer": case["layer"],
+                    "source": case["source"],
+                }
             )
     (CORPUS / "index.json").write_text(json.dumps({"cases": index}, indent=1) + "\n")
     counts = {s: sum(1 for e in index if e["split"] == s) for s in ("dev", "test")}

@@ -26,7 +26,9 @@ def _known_miss(case_dir: Path) -> str | None:
 @pytest.mark.parametrize(
     "case_dir",
     [
-        pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=m) if (m := _known_miss(c)) else ())
+        pytest.param(
+            c, marks=pytest.mark.xfail(strict=True, reason=m) if (m := _known_miss(c)) else ()
+        )
         for c in DEV
     ],
     ids=[c.name for c in DEV],

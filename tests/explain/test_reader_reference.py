@@ -110,6 +110,7 @@ def reference(source: Source, catalogue: Catalogue) -> list[Finding]:
                         exception=exception_name(line) if signature.exception else None,
                         oom=oom.parse(line),
                         marked=marked,
+                        fields=reader._fields(signature, line),
                     )
                 )
         start = end + 1

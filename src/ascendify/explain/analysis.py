@@ -108,12 +108,14 @@ def _last_attempt_start(inputs: Inputs) -> float:
     return max((s for s in starts if isinstance(s, int | float)), default=0.0)
 
 
-def _weight(finding: Finding) -> tuple[int, int, float, int]:
+def _weight(finding: Finding) -> tuple[int, bool, int, float, int]:
+    """A specific cause first, and among those the detail a code's message gives (the tiling
+    failure under ``error code is 561002``, the E30006 under 507033) before the code itself."""
     signature = finding.signature
     kind = (signature.generic, signature.role != "cause")
     order = {(False, False): 0, (False, True): 1, (True, False): 2, (True, True): 3}[kind]
     when = finding.time if finding.time is not None else float("inf")
-    return order, signature.order if order else 0, when, finding.line_no
+    return order, not signature.detail, signature.order if order else 0, when, finding.line_no
 
 
 def _order_key(

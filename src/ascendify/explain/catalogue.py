@@ -28,7 +28,12 @@ import re2  # type: ignore[import-untyped]
 # What every matchable line holds (the tests check it of every fixture line).
 ANCHOR = rb"E(?:rror|RR|xception|[A-Z][0-9][0-9A-Z]{3}|\d{3,4} \d\d:|\x20\w{1,40}\.cpp:\d)"
 # "nan-check:", not "--nan-check:": RE2 skips to a rare first byte, and "-" is in every date.
-ANCHOR_WORDS = (b"error", b"out of memory", b"NumPy 1.x", b"NCCL WARN", b"nan-check:")
+ANCHOR_WORDS = (
+    b"error", b"out of memory", b"NumPy 1.x", b"NCCL WARN", b"nan-check:",
+    # lines that name their cause without the word "error": a loader's or a compiler's
+    b"cannot open shared object", b"undefined symbol", b"not found (required by", b"oc version",
+    b"b overflow", b"not in a group call",
+)  # fmt: skip
 # One search per anchor: an alternation of them all runs RE2's DFA over every byte, 10 times
 # slower than the literal prefix skips of the separate patterns.
 GATES = tuple(re2.compile(pattern) for pattern in (ANCHOR, *map(re.escape, ANCHOR_WORDS)))
@@ -54,10 +59,11 @@ _HCCL_CODE = re.compile(
     r"(?:HCCL function error|function error: Hccl\w{1,40}).{0,300}?error code is (\d{1,4})\b"
 )
 # A traceback's last line, after the prefixes launchers and servers put before a rank's output:
-# ``[rank1]: ``, vLLM's ``(VllmWorker rank=1 pid=7) ERROR 09-03 03:02:37 [executor.py:522] ``.
+# ``[rank1]: ``, docker compose's ``vllm-1  | ``, vLLM's ``(VllmWorker rank=1 pid=7) ERROR 09-03
+# 03:02:37 [executor.py:522] `` (older ones without the brackets).
 _EXCEPTION = re.compile(
-    r"^(?:\[rank ?\d{1,5}\]: ?)?(?:\([^()]{1,80}\) ){0,3}"
-    r"(?:(?:ERROR|WARNING|INFO|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,9})? \[[\w.]{1,80}:\d{1,6}\] )?"
+    r"^(?:\[rank ?\d{1,5}\]: ?)?(?:[\w.-]{1,64} {1,4}\| )?(?:\([^()]{1,80}\) ){0,3}"
+    r"(?:(?:ERROR|WARNING|INFO|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,9})? \[?[\w.]{1,80}:\d{1,6}\] )?"
     r"((?:[A-Za-z_]\w{0,60}\.){0,6}[A-Za-z_]\w{0,60}(?:Error|Exception))(?::|$)"
 )
 
@@ -74,6 +80,8 @@ class Signature:
     source: str
     also: tuple[str, ...] = ()
     generic: bool = False  # a wrapper line: used only when nothing more specific matched
+    wrapper: bool = False  # re-raises another process's failure: not even a Python exception
+    detail: bool = False  # explains the code of the line above it (the cause under a wrapper)
     codes: tuple[str, ...] = ()
     ecodes: tuple[str, ...] = ()
     errs: tuple[str, ...] = ()
@@ -149,14 +157,16 @@ class Catalogue:
             found += [index[kind][key] for key in pattern.findall(line) if key in index[kind]]
         found += [signature for phrase, signature in self._phrases if phrase in line]
         found += [signature for pattern, signature in self._patterns if pattern.search(line)]
-        if self._exception is not None and _EXCEPTION.match(line.lstrip()):
+        wrapped = any(signature.wrapper for signature in found)  # the wrapper, not its exception
+        if self._exception is not None and not wrapped and _EXCEPTION.match(line.lstrip()):
             found.append(self._exception)
         return found
 
 
-def _rank(signature: Signature) -> tuple[bool, bool, int]:
-    """Specific before generic, a cause before an echo, then the catalogue's order."""
-    return signature.generic, signature.role != "cause", signature.order
+def _rank(signature: Signature) -> tuple[bool, bool, bool, int]:
+    """Specific before generic, a cause before an echo, the detail under a code before the code,
+    then the catalogue's order."""
+    return signature.generic, signature.role != "cause", not signature.detail, signature.order
 
 
 _FIELD = re.compile(r"\{(\w+)\}")
@@ -224,6 +234,8 @@ def _signature(entry: dict[str, Any], order: int) -> Signature:
         source=entry["source"],
         also=tuple(entry.get("also", ())),
         generic=bool(entry.get("generic", False)),
+        wrapper=bool(entry.get("wrapper", False)),
+        detail=bool(entry.get("detail", False)),
         codes=keys("code"),
         ecodes=keys("ecode"),
         errs=keys("err"),

@@ -40,9 +40,11 @@ _CUDA_FIELDS = {
 }
 FRAGMENTED_SHARE = 0.05  # of the card's capacity, reserved but unused, before fragmentation counts
 LESS_MEMORY = (
-    "lower the batch size or sequence length, turn on activation (gradient) checkpointing, offload "
+    "lower the batch size, sequence length or input (image) size, train in mixed precision "
+    "(fp16/bf16), turn on activation (gradient) checkpointing, offload "
     "optimizer state or parameters to the CPU (ZeRO/FSDP offload), shard the model over more cards, "
-    "and use flash attention where an eager attention matrix is built; a serving engine: a lower "
+    "and use flash attention where an eager attention matrix is built (torch_npu."
+    "npu_fusion_attention on an NPU, sdpa elsewhere); a serving engine: a lower "
     "memory share (--gpu-memory-utilization in vLLM, --mem-fraction-static in SGLang), a shorter "
     "--max-model-len, fewer running requests or a quantized model"
 )

@@ -33,6 +33,7 @@ from ascendify.explain.sources import Source
 BLOCK = 4 << 20
 LINE_LIMIT = 8192  # bytes of a line kept for matching and showing
 NEAR = 2048  # bytes searched after, then before, a line without a time stamp for the nearest one
+ADVICE_LIMIT = 400  # characters of a line's own advice shown with the fix
 RANK_TAG_REACH = 400  # characters of a line searched for a rank named inside it
 _RANK_PREFIX = re.compile(r"\[rank ?(\d{1,5})\]: ?")
 _HOST_PREFIX = re.compile(  # pdsh's "worker-1: " before a rank's own prefix; never "KeyError: ("
@@ -40,6 +41,7 @@ _HOST_PREFIX = re.compile(  # pdsh's "worker-1: " before a rank's own prefix; ne
 )
 _RANK_TAG = re.compile(
     r"\[Rank (\d{1,5})\]|\(\w{1,40} rank=(\d{1,5})\b|\bRankID:(\d{1,5})\b|^\[default(\d{1,5})\]:"
+    r"|failed \(exitcode: -?\d{1,3}\) local_rank: (\d{1,5}) "
 )
 
 
@@ -194,19 +196,24 @@ class _FileScan:
 _ADVICE = re.compile(
     r"\b(?:[Pp]lease|[Tt]ry|[Cc]onsider|[Mm]ake sure|[Yy]ou (?:can|should|need|must|may)|"
     r"[Dd]id you mean|[Ss]et \S+ to)\b"
+    # an imperative opening a sentence: "... at start. Decrease GPU memory utilization or ..."
+    r"|(?:(?<=\. )|(?<=: )|(?<=; ))(?:Decrease|Increase|Reduce|Lower|Raise|Use|Set|Install|Upgrade|"
+    r"Downgrade|Check|Enable|Disable|Add|Remove)\b"
 )
 
 
 def _fields(signature: Signature, line: str) -> tuple[tuple[str, str], ...]:
-    """What the line tells: the signature's pattern groups, or a Python exception's advice."""
-    if signature.patterns:
-        return tuple(signature.fields(line).items())
-    if signature.exception:
-        name = exception_name(line)
-        message = line[line.find(name) + len(name) + 1 :].strip() if name else ""
+    """What the line tells: the signature's pattern groups, and the advice it gives: a Python
+    exception's whole message when it advises, else the line from its advice on."""
+    fields = signature.fields(line) if signature.patterns else {}
+    name = exception_name(line) if signature.exception else None
+    if name is not None:
+        message = line[line.find(name) + len(name) + 1 :].strip()
         if _ADVICE.search(message):
-            return (("advice", message[: LINE_LIMIT // 16]),)
-    return ()
+            fields["advice"] = message[:ADVICE_LIMIT]
+    elif (advice := _ADVICE.search(line)) is not None:
+        fields["advice"] = line[advice.start() : advice.start() + ADVICE_LIMIT].strip()
+    return tuple(fields.items())
 
 
 def _candidate_lines(chunk: bytes, begin: int, end: int) -> list[tuple[int, int]]:
@@ -228,7 +235,8 @@ def _who(source: Source, line: str) -> tuple[int | str, str]:
     """The rank a line belongs to (its file's, else the rank the line names), and the line
     without the prefixes that name it: ``[rank 3]:`` (torch, the launcher), a host's ``worker-1:``
     before it (pdsh), ``(VllmWorker rank=1 pid=7)`` (vLLM); a rank named inside the line: torch's
-    ``[Rank 2]``, torch_npu's ``RankID:16`` (``-1``: not known)."""
+    ``[Rank 2]``, torch_npu's ``RankID:16`` (``-1``: not known), torchrun's ``failed (exitcode: -9)
+    local_rank: 0`` (a single node's local rank is its rank)."""
     stripped = _HOST_PREFIX.sub("", line.lstrip(), count=1)
     named: int | None = None
     prefix = _RANK_PREFIX.match(stripped)
