@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from ascendify.explain.catalogue import Catalogue, Signature
@@ -73,6 +74,7 @@ def explain(findings: Iterable[Finding], inputs: Inputs, catalogue: Catalogue) -
             report.findings.append(finding)
         else:
             report.dropped += 1
+    _give_untagged_lines_their_rank(ranks)
     exit_order = _exit_facts(inputs, ranks, catalogue)
     reports = [report for report in ranks.values() if report.findings]
     reports.sort(key=lambda r: _order_key(r, exit_order))
@@ -82,6 +84,27 @@ def explain(findings: Iterable[Finding], inputs: Inputs, catalogue: Catalogue) -
     root = candidates[0] if candidates else None
     all_echo = bool(reports) and not causes
     return Explanation(reports, root, all_echo, _awaited(reports) if all_echo else None)
+
+
+def _give_untagged_lines_their_rank(ranks: dict[int | str, RankReport]) -> None:
+    """A log without a rank of its own whose tagged lines all name one rank (``RankID:2``) is that
+    rank's log: its untagged lines (the traceback's ``RuntimeError: ...``) are that rank's too."""
+    named: dict[Path, set[int]] = {}
+    for who, report in ranks.items():
+        if isinstance(who, int):
+            for finding in report.findings:
+                named.setdefault(finding.path, set()).add(who)
+    for who in [who for who in ranks if isinstance(who, str)]:
+        paths = {finding.path for finding in ranks[who].findings}
+        owners = set().union(*(named.get(path, set()) for path in paths))
+        if len(owners) != 1 or any(len(named.get(path, ())) != 1 for path in paths):
+            continue
+        owner = ranks[owners.pop()]
+        for finding in ranks.pop(who).findings:
+            if len(owner.findings) < MAX_FINDINGS:
+                owner.findings.append(replace(finding, who=owner.who))
+            else:
+                owner.dropped += 1
 
 
 def _awaited(reports: list[RankReport]) -> int | None:
@@ -153,7 +176,6 @@ def _exit_facts(
 
 
 def _signal_finding(rank: int, signature: Signature, name: str, root: dict[str, Any]) -> Finding:
-    from pathlib import Path
 
     when = root.get("time") if root.get("rank") == rank else None
     return Finding(

@@ -32,7 +32,7 @@ ANCHOR_WORDS = (
     b"error", b"out of memory", b"NumPy 1.x", b"NCCL WARN", b"nan-check:",
     # lines that name their cause without the word "error": a loader's or a compiler's
     b"cannot open shared object", b"undefined symbol", b"not found (required by", b"oc version",
-    b"b overflow", b"not in a group call",
+    b"b overflow", b"not in a group call", b"dcmi mod",
 )  # fmt: skip
 # One search per anchor: an alternation of them all runs RE2's DFA over every byte, 10 times
 # slower than the literal prefix skips of the separate patterns.
