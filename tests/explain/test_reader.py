@@ -337,3 +337,65 @@ def test_a_request_larger_than_the_card_is_not_called_fragmentation() -> None:
     assert not found.fragmented
     assert "larger than the whole card" in found.advice()
     assert "flash attention" in found.advice()
+
+
+def test_a_pattern_fills_the_fix_with_what_the_line_says(tmp_path: Path) -> None:
+    (tmp_path / "rank_0.log").write_text(
+        "Traceback (most recent call last):\n"
+        "ImportError: cannot import name 'AsyncEngineArgs' from 'vllm' (unknown location)\n"
+    )
+    verdict = explain_paths([tmp_path])
+    assert verdict.root is not None
+    headline = verdict.root.headline
+    assert headline.signature.id == "PY-IMPORT-NAME"
+    assert "pip uninstall vllm" in headline.fix
+    assert "{module}" not in to_json(verdict)["root"]["headline"]["fix"]
+
+
+def test_ranks_that_only_waited_name_the_rank_that_never_came(tmp_path: Path) -> None:
+    for rank in (5, 6):
+        (tmp_path / f"rank_{rank}.log").write_text(
+            f"RuntimeError: [{rank}] is setting up NCCL communicator and retrieving ncclUniqueId "
+            "from [0] via c10d key-value store by key '0', but store->get('0') got error: "
+            "Socket Timeout\n"
+        )
+    verdict = explain_paths([tmp_path])
+    assert verdict.all_echo
+    assert verdict.awaited == 0
+    assert "waiting for rank 0" in (cause_line(verdict) or "")
+    assert "waited for: rank 0" in render(verdict)
+
+
+def test_a_log_whose_tagged_lines_name_one_rank_is_that_ranks_log(tmp_path: Path) -> None:
+    (tmp_path / "console.log").write_text(
+        "RuntimeError: npuSynchronizeDevice: NPU function error: aclrtSynchronizeDevice, error "
+        "code is 507046\n"
+        "[ERROR] 2024-09-26-16:06:40 (PID:26, Device:2, RankID:2) ERR00100 PTA call acl api failed\n"
+    )
+    verdict = explain_paths([tmp_path])
+    assert [report.who for report in verdict.ranks] == [2]
+    assert verdict.all_echo  # the synchronize timed out waiting: rank 2 is not blamed
+
+
+def test_the_detail_under_a_code_is_the_headline_and_a_wrapper_never_is(tmp_path: Path) -> None:
+    (tmp_path / "rank_0.log").write_text(
+        "RuntimeError: call aclnnMoeDistributeDispatchV3 failed, error code is 561002\n"
+        "EZ9999[PID: 17833] 2025-12-23-07:36:19.237.396 (EZ9999):  HCCL_BUFFSIZE is too SMALL, "
+        "maxBs = 512\n"
+    )
+    (tmp_path / "rank_1.log").write_text(
+        "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0.\n"
+        "RuntimeError: Engine process failed to start\n"
+    )
+    verdict = explain_paths([tmp_path])
+    headlines = {report.who: report.headline.signature.id for report in verdict.ranks}
+    assert headlines == {0: "HCCL-BUFFSIZE", 1: "BF16-UNSUPPORTED"}
+
+
+def test_an_exception_that_advises_gives_its_advice_as_the_fix(tmp_path: Path) -> None:
+    (tmp_path / "rank_0.log").write_text(
+        "ValueError: Please launch distributed training with `llamafactory-cli` or `torchrun`.\n"
+    )
+    verdict = explain_paths([tmp_path])
+    assert verdict.root is not None
+    assert "the exception itself says: Please launch" in verdict.root.headline.fix
