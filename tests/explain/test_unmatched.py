@@ -131,7 +131,8 @@ def test_an_argparse_error_gets_a_verdict(runs: dict[str, tuple[str, Path]]) -> 
     assert lines[0].startswith("no catalogue entry matched: rank 0 failed first (exit code 2)")
     assert lines[1] == "  last error line: train.py: error: unrecognized arguments: --lrr=0.01"
     tail = lines[lines.index("  last lines of its log:") + 1 :]
-    assert tail[:2] == ["    parsing", "    usage: train.py [-h] [--lr LR]"]
+    # stdout and stderr reach the log through pipes of their own: their order may vary
+    assert {"    parsing", "    usage: train.py [-h] [--lr LR]"} <= set(tail), tail
 
 
 @pytest.mark.slow
@@ -197,7 +198,7 @@ def test_a_failed_job_shows_its_unmatched_verdict_everywhere(
     assert verdict["root"]["rank"] == 0  # the page's "Why it failed" shows a verdict with a root
     assert verdict["root"]["headline"]["text"].endswith("unrecognized arguments: --lrr=0.01")
     assert verdict["root"]["headline"]["meaning"].startswith("no catalogue entry matched")
-    assert verdict["unmatched"]["last_lines"][-1].endswith("--lrr=0.01")
+    assert any(line.endswith("--lrr=0.01") for line in verdict["unmatched"]["last_lines"])
 
 
 @pytest.mark.slow
