@@ -1,8 +1,9 @@
 """What ``ascendify explain`` costs on a large job: 1 GB of rank logs (8 ranks, training output
 with time stamps, INFO and warning lines, then an NPU out-of-memory on one rank and HCCL timeouts
 on the others), read by the explain reader vs. a plain read of the same files in the same blocks
-(the baseline: ``read`` and ``count(b"\\n")``). Targets: at least 100 MB/s and under 200 MB of
-peak memory (the reader's process, Python and the catalogue included).
+(the baseline: ``read`` and ``count(b"\\n")``). Targets: explain's time at most
+:data:`TARGET_RATIO` times the plain read's (medians, the same files, the same run), at least
+100 MB/s and under 200 MB of peak memory (the reader's process, Python and the catalogue included).
 
 Each side runs in a child process of its own, so its peak resident memory (``ru_maxrss``) is its
 own; the medians of ``--repeat`` turns are printed, with the machine's load average before and
@@ -28,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 RANKS = 8
 BLOCK = 4 << 20
+TARGET_RATIO = 2.2  # explain's median time over the plain read's: where it was (2.19)
 
 CHILD = """\
 import json, resource, sys, time
@@ -143,7 +145,10 @@ def main() -> None:
         print(f"{mode:8s} {mb / seconds:8.1f} MB/s  {seconds:6.2f} s  peak {peak:6.1f} MB")
     base = statistics.median(float(r["seconds"]) for r in runs["read"])
     read = statistics.median(float(r["seconds"]) for r in runs["explain"])
-    print(f"explain / plain read time: {read / base:.2f}; verdict: {runs['explain'][0]['result']}")
+    ratio = read / base
+    met = "met" if ratio <= TARGET_RATIO else "NOT met"
+    print(f"explain / plain read time: {ratio:.2f} (target <= {TARGET_RATIO:g}: {met}); "
+          f"verdict: {runs['explain'][0]['result']}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -218,24 +218,60 @@ def _cann_version(home: Path) -> str | None:
 
 
 def check_known_failures(host: Host) -> list[Check]:
-    """Version pairs of torch / torch_npu / numpy / CANN that ``ascendify explain``'s catalogue
-    knows to fail, each with the thread it was taken from."""
-    from ascendify.explain.versions import known_failures
+    """Every version pair of ``ascendify explain``'s catalogue checked against this host (Python
+    packages, the CANN toolkit, the driver and firmware): a failure row with the thread it was
+    taken from where a known failing pair is installed, a passing row for each other rule."""
+    from ascendify.explain.versions import checked_rules
 
-    home = host.env.get("ASCEND_HOME_PATH") or host.env.get("ASCEND_TOOLKIT_HOME")
-    installed = {
-        name: host.installed(name) for name in ("torch", "torch-npu", "numpy")
-    }  # fmt: skip
-    installed["cann"] = _cann_version(Path(home)) if home else None
-    return [
-        Check(
-            f"known failure {problem.rule.id}",
-            Status.FAIL,
-            problem.describe(),
-            f"{problem.rule.fix} (signature {problem.rule.signature}: {problem.rule.source})",
-        )
-        for problem in known_failures(installed)
-    ]
+    installed = {name: _installed_version(host, name) for name in _rule_names()}
+    rows = []
+    for checked in checked_rules(installed):
+        rule = checked.rule
+        if checked.holds:
+            fix = f"{rule.fix} (signature {rule.signature}: {rule.source})"
+            rows.append(Check(f"known failure {rule.id}", Status.FAIL, checked.describe(), fix))
+        else:
+            rows.append(
+                Check(f"known failure {rule.id}", Status.OK, "not this host: " + checked.describe())
+            )
+    return rows
+
+
+def _rule_names() -> list[str]:
+    from ascendify.explain.catalogue import load
+
+    return sorted({name for rule in load().version_rules for name in rule.when})
+
+
+def _installed_version(host: Host, name: str) -> str | None:
+    """A rule's name as installed here: the CANN toolkit, the driver, the firmware, or a Python
+    distribution."""
+    if name == "cann":
+        home = host.env.get("ASCEND_HOME_PATH") or host.env.get("ASCEND_TOOLKIT_HOME")
+        return _cann_version(Path(home)) if home else None
+    if name in ("driver", "firmware"):
+        return _component_version(host.ascend_root / name)
+    return host.installed(name)
+
+
+def _component_version(folder: Path) -> str | None:
+    """The driver's or the firmware's version from its ``version.info`` (``Version=24.1.rc2``)."""
+    try:
+        text = read_text(folder / "version.info", "version record", limit=_INSTALL_RECORD_BYTES)
+    except (OSError, AscendifyError):
+        return None
+    match = re.search(r"^\s*version\s*=\s*(\S+)", text, re.I | re.M)
+    return match.group(1) if match else None
+
+
+def check_driver(host: Host) -> list[Check]:
+    """The Ascend driver and firmware versions (what the version rules are checked against)."""
+    rows = []
+    for name in ("driver", "firmware"):
+        version = _component_version(host.ascend_root / name)
+        detail = version or f"not found ({host.ascend_root / name / 'version.info'})"
+        rows.append(Check(f"Ascend {name}", Status.OK, detail))
+    return rows
 
 
 # --- import torch and device-backend autoload -----------------------------------------------------
@@ -244,7 +280,7 @@ def check_known_failures(host: Host) -> list[Check]:
 def check_import_torch(host: Host) -> list[Check]:
     """torch imports every ``torch.backends`` entry point at import; a torch_npu without CANN breaks it."""
     if host.installed("torch") is None:
-        return []
+        return [Check("import torch", Status.OK, "not tried: torch is not installed")]
     autoloaded = sorted(entry.value for entry in metadata.entry_points(group="torch.backends"))
     failure = _import_torch_error(host, dict(host.env))
     if failure is None:
@@ -334,7 +370,7 @@ def _visible_devices(value: str, count: int) -> Check:
 def check_rank_table(host: Host) -> list[Check]:
     path_text = host.env.get("RANK_TABLE_FILE")
     if not path_text:
-        return []
+        return [Check("RANK_TABLE_FILE", Status.OK, "not set (torchrun-style rendezvous)")]
     problem = _rank_table_problem(Path(path_text))
     if problem is None:
         return [Check("RANK_TABLE_FILE", Status.OK, path_text)]
@@ -392,6 +428,10 @@ def check_hccl_variables(host: Host) -> list[Check]:
             )
         )
     checks.extend(_hccl_address_checks(host.env))
+    if not checks:
+        looked = [*_POSITIVE_SECONDS, "HCCL_IF_IP", "HCCL_IF_BASE_PORT", "RANK_ID", "RANK_SIZE"]
+        shown = ", ".join(f"{name}={host.env[name]}" for name in looked if name in host.env)
+        checks.append(Check("HCCL variables", Status.OK, shown or "none set (defaults)"))
     return checks
 
 
@@ -440,13 +480,13 @@ def _hccl_address_checks(env: Mapping[str, str]) -> list[Check]:
 def check_cuda_variables(host: Host) -> list[Check]:
     """CUDA-named variables do nothing on an NPU; say which Ascend variable does the job."""
     if host.installed("torch-npu") is None:
-        return []
+        return [Check("CUDA variables", Status.OK, "not checked: torch_npu is not installed")]
     checks: list[Check] = []
     for target in ENV_VARS:
         if target.cuda in host.env and (target.npu is None or target.npu not in host.env):
             fix = f"export {target.npu}={host.env[target.cuda]}" if target.npu else target.note
             checks.append(Check(target.cuda, Status.WARN, "set, but has no effect on an NPU", fix))
-    return checks
+    return checks or [Check("CUDA variables", Status.OK, "none set without its Ascend equivalent")]
 
 
 CHECKS: tuple[Callable[[Host], list[Check]], ...] = (
@@ -454,6 +494,7 @@ CHECKS: tuple[Callable[[Host], list[Check]], ...] = (
     check_torch,
     check_torch_npu,
     check_cann,
+    check_driver,
     check_known_failures,
     check_import_torch,
     check_devices,

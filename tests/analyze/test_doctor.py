@@ -69,6 +69,21 @@ def test_doctor_passes_on_a_plain_cpu_host(run_cli: RunCli) -> None:
     assert _checks(result.stdout)["import torch"]["status"] == "ok"
 
 
+@pytest.mark.slow
+def test_doctor_prints_a_row_for_every_check_it_made_passing_ones_included(
+    run_cli: RunCli,
+) -> None:
+    env = {"RANK_TABLE_FILE": "", "ASCEND_HOME_PATH": ""}
+    rows = _checks(run_cli(["doctor", "--json"], env=env).stdout)
+    passing = {"RANK_TABLE_FILE", "HCCL variables", "CUDA variables", "Ascend driver",
+               "Ascend firmware", "known failure VER001", "known failure VER007"}  # fmt: skip
+    assert passing <= set(rows), sorted(rows)
+    assert {rows[name]["status"] for name in passing} == {"ok"}
+    text = run_cli(["doctor"], env=env).stdout
+    for name in passing:
+        assert name in text
+
+
 def test_torch_npu_must_be_built_for_the_installed_torch() -> None:
     assert _version_match("2.13.0", "2.13.0+cpu").status is Status.OK
     mismatch = _version_match("2.8.0", "2.13.0+cpu")
@@ -202,7 +217,10 @@ def test_hccl_variables_are_checked() -> None:
     }
     [bad] = check_hccl_variables(Host(env={"HCCL_CONNECT_TIMEOUT": "2m"}))
     assert (bad.name, bad.status) == ("HCCL_CONNECT_TIMEOUT", Status.FAIL)
-    assert check_hccl_variables(Host(env={"HCCL_CONNECT_TIMEOUT": "1200"})) == []
+    [fine] = check_hccl_variables(Host(env={"HCCL_CONNECT_TIMEOUT": "1200"}))
+    assert (fine.name, fine.status, fine.detail) == (
+        "HCCL variables", Status.OK, "HCCL_CONNECT_TIMEOUT=1200",
+    )  # fmt: skip
 
 
 def _hostile_table(tmp_path: Path, kind: str) -> Path:

@@ -19,6 +19,7 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ascendify.errors import AscendifyError
 from ascendify.explain import explain_paths
@@ -55,7 +56,7 @@ def judge(case_dir: Path) -> Judgement:
         return Judgement(case_dir.name, case["layer"], False, False, False, False, str(error))
     root = explanation.root
     if root is None:
-        return Judgement(case_dir.name, case["layer"], False, False, False, False, "nothing found")
+        return _judge_unmatched(case_dir.name, case, explanation)
     expected = case.get("root_rank")
     root_ok = expected is None or expected in (root.who, explanation.awaited)
     blamed = root.who in case["waiting_ranks"] and not explanation.all_echo
@@ -65,12 +66,27 @@ def judge(case_dir: Path) -> Judgement:
     return Judgement(case_dir.name, case["layer"], root_ok, cause_ok, fix_ok, blamed, said)
 
 
+def _judge_unmatched(name: str, case: dict[str, Any], explanation: Explanation) -> Judgement:
+    """No catalogue entry matched: the verdict names the failing rank and its innermost error,
+    which is the cause only of a plain Python failure; it has no fix to judge."""
+    other = explanation.unmatched
+    if other is None:
+        return Judgement(name, case["layer"], False, False, False, False, "nothing found")
+    expected = case.get("root_rank")
+    root_ok = expected is None or other.who == expected
+    told = f"{other.exception or ''} {other.error or ''}"
+    cause_ok = root_ok and case["layer"] == "python" and _any_word(told, case["cause_keywords"])
+    said = f"{other.who}: no catalogue entry matched: {other.headline}"
+    blamed = other.who in case["waiting_ranks"]
+    return Judgement(name, case["layer"], root_ok, cause_ok, False, blamed, said)
+
+
 def _names_the_cause(explanation: Explanation, case: dict[str, object]) -> bool:
     assert explanation.root is not None
     headline = explanation.root.headline
     signature = headline.signature
-    if case["layer"] != "python" and (signature.generic or getattr(signature, "unmatched", False)):
-        return False  # a wrapper line or the bare last error says what failed, not why
+    if case["layer"] != "python" and signature.generic:
+        return False  # a wrapper line or a bare exception says what failed, not why
     told = " ".join((signature.id, signature.meaning, headline.text, headline.exception or ""))
     return _any_word(told, case["cause_keywords"])  # type: ignore[arg-type]
 

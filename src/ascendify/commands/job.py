@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ascendify.terminal_text import printable
+
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
@@ -303,7 +305,7 @@ def _list(store: JobStore, args: argparse.Namespace) -> int:
         job.id: job_cause(job, JobLayout(store.job_dir(job.id), job.id)).get("short")
         for job in jobs
     }
-    print(list_table(jobs, jobs_progress(store, jobs), causes))
+    print(printable(list_table(jobs, jobs_progress(store, jobs), causes)))
     return 0
 
 
@@ -396,7 +398,8 @@ def _describe(store: JobStore, args: argparse.Namespace) -> int:
     layout = JobLayout(store.job_dir(job.id), job.id)
     verdict = explain_job(layout) if job.state == "failed" else None
     why = render(verdict) if verdict is not None and verdict.found else None
-    print(describe(job, store.events(job.id), store.nodes(job.id), layout, why))
+    # Log text (an error, a stack, a verdict) must not drive the terminal it is shown on.
+    print(printable(describe(job, store.events(job.id), store.nodes(job.id), layout, why)))
     return 0
 
 

@@ -28,7 +28,7 @@ def explain_paths(paths: Sequence[Path]) -> Explanation:
 
     catalogue = load()
     inputs = discover(list(paths))
-    return explain(scan_all(inputs.sources, catalogue), inputs, catalogue)
+    return explain(scan_all(inputs.sources, catalogue, inputs.skipped), inputs, catalogue)
 
 
 def cause_of(paths: Sequence[Path]) -> str | None:

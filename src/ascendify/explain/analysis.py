@@ -5,6 +5,8 @@ Ranks are ordered by the time of their first finding (time stamps in the lines o
 time marks), else by the order in which they exited (the launcher's summary names the first). The
 root cause is the earliest rank whose most telling finding is a cause; when every rank only
 echoes (all timed out waiting), the earliest rank is named and the echo's own advice applies.
+When no catalogue entry matched but the run failed, the verdict is the failing rank's own end
+(:mod:`ascendify.explain.unmatched`), marked "no catalogue entry matched".
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from typing import Any
 
 from ascendify.explain.catalogue import Catalogue, Signature
 from ascendify.explain.reader import Finding
-from ascendify.explain.sources import Inputs
+from ascendify.explain.sources import Inputs, Skipped
+from ascendify.explain.unmatched import Unmatched, unmatched
 from ascendify.moments import iso_time
+from ascendify.terminal_text import printable_path
 
 MAX_FINDINGS = 200  # kept per rank (the first ones); the rest are only counted
 
@@ -53,6 +57,8 @@ class Explanation:
     root: RankReport | None
     all_echo: bool  # no rank failed by itself: they all waited (the cause is a slow or lost rank)
     awaited: int | None = None  # when they all waited: the rank their timeouts name as the late one
+    unmatched: Unmatched | None = None  # the run failed, but no catalogue entry matched
+    skipped: list[Skipped] = field(default_factory=list)  # files not read, or read in part
 
     @property
     def echoes(self) -> list[RankReport]:
@@ -60,7 +66,7 @@ class Explanation:
 
     @property
     def found(self) -> bool:
-        return self.root is not None
+        return self.root is not None or self.unmatched is not None
 
 
 def explain(findings: Iterable[Finding], inputs: Inputs, catalogue: Catalogue) -> Explanation:
@@ -83,7 +89,14 @@ def explain(findings: Iterable[Finding], inputs: Inputs, catalogue: Catalogue) -
     candidates = specific or causes or reports
     root = candidates[0] if candidates else None
     all_echo = bool(reports) and not causes
-    return Explanation(reports, root, all_echo, _awaited(reports) if all_echo else None)
+    return Explanation(
+        reports,
+        root,
+        all_echo,
+        awaited=_awaited(reports) if all_echo else None,
+        unmatched=unmatched(inputs) if root is None else None,
+        skipped=inputs.skipped,
+    )
 
 
 def _give_untagged_lines_their_rank(ranks: dict[int | str, RankReport]) -> None:
@@ -203,17 +216,23 @@ def rank_name(who: int | str) -> str:
 
 def short_cause(explanation: Explanation) -> str | None:
     """``rank 1: ValueError: boom`` or ``rank 3: NPU-OOM``: the CAUSE cell of ``job list``."""
-    root = explanation.root
+    root, other = explanation.root, explanation.unmatched
     if root is None:
-        return None
+        return None if other is None else f"{rank_name(other.who)}: {_clip(other.headline, 60)}"
     headline = root.headline
     what = _clip(headline.text, 60) if headline.exception else headline.signature.id
     return f"{rank_name(root.who)}: {what}"
 
 
 def cause_line(explanation: Explanation) -> str | None:
-    """One line for a failed run's end and ``job describe``; None without a known cause."""
+    """One line for a failed run's end and ``job describe``; None when nothing failed."""
     short = short_cause(explanation)
+    other = explanation.unmatched
+    if other is not None and other.error is not None:
+        return f"{short} ({other.how}; no catalogue entry matched)"
+    if other is not None:
+        ends = f"; its log ends: {_clip(other.last_lines[-1], 80)}" if other.last_lines else ""
+        return f"{short} (no catalogue entry matched{ends})"
     if short is None or explanation.root is None:
         return None
     headline = explanation.root.headline
@@ -230,7 +249,9 @@ def cause_line(explanation: Explanation) -> str | None:
 def render(explanation: Explanation) -> str:
     root = explanation.root
     if root is None:
-        return "no known failure found in these logs"
+        if explanation.unmatched is not None:
+            return "\n".join(_unmatched_lines(explanation.unmatched) + _skipped_lines(explanation))
+        return "\n".join(["no known failure found in these logs", *_skipped_lines(explanation)])
     headline = root.headline
     signature = headline.signature
     title = (
@@ -241,7 +262,7 @@ def render(explanation: Explanation) -> str:
     lines = [
         f"{title}: {rank_name(root.who)}, first went wrong at {when_text(root.first_time)}",
         f"  {_clip(headline.text)}",
-        f"  at {headline.path}:{headline.line_no}",
+        f"  at {_where(headline)}",
         f"  [{signature.id}, {signature.layer_name}] {headline.meaning}",
         "  likely causes:",
         *(f"    {number}. {cause}" for number, cause in enumerate(signature.causes, 1)),
@@ -276,21 +297,64 @@ def render(explanation: Explanation) -> str:
                 f"({f.signature.role}): {_clip(f.text, 120)}"
             )
     lines += ["", "order of failure: " + ", ".join(rank_name(r.who) for r in explanation.ranks)]
-    return "\n".join(lines)
+    return "\n".join(lines + _skipped_lines(explanation))
+
+
+def _where(finding: Finding) -> str:
+    path = printable_path(finding.path)
+    return f"{path}:{finding.line_no}" if finding.line_no else path
+
+
+def _unmatched_lines(other: Unmatched) -> list[str]:
+    """The failing rank's end, when no catalogue entry matched."""
+    lines = [
+        f"no catalogue entry matched: {rank_name(other.who)} failed first ({other.how}), "
+        f"at {when_text(other.time)}",
+    ]
+    if other.error:
+        kind = "innermost exception" if other.exception else "last error line"
+        lines.append(f"  {kind}: {_clip(other.error)}")
+    if other.wrapper:
+        lines.append(f"  raised again as: {_clip(other.wrapper)}")
+    if other.path is not None:
+        lines.append(f"  log: {printable_path(other.path)}")
+    if other.last_lines:
+        lines.append("  last lines of its log:")
+        lines += [f"    {_clip(line)}" for line in other.last_lines]
+    return lines
+
+
+def _skipped_lines(explanation: Explanation) -> list[str]:
+    if not explanation.skipped:
+        return []
+    return [
+        "",
+        "not read, or read in part:",
+        *(f"  {printable_path(s.path)}: {printable_path(s.reason)}" for s in explanation.skipped),
+    ]
 
 
 def to_json(explanation: Explanation, findings: bool = True) -> dict[str, Any]:
     """The verdict as data; without ``findings``, each rank's headline only (what a job's page
     shows: a few kB, where every finding of a large job can be megabytes)."""
+    other = explanation.unmatched
     return {
         "found": explanation.found,
+        "matched": explanation.root is not None,
         "cause": cause_line(explanation),
         "short": short_cause(explanation),
         "all_echo": explanation.all_echo,
         "awaited": explanation.awaited,
-        "root": _rank_json(explanation.root, findings) if explanation.root else None,
+        "root": _rank_json(explanation.root, findings)
+        if explanation.root
+        else (None if other is None else _unmatched_json(other)),
         "consequences": [_rank_json(r, findings) for r in explanation.echoes],
-        "order": [r.who for r in explanation.ranks],
+        "order": [r.who for r in explanation.ranks] or ([] if other is None else [other.who]),
+        "unmatched": None if other is None else other.to_json(),
+        "skipped": [
+            {"path": printable_path(s.path), "reason": printable_path(s.reason)}
+            for s in explanation.skipped
+        ],
     }
 
 
@@ -310,6 +374,46 @@ def _rank_json(report: RankReport, findings: bool) -> dict[str, Any]:
     return shown
 
 
+UNMATCHED_ID = "UNMATCHED"
+
+
+def _unmatched_json(other: Unmatched) -> dict[str, Any]:
+    """The failing rank of an unmatched verdict in the shape of a matched root (what the job's
+    page shows), its headline the error it ended with."""
+    causes = [f"raised again as {other.wrapper}"] if other.wrapper else []
+    causes.append(
+        "the error its log ends with (its code, arguments or input)"
+        if other.error
+        else "an exit without an error message (sys.exit, os._exit, a script's exit)"
+    )
+    return {
+        "rank": other.who,
+        "first_time": other.time,
+        "first_time_iso": None if other.time is None else iso_time(other.time),
+        "exit_code": other.exit_code,
+        "signal": other.signal,
+        "headline": {
+            "id": UNMATCHED_ID,
+            "layer": "not in the catalogue",
+            "role": "cause",
+            "generic": True,
+            "path": None if other.path is None else printable_path(other.path),
+            "line": 0,
+            "time": other.time,
+            "text": other.headline,
+            "exception": other.exception,
+            "meaning": f"no catalogue entry matched: {rank_name(other.who)} failed first "
+            f"({other.how})",
+            "causes": causes,
+            "fix": f"read the end of {rank_name(other.who)}'s log (ascendify explain prints its "
+            "last lines) and fix what it says",
+            "versions": "any",
+            "source": "",
+            "oom": None,
+        },
+    }
+
+
 def _finding_json(finding: Finding) -> dict[str, Any]:
     signature = finding.signature
     return {
@@ -317,7 +421,7 @@ def _finding_json(finding: Finding) -> dict[str, Any]:
         "layer": signature.layer_name,
         "role": signature.role,
         "generic": signature.generic,
-        "path": str(finding.path),
+        "path": printable_path(finding.path),
         "line": finding.line_no,
         "time": finding.time,
         "text": finding.text,

@@ -9,10 +9,16 @@ blocks whatever the file's size. A line cut by a block's end is carried to the n
 first :data:`LINE_LIMIT` bytes. The few bytes around a hit without a time stamp are read again
 from the file where the block does not hold them, so no result depends on where a block ends: the
 tests compare it with a line-by-line reading of the whole file.
+
+A log larger than :data:`READ_LIMIT` is read in part: its first and last halves of that many bytes
+(where a failure and its echoes are), and the verdict lists it with what was read; the lines of
+its tail have no line number. Every line shown has its control characters made printable
+(:func:`~ascendify.terminal_text.printable`).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,9 +34,11 @@ from ascendify.explain.catalogue import (
     filled,
     has_anchor,
 )
-from ascendify.explain.sources import Source
+from ascendify.explain.sources import Skipped, Source, open_regular
+from ascendify.terminal_text import printable
 
 BLOCK = 4 << 20
+READ_LIMIT = 1 << 30  # bytes of one log read; of a larger one, its first and last halves
 LINE_LIMIT = 8192  # bytes of a line kept for matching and showing
 NEAR = 2048  # bytes searched after, then before, a line without a time stamp for the nearest one
 ADVICE_LIMIT = 400  # characters of a line's own advice shown with the fix
@@ -50,7 +58,7 @@ class Finding:
     who: int | str  # the global rank, or the file's name when no rank is known
     signature: Signature
     path: Path
-    line_no: int
+    line_no: int  # 0: not known (a launcher's fact, or the tail of a log read in part)
     time: float | None
     text: str
     exception: str | None = None
@@ -76,18 +84,57 @@ class Finding:
         return int(value) if value.isdigit() else None
 
 
-def scan_all(sources: list[Source], catalogue: Catalogue) -> Iterator[Finding]:
+def scan_all(
+    sources: list[Source], catalogue: Catalogue, skipped: list[Skipped] | None = None
+) -> Iterator[Finding]:
+    """The findings of every source; a log that cannot be read (it vanished, or is no longer a
+    regular file), or is read in part, is listed in ``skipped`` and the others still speak."""
+    skipped = [] if skipped is None else skipped
     for source in sources:
         try:
-            yield from scan(source, catalogue)
-        except OSError:
-            continue  # a log that vanished or cannot be read says nothing; the others still do
+            yield from scan(source, catalogue, skipped=skipped)
+        except OSError as error:
+            skipped.append(Skipped(source.path, f"cannot read: {error.strerror or error}"))
 
 
-def scan(source: Source, catalogue: Catalogue) -> Iterator[Finding]:
-    """Every line of ``source`` that matches a signature, in file order."""
-    with source.path.open("rb") as handle:
-        yield from _FileScan(source, catalogue).run(handle)
+def scan(
+    source: Source,
+    catalogue: Catalogue,
+    limit: int = READ_LIMIT,
+    skipped: list[Skipped] | None = None,
+) -> Iterator[Finding]:
+    """Every line of ``source`` that matches a signature, in file order (of a log over ``limit``
+    bytes, its head and tail halves only, noted in ``skipped``)."""
+    with open_regular(source.path) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        reading = _FileScan(source, catalogue)
+        if size <= limit:
+            yield from reading.run(handle, 0, None)
+            return
+        half = limit // 2
+        if skipped is not None:
+            skipped.append(Skipped(source.path, _part_read(size, half)))
+        yield from reading.run(handle, 0, half)
+        reading.counted = False  # the lines skipped are not counted
+        yield from reading.run(handle, _next_line_start(handle, size - half), None)
+
+
+def _part_read(size: int, half: int) -> str:
+    return (
+        f"read in part: its first and last {half / 2**20:.0f} MiB of {size / 2**20:.0f} MiB "
+        "(lines of its tail have no line number)"
+    )
+
+
+def _next_line_start(handle: BinaryIO, position: int) -> int:
+    """The offset of the first line that starts at or after ``position`` (a tail read from the
+    middle of a line does not show the line's end as a line)."""
+    handle.seek(position - 1)
+    while piece := handle.read(1 << 16):
+        newline = piece.find(b"\n")
+        if newline != -1:
+            return handle.tell() - len(piece) + newline + 1
+    return handle.tell()
 
 
 class _FileScan:
@@ -97,15 +144,18 @@ class _FileScan:
         self.marks = timestamps.Marks(timestamps.times_path(source.path.resolve()))
         self.year = timestamps.file_year(source.path)
         self.line_no = 1  # of the next line to scan
+        self.counted = True  # whether line_no counts from the file's start
 
-    def run(self, handle: BinaryIO) -> Iterator[Finding]:
-        """Read block by block: the whole lines of a block are searched in place, between bounds,
-        never copied; the line cut by its end is carried as its first :data:`LINE_LIMIT` bytes."""
+    def run(self, handle: BinaryIO, position: int, length: int | None) -> Iterator[Finding]:
+        """Read ``length`` bytes (None: to the end) from ``position``, block by block: the whole
+        lines of a block are searched in place, between bounds, never copied; the line cut by its
+        end is carried as its first :data:`LINE_LIMIT` bytes."""
         self.handle = handle
-        position = 0  # in the file, of the block read
+        handle.seek(position)
+        end = None if length is None else position + length
         cut: bytes | None = None  # the kept start of a line that no block has ended yet
-        cut_at = 0  # where that line starts in the file
-        while data := handle.read(BLOCK):
+        cut_at = position  # where that line starts in the file
+        while data := handle.read(BLOCK if end is None else min(BLOCK, end - position)):
             first = data.find(b"\n")
             ends = first if first != -1 else len(data)  # where the cut line's part in data ends
             if cut is not None and len(cut) < LINE_LIMIT:
@@ -154,7 +204,7 @@ class _FileScan:
     ) -> Finding | None:
         """The finding of the line at the file's bytes ``start:end`` whose kept start is
         ``head``; ``chunk``, when given, holds the file's bytes from ``at`` on."""
-        line = head.decode("utf-8", "replace").rstrip("\r")
+        line = printable(head.decode("utf-8", "replace").rstrip("\r"))
         who, line = _who(self.source, line)
         signature = self.catalogue.match(line)
         if signature is None:
@@ -169,7 +219,7 @@ class _FileScan:
             who=who,
             signature=signature,
             path=self.source.path,
-            line_no=self.line_no,
+            line_no=self.line_no if self.counted else 0,
             time=when,
             text=line.strip(),
             exception=exception_name(line) if signature.exception else None,

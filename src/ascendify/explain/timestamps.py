@@ -17,6 +17,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from ascendify.explain.sources import open_regular
+
 TIMES_SUFFIX = ".times"
 
 _ISO = re.compile(r"(\d{4})[-/](\d\d)[-/](\d\d)[ T-](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?")
@@ -56,7 +58,7 @@ def file_year(path: Path) -> int:
     """The year for stamps without one: the first dated stamp's in the file's head, else the
     year the file was last written."""
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             head = handle.read(HEAD).decode("utf-8", "replace")
         match = _ISO.search(head)
         if match:
@@ -70,8 +72,12 @@ def times_path(log: Path) -> Path:
     return log.with_name(log.name + TIMES_SUFFIX)
 
 
+MARK_LINE_LIMIT = 64  # bytes of a mark line ("<offset> <epoch>" takes about 25)
+
+
 class Marks:
-    """The launcher's time marks of one log, read forward as the log is read (bounded memory)."""
+    """The launcher's time marks of one log, read forward as the log is read (bounded memory:
+    a line is read up to :data:`MARK_LINE_LIMIT` bytes; only a regular file is opened)."""
 
     def __init__(self, path: Path) -> None:
         self._marks = _read_marks(path)
@@ -88,11 +94,15 @@ class Marks:
 
 def _read_marks(path: Path) -> Iterator[tuple[int, float]]:
     try:
-        handle = path.open("rb")
+        handle = open_regular(path)
     except OSError:
-        return
+        return  # none, or not a regular file (a link to /dev/zero): the log is read without
     with handle:
-        for raw in handle:
+        while raw := handle.readline(MARK_LINE_LIMIT):
+            if len(raw) == MARK_LINE_LIMIT and not raw.endswith(b"\n"):
+                while (rest := handle.readline(MARK_LINE_LIMIT)) and not rest.endswith(b"\n"):
+                    pass  # not a mark: its end is skipped too
+                continue
             parts = raw.split()
             if len(parts) == 2:
                 try:

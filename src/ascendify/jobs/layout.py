@@ -12,7 +12,6 @@ accelerator samples.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from dataclasses import dataclass
@@ -85,15 +84,15 @@ class JobLayout:
 
     def summary(self, node: int) -> dict[str, Any] | None:
         """The node launcher's ``run_summary.json``: per-rank exit codes and the root cause."""
+        from ascendify.errors import AscendifyError
         from ascendify.launch.agent import SUMMARY_NAME  # the launcher is heavy to import
+        from ascendify.textfile import read_json
 
-        try:
-            data: dict[str, Any] = json.loads(
-                (self.launcher_dir(node) / SUMMARY_NAME).read_text(encoding="utf-8")
-            )
-        except (OSError, ValueError):
+        try:  # bounded: a rank can replace it (a link to /dev/zero, a FIFO)
+            data = read_json(self.launcher_dir(node) / SUMMARY_NAME, "run summary")
+        except (OSError, ValueError, AscendifyError):
             return None
-        return data
+        return data if isinstance(data, dict) else None
 
     def root_cause(self, nodes: int) -> dict[str, Any] | None:
         """The first failure of the job, from the summary of the node whose rank failed."""

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ascendify.errors import AscendifyError
+from ascendify.explain.sources import open_regular
 from ascendify.jobs.flavor import parse_flavor
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.node import UPLOAD_ALLOWANCE, NodeResult, kept, run_node
@@ -379,6 +380,9 @@ def _run_here(
     }
 
 
+SUMMARY_LIMIT = 16 << 20  # bytes of a run summary read (its stacks make it grow past 256 KiB)
+
+
 class _Summary:
     """The launcher's ``run_summary.json``, read again whenever it changed."""
 
@@ -391,8 +395,11 @@ class _Summary:
             status = self._path.stat()
             if (status.st_mtime_ns, status.st_size) == self._seen:
                 return None
-            data = self._path.read_bytes()
+            with open_regular(self._path) as handle:  # not a FIFO or /dev/zero a rank put there
+                data = handle.read(SUMMARY_LIMIT + 1)
         except OSError:
+            return None
+        if len(data) > SUMMARY_LIMIT:
             return None
         self._seen = (status.st_mtime_ns, status.st_size)
         return data if data.startswith(b"{") else None  # not the room kept for it at the start
@@ -402,7 +409,7 @@ def _new_output(layout: JobLayout, node: int, shipped: dict[Path, int]) -> dict[
     """What the node's worker log and rank logs gained since the last call, by name in logs/."""
     new: dict[str, bytes] = {}
     for path in [layout.worker_log(node), *layout.launcher_dir(node).glob("rank_*.log")]:
-        with contextlib.suppress(OSError), path.open("rb") as log:
+        with contextlib.suppress(OSError), open_regular(path) as log:  # a FIFO would block
             log.seek(shipped.get(path, 0))
             data = log.read()
             if data:

@@ -34,6 +34,7 @@ from ascendify.jobs.metrics import SeriesReader, job_progress
 from ascendify.jobs.spec import REDACTED, is_secret_name
 from ascendify.jobs.store import ACTIVE, FINAL, JobRecord, JobStore
 from ascendify.moments import iso_time
+from ascendify.terminal_text import printable, printable_data
 
 LIST_LIMIT = 500
 LOG_TAIL_BYTES = 16 << 10  # what a log view starts with
@@ -261,7 +262,7 @@ def summary(store: JobStore, job: JobRecord) -> dict[str, Any]:
         "nodes": job.nodes,
         "cards": job.cards,
         "state": job.state,
-        "cause": job.cause,
+        "cause": None if job.cause is None else printable(job.cause),
         "exit_code": job.exit_code,
         "attempts": job.attempts,
         "created": job.created,
@@ -287,7 +288,9 @@ def details(store: JobStore, job: JobRecord) -> dict[str, Any]:
     layout = JobLayout(store.job_dir(job.id), job.id)
     return {
         **summary(store, job),
-        "verdict": job_cause(job, layout).get("verdict"),
+        # What was read from logs is served with its control characters made visible (a cause
+        # kept before they were is made so here).
+        "verdict": printable_data(job_cause(job, layout).get("verdict")),
         "spec": public_spec(job.spec),
         "events": [
             {"time": e.time, "time_iso": iso(e.time), "state": e.state, "detail": e.detail}
@@ -299,10 +302,12 @@ def details(store: JobStore, job: JobRecord) -> dict[str, Any]:
         ],
         "ranks": job.nodes * job.cards,
         # Each attempt: start, end, state, cause, reason, exit code and hang stack of each rank.
-        "attempts_detail": [
-            {**attempt, "start_iso": iso(attempt["start"]), "end_iso": iso(attempt["end"])}
-            for attempt in layout.attempts(job.nodes)
-        ],
+        "attempts_detail": printable_data(
+            [
+                {**attempt, "start_iso": iso(attempt["start"]), "end_iso": iso(attempt["end"])}
+                for attempt in layout.attempts(job.nodes)
+            ]
+        ),
     }
 
 
