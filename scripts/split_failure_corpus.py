@@ -67,11 +67,13 @@ def split(thread: str) -> str:
     )
 
 
-def existing_splits() -> dict[str, str]:
+def _index() -> list[dict[str, str]]:
     index = CORPUS / "index.json"
-    if not index.is_file():
-        return {}
-    return {entry["thread"]: entry["split"] for entry in json.loads(index.read_text())["cases"]}
+    return json.loads(index.read_text())["cases"] if index.is_file() else []
+
+
+def existing_splits() -> dict[str, str]:
+    return {entry["thread"]: entry["split"] for entry in _index()}
 
 
 def main(incoming: list[Path]) -> int:
@@ -92,6 +94,12 @@ def main(incoming: list[Path]) -> int:
                 continue
             cases[case_dir.name] = (case_dir, case)
     kept = existing_splits()
+    taken = {entry["thread"]: entry["id"] for entry in _index()}
+    for name, (_, case) in list(cases.items()):
+        owner = taken.get(thread_of(case))
+        if owner is not None and owner != name:  # the same thread collected twice, under two ids
+            print(f"skipped {name}: its thread is already the corpus's {owner}", file=sys.stderr)
+            del cases[name]
     chosen = {thread_of(case): split(thread_of(case)) for _, case in cases.values()}
     for thread, split_name in kept.items():
         if chosen.get(thread, split_name) != split_name:
