@@ -91,6 +91,17 @@ def _enable() -> None:
         print(f"ascendify.auto: not enabled: {error}", file=sys.stderr)
 
 
+def run_hidden_sitecustomize(ours: Path) -> None:
+    """Run the ``sitecustomize`` that the one in the folder ``ours`` hides (a distribution's, a
+    virtual environment's, another start hook's), as Python would have run it."""
+    others = [entry for entry in sys.path if entry and Path(entry).resolve() != ours]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", others)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+
 def write_hook(site_dir: Path) -> Path:
     """Write the ``.pth`` hook into ``site_dir`` (a site-packages directory) and return its path."""
     path = site_dir / PTH_NAME

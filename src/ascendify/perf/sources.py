@@ -26,8 +26,8 @@ from ascendify.perf.ascend import (
 )
 from ascendify.perf.kineto import read_kineto
 from ascendify.perf.model import Problem, RankProfile
+from ascendify.perf.starthook import PROFILE_FOLDER
 
-PROFILE_FOLDER = "profile"  # in a run's log folder: profile/rank_<r>/
 RANK_FOLDER = re.compile(r"rank_?(\d+)")
 _RANK_LOG = re.compile(r"rank_(\d+)\.log")
 _TRACE_SUFFIXES = (".json", ".json.gz")
