@@ -58,3 +58,15 @@ def test_broken_traces_raise_one_line_naming_the_file(
         list(TraceReader(path, chunk_characters=8).events())
     assert str(path) in str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+def test_gzip_traces_are_read_and_a_cut_archive_is_named(tmp_path: Path) -> None:
+    import gzip
+
+    plain = write_kineto(tmp_path / "t.json", 1, STEPS)
+    packed = tmp_path / "t.json.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert list(TraceReader(packed).events()) == json.loads(plain.read_text())["traceEvents"]
+    packed.write_bytes(packed.read_bytes()[:300])
+    with pytest.raises(TraceError, match="t.json.gz: not a readable trace .*(unpacked|ends early)"):
+        list(TraceReader(packed).events())

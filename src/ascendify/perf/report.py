@@ -12,6 +12,7 @@ from ascendify.perf.verdict import RankSummary, Verdict, clock_notes, judge, sum
 
 BAR_WIDTH = 40
 TOP_OPERATORS = 10
+NAME_WIDTH = 100
 # The stacked bar's characters: computing, communication not overlapped, free, preparing.
 _BAR_PARTS = (
     ("computing", "#"),
@@ -123,7 +124,7 @@ def render(analysis: Analysis) -> str:
     if operators.microseconds:
         lines += ["", "top operators (all ranks, inclusive time):"]
         lines += [
-            f"  {op['total_ms']:>10.2f} ms  {op['calls']:>7} calls  {op['name']}"
+            f"  {op['total_ms']:>10.2f} ms  {op['calls']:>7} calls  {_short(op['name'])}"
             for op in top_operators(operators, 5)
         ]
     for link in analysis.verdict.slow_links:
@@ -131,6 +132,11 @@ def render(analysis: Analysis) -> str:
     lines += [f"problem: {problem.line()}" for problem in analysis.problems]
     lines += [f"note: {note}" for note in analysis.notes]
     return "\n".join(lines)
+
+
+def _short(name: str) -> str:
+    """A kernel's name cut short: C++ template and argument lists run to pages."""
+    return name if len(name) <= NAME_WIDTH else name[: NAME_WIDTH - 3] + "..."
 
 
 def _bar(summary: RankSummary, longest: float) -> str:

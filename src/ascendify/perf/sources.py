@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,11 +28,13 @@ from ascendify.perf.ascend import (
 from ascendify.perf.kineto import read_kineto
 from ascendify.perf.model import Problem, RankProfile
 from ascendify.perf.starthook import PROFILE_FOLDER
+from ascendify.perf.stream import open_trace
 
 RANK_FOLDER = re.compile(r"rank_?(\d+)")
 _RANK_LOG = re.compile(r"rank_(\d+)\.log")
 _TRACE_SUFFIXES = (".json", ".json.gz")
 _SNIFF_CHARACTERS = 4096
+_TRACE_MARKS = (b'"traceEvents"', b'"schemaVersion"', b'"ph"')  # kineto's first keys, an event's
 # Files of Ascend's folders and msprof-analyze's that are JSON but not traces.
 _NOT_TRACES = re.compile(r"communication|profiler_info|profiler_metadata|cluster_|summary|manifest")
 # Reading order when one rank has several inputs: the first is read, the others noted.
@@ -158,14 +161,12 @@ def _inputs(root: Path) -> Iterator[_Input]:
 
 
 def _looks_like_trace(path: Path) -> bool:
-    if path.name.endswith(".gz"):
-        return True  # read and reported like the others: compressed traces are not supported
     try:
-        with path.open("rb") as handle:
+        with open_trace(path) as handle:
             head = handle.read(_SNIFF_CHARACTERS)
-    except OSError:
-        return False
-    return b"traceEvents" in head or head.lstrip().startswith(b"[")
+    except (OSError, EOFError, zlib.error):
+        return path.name.endswith(".gz")  # a broken archive: reported by the reader
+    return any(mark in head for mark in _TRACE_MARKS) or head.lstrip().startswith(b"[")
 
 
 def _rank_from_layout(path: Path) -> int | None:
@@ -183,8 +184,6 @@ def _read(item: _Input, found: Found) -> None:
         "cluster": lambda: read_cluster(item.path),
     }
     try:
-        if item.path.name.endswith(".gz"):
-            raise AscendifyError(f"{item.path}: compressed; unpack it (gunzip) and run again")
         profiles = readers[item.format]()
     except (AscendifyError, OSError) as error:
         message = str(error).removeprefix(f"{item.path}: ")

@@ -6,18 +6,21 @@ the standard library's C decoder (``raw_decode``) parses each event from a text 
 at most a chunk or two, so memory stays flat and the speed is the decoder's. The top-level values
 beside the event array (kineto's ``distributedInfo``, ``baseTimeNanoseconds``) are kept in
 :attr:`TraceReader.header`. Both shapes of the format are read: ``{"traceEvents": [...], ...}`` and
-a bare ``[...]``. A file that ends early or holds something other than JSON raises
+a bare ``[...]``, plain or gzip-compressed (``.gz``, as ``tensorboard_trace_handler(use_gzip=True)``
+writes). A file that ends early or holds something other than JSON raises
 :class:`TraceError` naming the file and the character where reading stopped.
 """
 
 from __future__ import annotations
 
 import codecs
+import gzip
 import json
 import re
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, BinaryIO, NoReturn
 
 from ascendify.errors import AscendifyError
 
@@ -26,6 +29,13 @@ CHUNK_CHARACTERS = 1 << 20
 MAX_VALUE_CHARACTERS = 64 << 20
 EVENTS_KEY = "traceEvents"
 _SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def open_trace(path: Path) -> gzip.GzipFile | BinaryIO:
+    """The trace's bytes, unpacked as they are read when it is gzip-compressed."""
+    if path.name.endswith(".gz"):
+        return gzip.open(path, "rb")
+    return path.open("rb")
 
 
 class TraceError(AscendifyError):
@@ -48,7 +58,7 @@ class TraceReader:
     # -- public ---------------------------------------------------------------------------------
 
     def events(self) -> Iterator[Any]:
-        with self.path.open("rb") as source:
+        with open_trace(self.path) as source:
             self._source = source
             self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="strict")
             opening = self._next_significant()
@@ -139,7 +149,10 @@ class TraceReader:
             self._dropped += self._at
             self._text = self._text[self._at :]
             self._at = 0
-        data = self._source.read(self.chunk)
+        try:
+            data = self._source.read(self.chunk)
+        except (OSError, EOFError, zlib.error) as error:  # gzip: not gzip, or cut off
+            self._fail(f"cannot be unpacked ({error})")
         try:
             self._text += self._utf8.decode(data, final=not data)
         except UnicodeDecodeError:

@@ -5,7 +5,8 @@ it in the next collective. So a straggler shows as the rank that waits least: it
 (the step less communication not overlapped) stands out, while the healthy ranks' surplus shows as
 communication not overlapped. Per rank the median over its steps is used (the first profiled
 step carries the profiler's own start-up). A rank is slow when its working time passes the
-others' (the lower median of all ranks) by more than :data:`SLOW_SHARE` of the step. The cause is
+others' (the lower median of all ranks) by more than :data:`SLOW_SHARE` of the step and by more
+than :data:`NOISE_TIMES` the ranks' step-to-step variation, in most steps. The cause is
 the part in which its excess lies: ``compute`` (computing), or ``host`` (free and preparing: the
 device, or the thread, had nothing to do: data loading, Python, dispatch). With no slow rank, a
 link whose bandwidth is far below its peers' (:data:`SLOW_LINK_SHARE`) makes the cause
@@ -20,9 +21,10 @@ from statistics import median
 
 from ascendify.perf.model import Link, RankProfile, StepSplit
 
-SLOW_SHARE = 0.15  # of the median step: below it, differences are noise of a shared machine
+SLOW_SHARE = 0.2  # of the median step: below it, differences are noise of a shared machine
 SLOW_LINK_SHARE = 0.5  # of the median bandwidth of the links of the same transport
 WAITING_SHARE = 0.3  # communication not overlapped above this share of the step is worth saying
+NOISE_TIMES = 3.0  # the step-to-step variation of working time a slow rank's excess must pass
 STEADY_SHARE = 0.75  # of the steps every rank profiled in which a slow rank must stand out
 CLOCK_SKEW_STEPS = 10  # a rank whose step starts this many steps off the others' is out of step
 
@@ -77,7 +79,8 @@ def judge(profiles: Sequence[RankProfile], links: Sequence[Link] = ()) -> Verdic
         return Verdict((), None, "no rank could be analysed")
     step = median(summary.step_ms for summary in summaries)
     steady = _steadily_ahead(profiles)
-    slow = [s for s in _slow_ranks(summaries, step) if s.rank in steady]
+    margin = max(SLOW_SHARE * step, NOISE_TIMES * _noise(profiles))
+    slow = [s for s in _slow_ranks(summaries, margin) if s.rank in steady]
     if slow:
         return _straggler(summaries, slow)
     slow_links = _slow_links(links)
@@ -101,12 +104,23 @@ def judge(profiles: Sequence[RankProfile], links: Sequence[Link] = ()) -> Verdic
     return Verdict((), None, _balanced(summaries, step))
 
 
-def _slow_ranks(summaries: Sequence[RankSummary], step: float) -> list[RankSummary]:
+def _slow_ranks(summaries: Sequence[RankSummary], margin: float) -> list[RankSummary]:
     if len(summaries) < 2:
         return []
     ordered = sorted(summary.working_ms for summary in summaries)
     baseline = ordered[(len(ordered) - 1) // 2]  # the lower median: the healthy ranks' pace
-    return [s for s in summaries if s.working_ms - baseline > SLOW_SHARE * step]
+    return [s for s in summaries if s.working_ms - baseline > margin]
+
+
+def _noise(profiles: Sequence[RankProfile]) -> float:
+    """How much a rank's working time varies from step to step: the median over the ranks of
+    each rank's median absolute deviation. A straggler's excess must stand above it."""
+    deviations = []
+    for profile in profiles:
+        working = [step.working_ms for step in profile.steps]
+        middle = median(working)
+        deviations.append(median(abs(value - middle) for value in working))
+    return median(deviations)
 
 
 def _steadily_ahead(profiles: Sequence[RankProfile]) -> set[int]:
