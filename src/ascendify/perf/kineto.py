@@ -26,6 +26,8 @@ COLLECTIVE = re.compile(
     re.IGNORECASE,
 )
 DEVICE_CATEGORIES = frozenset(("kernel", "gpu_memcpy", "gpu_memset"))
+# The autograd engine's range around each backward node: the node's own range is inside it.
+AUTOGRAD_WRAPPER = "autograd::engine::evaluate_function: "
 HOST_CATEGORIES = frozenset(("cpu_op", "operator"))  # "operator": older kineto's name
 
 
@@ -76,7 +78,8 @@ def _gather(events: Iterable[Any]) -> _Gathered:
             found.host_collectives.setdefault(event.get("pid"), Timeline()).add(start, end)
         elif category in HOST_CATEGORIES:
             found.host.setdefault(thread, Timeline()).add(start, end)
-            found.host_operators.setdefault(thread, Totals()).add(name, duration)
+            if not name.startswith(AUTOGRAD_WRAPPER):
+                found.host_operators.setdefault(thread, Totals()).add(name, duration)
         elif (step := STEP_NAME.fullmatch(name)) is not None:
             found.steps.setdefault(int(step.group(1)), (start, end, thread))
         elif name.startswith(MODULE_RANGE):
