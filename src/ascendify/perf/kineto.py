@@ -59,28 +59,32 @@ def read_kineto(path: Path, rank: int | None = None) -> RankProfile:
 
 def _gather(events: Iterable[Any]) -> _Gathered:
     found = _Gathered()
+    talks: dict[str, bool] = {}  # name -> a collective: names repeat, the pattern runs once each
     for event in events:
         if not isinstance(event, dict) or event.get("ph") != "X":
             continue
         name, category = event.get("name"), event.get("cat")
-        start, duration = number(event.get("ts")), number(event.get("dur"))
+        start, duration = event.get("ts"), event.get("dur")
+        if type(start) is not float or type(duration) is not float:  # kineto writes floats: fast
+            start, duration = number(start), number(duration)
         if not isinstance(name, str) or start is None or duration is None:
             continue
+        collective = talks.get(name)
+        if collective is None:
+            collective = talks[name] = COLLECTIVE.search(name) is not None
         end = start + duration
-        thread = (event.get("pid"), event.get("tid"))
         if category in DEVICE_CATEGORIES:
-            if COLLECTIVE.search(name):
-                found.device_collectives.add(start, end)
-            else:
-                found.device.add(start, end)
+            (found.device_collectives if collective else found.device).add(start, end)
             found.device_operators.add(name, duration)
-        elif COLLECTIVE.search(name):
+        elif collective:
             found.host_collectives.setdefault(event.get("pid"), Timeline()).add(start, end)
         elif category in HOST_CATEGORIES:
+            thread = (event.get("pid"), event.get("tid"))
             found.host.setdefault(thread, Timeline()).add(start, end)
             if not name.startswith(AUTOGRAD_WRAPPER):
                 found.host_operators.setdefault(thread, Totals()).add(name, duration)
         elif (step := STEP_NAME.fullmatch(name)) is not None:
+            thread = (event.get("pid"), event.get("tid"))
             found.steps.setdefault(int(step.group(1)), (start, end, thread))
         elif name.startswith(MODULE_RANGE):
             found.modules.add(name.removeprefix(MODULE_RANGE), duration)

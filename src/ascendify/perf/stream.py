@@ -18,7 +18,7 @@ import gzip
 import json
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, NoReturn
 
@@ -29,6 +29,7 @@ CHUNK_CHARACTERS = 1 << 20
 MAX_VALUE_CHARACTERS = 64 << 20
 EVENTS_KEY = "traceEvents"
 _SPACE = re.compile(r"[ \t\n\r]*")
+_COMMA = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")
 
 
 def open_trace(path: Path) -> gzip.GzipFile | BinaryIO:
@@ -49,7 +50,8 @@ class TraceReader:
         self.path = path
         self.chunk = chunk_characters
         self.header: dict[str, Any] = {}
-        self._decoder = json.JSONDecoder()
+        # The C scanner that raw_decode wraps, called without its Python frame.
+        self._scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
         self._text = ""
         self._at = 0  # position in _text
         self._dropped = 0  # characters before _text, for messages
@@ -101,6 +103,10 @@ class TraceReader:
             return
         while True:
             yield self._value()
+            between = _COMMA.match(self._text, self._at)
+            if between is not None and between.end() < len(self._text):
+                self._at = between.end()  # the usual case: the next event is in the buffer
+                continue
             closing = self._next_significant()
             self._at += 1
             if closing == "]":
@@ -112,25 +118,32 @@ class TraceReader:
 
     def _value(self) -> Any:
         """The JSON value at the cursor; more text is read while it may be cut by the buffer's end."""
-        self._next_significant()
+        if self._at >= len(self._text) or self._text[self._at] in " \t\n\r":
+            self._next_significant()
         while True:
             try:
-                value, end = self._decoder.raw_decode(self._text, self._at)
+                value, end = self._scan(self._text, self._at)
+            except StopIteration as stop:  # what raw_decode turns into "Expecting value"
+                error = json.JSONDecodeError("Expecting value", self._text, stop.value)
+                self._incomplete(error)
+                continue
             except json.JSONDecodeError as error:
-                if self._ended:
-                    cut = error.msg.startswith("Unterminated") or error.pos >= len(
-                        self._text.rstrip()
-                    )
-                    self._fail("it ends early (cut off while written?)" if cut else error.msg)
-                if len(self._text) - self._at > MAX_VALUE_CHARACTERS:
-                    self._fail(f"a value longer than {MAX_VALUE_CHARACTERS >> 20} M characters")
-                self._read()
+                self._incomplete(error)
                 continue
             if end == len(self._text) and not self._ended:
                 self._read()  # a number at the buffer's end may go on in the next chunk
                 continue
             self._at = end
             return value
+
+    def _incomplete(self, error: json.JSONDecodeError) -> None:
+        """A value the decoder could not finish: read on, or fail at the file's end."""
+        if self._ended:
+            cut = error.msg.startswith("Unterminated") or error.pos >= len(self._text.rstrip())
+            self._fail("it ends early (cut off while written?)" if cut else error.msg)
+        if len(self._text) - self._at > MAX_VALUE_CHARACTERS:
+            self._fail(f"a value longer than {MAX_VALUE_CHARACTERS >> 20} M characters")
+        self._read()
 
     def _next_significant(self, required: bool = True) -> str:
         """The next character that is not white space, without consuming it ("" at the end)."""
