@@ -71,3 +71,30 @@ def test_job_submit_profile_before_the_spec_file_takes_the_default(tmp_path: Pat
     args = parser.parse_args(["--profile", str(tmp_path / "job.toml")])
     job_command._profile_steps_or_spec(args)
     assert (args.profile, args.spec) == (DEFAULT_STEPS, tmp_path / "job.toml")
+
+
+def test_start_hooks_on_one_path_each_run_the_next_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--profile, --nan-check and --hang-timeout each put a sitecustomize first on the path; each
+    runs the one it hides. Searching the whole path instead of the entries after its own ran the
+    first hook again, without end (a RecursionError in every rank)."""
+    import sys
+
+    ran: list[str] = []
+    folders = [tmp_path / name for name in ("first", "second", "third")]
+    for folder in folders:
+        folder.mkdir()
+        (folder / "sitecustomize.py").write_text(
+            "from pathlib import Path\n"
+            "import sys\n"
+            "from ascendify._autostart import run_hidden_sitecustomize\n"
+            f"sys.modules['tests.perf.test_capture_options'].RAN.append({folder.name!r})\n"
+            "run_hidden_sitecustomize(Path(__file__).resolve().parent)\n"
+        )
+    monkeypatch.setattr(sys, "path", [str(folder) for folder in folders] + sys.path)
+    monkeypatch.setattr(sys.modules[__name__], "RAN", ran, raising=False)
+    from ascendify._autostart import run_hidden_sitecustomize
+
+    run_hidden_sitecustomize(folders[0].resolve())
+    assert ran == ["second", "third"]

@@ -68,5 +68,7 @@ def test_gzip_traces_are_read_and_a_cut_archive_is_named(tmp_path: Path) -> None
     packed.write_bytes(gzip.compress(plain.read_bytes()))
     assert list(TraceReader(packed).events()) == json.loads(plain.read_text())["traceEvents"]
     packed.write_bytes(packed.read_bytes()[:300])
-    with pytest.raises(TraceError, match=r"t\.json\.gz: not a readable trace .*(unpacked|ends early)"):
+    with pytest.raises(
+        TraceError, match=r"t\.json\.gz: not a readable trace .*(unpacked|ends early)"
+    ):
         list(TraceReader(packed).events())

@@ -5,8 +5,8 @@ before the first profiled step but a counter in a global optimizer hook; at the 
 FIRST - 1 the profiler starts (torch.profiler: CPU, and CUDA where there is a device;
 torch_npu.profiler at Level1 on an Ascend host) with module hooks that put each top-level
 module's call (the model, and each of its direct children) in a named range. After step LAST the
-trace is written to ``<profile dir>/rank_<r>/`` and every hook is removed: the steps after cost
-nothing. A program that ends inside the profiled steps still writes what was recorded.
+trace is written to ``<profile dir>/rank_<r>/`` and the module hooks are removed: the steps after
+cost one flag check in the optimizer hook. A program that ends inside the profiled steps still writes what was recorded.
 """
 
 from __future__ import annotations
@@ -86,13 +86,12 @@ class StepProfiler:
         self.step = 0
         self.profiler: Any = None
         self.ranges = ModuleRanges()
-        self.handle: RemovableHandle | None = None
         self.done = False
 
     def arm(self) -> None:
         from torch.optim import optimizer as hooks
 
-        self.handle = hooks.register_optimizer_step_post_hook(self._after_optimizer_step)
+        hooks.register_optimizer_step_post_hook(self._after_optimizer_step)
         atexit.register(self.finish)
         if self.first == 0:
             self._start()
@@ -145,8 +144,8 @@ class StepProfiler:
         if self.done or os.getpid() != self.owner:
             return
         self.done = True
-        if self.handle is not None:
-            self.handle.remove()
+        # The optimizer hook stays, a flag check per step: finish() runs inside it, and removing
+        # a hook while torch iterates the hooks breaks the iteration for the hooks after it.
         self.ranges.remove()
         if self.profiler is not None:
             self.profiler.stop()
