@@ -122,3 +122,28 @@ def test_json_output_has_the_issue_keys(tmp_path: Path, capsys: pytest.CaptureFi
     }  # fmt: skip
     assert main(["perf", str(tmp_path)]) == 0
     assert "balanced" in capsys.readouterr().out
+
+
+def test_a_restarted_rank_is_read_from_its_newest_trace_and_said(tmp_path: Path) -> None:
+    import os
+
+    old = write_kineto(tmp_path / "rank_0" / "attempt_0.pt.trace.json", 0, [HEALTHY] * 2)
+    new = write_kineto(tmp_path / "rank_0" / "attempt_1.pt.trace.json", 0, [HEALTHY] * 3)
+    os.utime(old, (1, 1))
+    analysis = analyse(str(tmp_path))
+    assert [profile.source for profile in analysis.profiles] == [new]
+    assert any(str(new) in note and str(old) in note for note in analysis.notes)
+
+
+def test_ranks_of_different_formats_are_analysed_together_with_a_note(tmp_path: Path) -> None:
+    write_kineto(tmp_path / "rank_0" / "t.json", 0, [HEALTHY] * 2)
+    output = tmp_path / "rank1_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    output.mkdir(parents=True)
+    (output / "step_trace_time.csv").write_text(
+        "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free\n"
+        "0,2000,2900,100,3000,200\n1,2000,2900,100,3000,200\n"
+    )
+    result = to_json(analyse(str(tmp_path)))
+    assert [(r["rank"], r["format"]) for r in result["ranks"]] == [(0, "kineto"), (1, "ascend")]
+    assert any(note.startswith("mixed formats") for note in result["notes"])
+    assert result["slow_ranks"] == []
