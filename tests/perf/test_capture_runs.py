@@ -23,7 +23,7 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> object:
     return again_after_teardown_abort(first, lambda: run_bounded(argv, env=ascendify_env(env)))
 
 
-def test_a_submitted_job_profiles_every_rank_and_perf_reads_it_by_id(tmp_path: Path) -> None:
+def test_a_submitted_job_profiles_every_rank_read_by_id_and_in_describe(tmp_path: Path) -> None:
     code = tmp_path / "code"
     code.mkdir()
     shutil.copy(SCRIPT, code / "train.py")
@@ -42,6 +42,11 @@ def test_a_submitted_job_profiles_every_rank_and_perf_reads_it_by_id(tmp_path: P
     assert read.returncode == 0, read.stderr  # type: ignore[attr-defined]
     assert '"rank": 1' in read.stdout  # type: ignore[attr-defined]
     assert '"step": 2' in read.stdout  # type: ignore[attr-defined]
+    described = _cli("job", "describe", job_id, env=env)
+    assert described.returncode == 0, described.stderr  # type: ignore[attr-defined]
+    section = described.stdout.split("performance (ascendify perf):")[1]  # type: ignore[attr-defined]
+    assert "verdict: " in section
+    assert "median step per rank" in section
 
 
 def test_a_nested_launcher_with_the_other_hooks_still_profiles(tmp_path: Path) -> None:

@@ -417,6 +417,11 @@ def _describe(store: JobStore, args: argparse.Namespace) -> int:
     verdict = explain_job(layout) if job.state == "failed" else None
     why = render(verdict) if verdict is not None and verdict.found else None
     print(describe(job, store.events(job.id), store.nodes(job.id), layout, why))
+    from ascendify.perf.jobs import describe_lines, job_profile
+
+    profile = job_profile(layout, job.nodes, job.cards)  # submitted with --profile
+    if profile is not None:
+        print("", *describe_lines(profile), sep="\n")
     return 0
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from ascendify.errors import AscendifyError
 from ascendify.perf.model import Problem, RankProfile, Totals
-from ascendify.perf.sources import gather
+from ascendify.perf.sources import Found, gather, gather_folders
 from ascendify.perf.verdict import RankSummary, Verdict, clock_notes, judge, summarise
 
 BAR_WIDTH = 40
@@ -33,10 +34,18 @@ class Analysis:
 
 def analyse(path_or_job: str) -> Analysis:
     """Read every rank under ``path_or_job`` and judge them; AscendifyError when no rank is usable."""
-    found = gather(path_or_job)
+    return _judged(gather(path_or_job), path_or_job)
+
+
+def analyse_folders(folders: list[Path], expected: set[int], name: str) -> Analysis:
+    """The same for given profile folders (a job's), ``expected`` the ranks that ran."""
+    return _judged(gather_folders(folders, expected), name)
+
+
+def _judged(found: Found, name: str) -> Analysis:
     if not found.profiles:
         lines = "; ".join(problem.line() for problem in found.problems)
-        raise AscendifyError(f"{path_or_job}: no rank could be analysed: {lines}")
+        raise AscendifyError(f"{name}: no rank could be analysed: {lines}")
     profiles = tuple(found.profiles[rank] for rank in sorted(found.profiles))
     summaries = tuple(summarise(profile) for profile in profiles)
     links = [link for profile in profiles for link in profile.links]

@@ -15,6 +15,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ascendify.errors import AscendifyError
 from ascendify.perf.ascend import (
@@ -29,6 +30,9 @@ from ascendify.perf.kineto import read_kineto
 from ascendify.perf.model import Problem, RankProfile
 from ascendify.perf.starthook import PROFILE_FOLDER
 from ascendify.perf.stream import open_trace
+
+if TYPE_CHECKING:
+    from ascendify.jobs.layout import JobLayout
 
 RANK_FOLDER = re.compile(r"rank_?(\d+)")
 _RANK_LOG = re.compile(r"rank_(\d+)\.log")
@@ -59,7 +63,11 @@ class _Input:
 
 def gather(path_or_job: str) -> Found:
     """Every rank's profile under ``path_or_job``; an error only when nothing there is usable."""
-    folders, expected = _locations(path_or_job)
+    return gather_folders(*_locations(path_or_job))
+
+
+def gather_folders(folders: list[Path], expected: set[int]) -> Found:
+    """Every rank's profile in ``folders``, and a problem for each of ``expected`` without one."""
     inputs = [item for folder in folders for item in _inputs(folder)]
     if not inputs:
         where = ", ".join(str(folder) for folder in folders)
@@ -119,14 +127,18 @@ def _job_locations(job_id: str) -> tuple[list[Path], set[int]]:
 
     store = JobStore(default_dir())
     record = store.get(job_id)  # raises "no job ..." for an id that is not one
-    layout = JobLayout(store.root / record.id, record.id)
-    folders = [layout.launcher_dir(node) / PROFILE_FOLDER for node in range(record.nodes)]
-    present = [folder for folder in folders if folder.is_dir()]
+    present = job_profile_folders(JobLayout(store.job_dir(record.id), record.id), record.nodes)
     if not present:
         raise AscendifyError(
             f"job {record.id}: no profile in its logs; submit it with `ascendify job submit --profile`"
         )
     return present, set(range(record.nodes * record.cards))
+
+
+def job_profile_folders(layout: JobLayout, nodes: int) -> list[Path]:
+    """The profile folders a job's node launchers wrote (``--profile``), node by node."""
+    folders = [layout.launcher_dir(node) / PROFILE_FOLDER for node in range(nodes)]
+    return [folder for folder in folders if folder.is_dir()]
 
 
 def _inputs(root: Path) -> Iterator[_Input]:
