@@ -91,6 +91,21 @@ def _enable() -> None:
         print(f"ascendify.auto: not enabled: {error}", file=sys.stderr)
 
 
+def run_hidden_sitecustomize(ours: Path) -> None:
+    """Run the ``sitecustomize`` that the one in the folder ``ours`` hides (a distribution's, a
+    virtual environment's, another start hook's), as Python would have run it: the next one on
+    the path after ours. Only later entries are searched: with several start hooks on the path
+    (--profile, --nan-check, --hang-timeout), each runs the one after it, never one before it again."""
+    entries = [Path(entry).resolve() if entry else None for entry in sys.path]
+    after = entries.index(ours) + 1 if ours in entries else 0
+    others = [str(entry) for entry in entries[after:] if entry is not None and entry != ours]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", others)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+
 def write_hook(site_dir: Path) -> Path:
     """Write the ``.pth`` hook into ``site_dir`` (a site-packages directory) and return its path."""
     path = site_dir / PTH_NAME

@@ -27,6 +27,7 @@ HELP = "Training jobs from a spec (code dir, boot file, flavor, nodes), ModelArt
 def _spec_flags() -> tuple[tuple[str, dict[str, Any]], ...]:
     """The spec fields as flags (built when parsing: the engine names come from the library)."""
     from ascendify.jobs.spec import ENGINES, MANIFEST_ENGINES
+    from ascendify.perf.starthook import DEFAULT_STEPS
 
     return (
         (
@@ -78,6 +79,16 @@ def _spec_flags() -> tuple[tuple[str, dict[str, Any]], ...]:
         (
             "--resume-from-latest",
             {"metavar": "GLOB", "help": "newest match in train_url goes as --resume=PATH"},
+        ),
+        (
+            "--profile",
+            {
+                "nargs": "?",
+                "const": DEFAULT_STEPS,
+                "metavar": "STEPS",
+                "help": f"profile optimizer steps FIRST-LAST (from 0; {DEFAULT_STEPS}) of every rank; read "
+                "them with `ascendify perf ID`",
+            },
         ),
     )
 
@@ -220,6 +231,7 @@ def run(args: argparse.Namespace) -> int:
 def _spec(args: argparse.Namespace) -> JobSpec:
     from ascendify.jobs.spec import load_spec_file, pairs, resolve
 
+    _profile_steps_or_spec(args)
     raw = load_spec_file(args.spec) if args.spec is not None else {}
     for flag, _options in _spec_flags():
         key = flag[2:].replace("-", "_")
@@ -233,6 +245,14 @@ def _spec(args: argparse.Namespace) -> JobSpec:
     spec = resolve(raw)
     _warn_secret_hyperparameters(spec.hyper)
     return spec
+
+
+def _profile_steps_or_spec(args: argparse.Namespace) -> None:
+    """``--profile spec.toml``: argparse took the spec file for STEPS; give it back."""
+    from ascendify.perf.starthook import DEFAULT_STEPS, is_steps
+
+    if args.profile is not None and args.spec is None and not is_steps(args.profile):
+        args.spec, args.profile = Path(args.profile), DEFAULT_STEPS
 
 
 def _warn_secret_hyperparameters(hyper: Mapping[str, str]) -> None:
@@ -400,6 +420,11 @@ def _describe(store: JobStore, args: argparse.Namespace) -> int:
     why = render(verdict) if verdict is not None and verdict.found else None
     # Log text (an error, a stack, a verdict) must not drive the terminal it is shown on.
     print(printable(describe(job, store.events(job.id), store.nodes(job.id), layout, why)))
+    from ascendify.perf.jobs import describe_lines, job_profile
+
+    profile = job_profile(layout, job.nodes, job.cards)  # submitted with --profile
+    if profile is not None:
+        print(printable("\n".join(["", *describe_lines(profile)])))
     return 0
 
 

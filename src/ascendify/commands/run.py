@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -130,6 +131,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="every rank checks each torch operator's output: the first NaN or inf ends the job, "
         "naming the rank, step, operator, module and line (as compare dump --nan-check)",
     )
+    from ascendify.perf.starthook import DEFAULT_STEPS
+
+    recovery.add_argument(
+        "--profile",
+        nargs="?",
+        const=DEFAULT_STEPS,
+        metavar="STEPS",
+        help="profile steps FIRST-LAST of every rank (optimizer steps, from 0; default "
+        f"{DEFAULT_STEPS}) into the log dir's profile/rank_<r>/; read them with "
+        "`ascendify perf LOG_DIR`",
+    )
     recovery.add_argument(
         "--resume-from-latest",
         metavar="GLOB",
@@ -185,6 +197,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ascendify.launch import LaunchOptions
 
+    _profile_steps_or_command(args)
     command = (args.command, *args.args)
     if args.emit:
         return _emit(args, command)
@@ -216,11 +229,20 @@ def run(args: argparse.Namespace) -> int:
         cwd=args.cwd,
     )
     if not args.nan_check or args.dry_run:
-        return launch(options, dry_run=args.dry_run)
-    return _launch_with_nan_check(options)
+        return launch(options, dry_run=args.dry_run, profile=args.profile)
+    return _launch_with_nan_check(options, args.profile)
 
 
-def _launch_with_nan_check(options: LaunchOptions) -> int:
+def _profile_steps_or_command(args: argparse.Namespace) -> None:
+    """``--profile python train.py``: argparse took the command for STEPS; give it back."""
+    from ascendify.perf.starthook import DEFAULT_STEPS, is_steps
+
+    if args.profile is not None and not is_steps(args.profile):
+        args.command, args.args = args.profile, [args.command, *args.args]
+        args.profile = DEFAULT_STEPS
+
+
+def _launch_with_nan_check(options: LaunchOptions, profile: str | None) -> int:
     """The job with the NaN/inf sentinel armed in every rank, and what it found said at the end."""
     import tempfile
 
@@ -231,7 +253,7 @@ def _launch_with_nan_check(options: LaunchOptions) -> int:
         with nan_sentinel(Path(folder)) as env:
             os.environ.update(env)  # the ranks inherit the launcher's environment
             try:
-                code = launch(options)
+                code = launch(options, profile=profile)
             finally:
                 os.environ.clear()
                 os.environ.update(saved)
@@ -241,11 +263,17 @@ def _launch_with_nan_check(options: LaunchOptions) -> int:
     return code
 
 
-def launch(options: LaunchOptions, dry_run: bool = False) -> int:
-    """Resolve, then print the plan or run the job (shared with ``ascendify.davincirun``)."""
+def launch(options: LaunchOptions, dry_run: bool = False, profile: str | None = None) -> int:
+    """Resolve, then print the plan or run the job (shared with ``ascendify.davincirun``);
+    ``profile``: the steps every rank profiles into the log dir (``--profile``)."""
     from ascendify.launch import plan_to_json, preview, resolve_spec, run_job
 
     spec = resolve_spec(options)
+    if profile is not None:
+        from ascendify.perf.starthook import PROFILE_FOLDER, profile_environment
+
+        folder = spec.log_dir / PROFILE_FOLDER
+        spec = replace(spec, env={**spec.env, **profile_environment(folder, profile, spec.env)})
     if spec.launcher is not None and spec.launcher.disagreement:
         _say(spec.launcher.disagreement)
     if dry_run:
@@ -259,6 +287,8 @@ def launch(options: LaunchOptions, dry_run: bool = False) -> int:
     )
     result = run_job(spec, log=_say)
     _say(result.message)
+    if profile is not None:
+        _say(f"profile of steps {profile}: ascendify perf {result.log_dir}")
     if result.state == "failed":
         from ascendify.explain import cause_of
 

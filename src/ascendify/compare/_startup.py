@@ -10,13 +10,11 @@ The ``sitecustomize`` ours hides (a distribution's, a virtual environment's) sti
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import os
 import sys
 from pathlib import Path
 
-from ascendify._autostart import after_torch_import
+from ascendify._autostart import after_torch_import, run_hidden_sitecustomize
 from ascendify.compare.settings import DUMP_VARIABLE
 
 SITECUSTOMIZE = "import ascendify.compare._startup\nascendify.compare._startup.start(__file__)\n"
@@ -25,7 +23,7 @@ SITECUSTOMIZE = "import ascendify.compare._startup\nascendify.compare._startup.s
 def start(our_file: str) -> None:
     if os.environ.get(DUMP_VARIABLE):
         after_torch_import(_arm)
-    _run_hidden_sitecustomize(Path(our_file).resolve().parent)
+    run_hidden_sitecustomize(Path(our_file).resolve().parent)
 
 
 def _arm() -> None:
@@ -35,15 +33,6 @@ def _arm() -> None:
         arm(Path(os.environ[DUMP_VARIABLE]))
     except Exception as error:  # someone else's program: report, and let it run unrecorded
         print(f"ascendify compare: not recording this process: {error}", file=sys.stderr)
-
-
-def _run_hidden_sitecustomize(ours: Path) -> None:
-    others = [entry for entry in sys.path if entry and Path(entry).resolve() != ours]
-    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", others)
-    if spec is None or spec.loader is None:
-        return
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
 
 
 def write_sitecustomize(folder: Path) -> Path:

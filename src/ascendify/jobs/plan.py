@@ -123,6 +123,8 @@ def agent_argv(
     ]  # fmt: skip
     if spec.resume_from_latest:
         argv += ["--resume-from-latest", spec.resume_from_latest]
+    if spec.profile:
+        argv.append(f"--profile={spec.profile}")
     if spec.nodes > 1:
         argv += [
             "--nnodes", str(spec.nodes),

@@ -101,6 +101,7 @@ class JobSpec:
     max_restarts: int = 0  # restarts of the whole job after a failure, a lost node or a hang
     hang_timeout: float = HANG_TIMEOUT  # seconds without output from any rank (0: no detection)
     resume_from_latest: str | None = None  # glob in train_url: the newest goes as --resume=
+    profile: str | None = None  # steps FIRST-LAST every rank profiles (ascendify run --profile)
     # The code dir's own name: its copy's name in each node's job dir (ModelArts' user-job-dir),
     # kept when code_dir becomes a job's snapshot (the runner's spec, a rerun).
     code_name: str = ""
@@ -243,6 +244,7 @@ def resolve(raw: Mapping[str, Any]) -> JobSpec:
             raw, "hang_timeout", HANG_TIMEOUT, MAX_HANG_TIMEOUT, least=MIN_HANG_TIMEOUT
         ),
         resume_from_latest=_text(raw, "resume_from_latest"),
+        profile=_profile_steps(raw),
         code_name=_code_name(raw, code_dir),
     )
     # A manifest's pods run the command in their image's working directory, not in a job dir.
@@ -395,6 +397,18 @@ def _text(raw: Mapping[str, Any], key: str) -> str | None:
     if not isinstance(value, str):
         raise SpecError(key, f"expected text, got {_shown(value)}")
     return value
+
+
+def _profile_steps(raw: Mapping[str, Any]) -> str | None:
+    from ascendify.perf.starthook import parse_steps
+
+    steps = _text(raw, "profile")
+    if steps is not None:
+        try:
+            parse_steps(steps)
+        except AscendifyError as error:
+            raise SpecError("profile", str(error).removeprefix("--profile ")) from None
+    return steps
 
 
 def _flag(raw: Mapping[str, Any], key: str) -> bool:

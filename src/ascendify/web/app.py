@@ -35,6 +35,7 @@ from ascendify.jobs.spec import REDACTED, is_secret_name
 from ascendify.jobs.store import ACTIVE, FINAL, JobRecord, JobStore
 from ascendify.moments import iso_time
 from ascendify.terminal_text import printable, printable_data
+from ascendify.web.perf import add_perf_routes
 
 LIST_LIMIT = 500
 LOG_TAIL_BYTES = 16 << 10  # what a log view starts with
@@ -150,7 +151,7 @@ def create_app(store: JobStore, *, allow_actions: bool = False, token: str | Non
             return error
         return jsonify({"error": error.description}), error.code or 500
 
-    return app
+    return add_perf_routes(app, store)
 
 
 def _job_list(store: JobStore) -> Response:

@@ -36,8 +36,12 @@ def _arm() -> None:
 
 
 def _run_hidden_sitecustomize() -> None:
+    # The next sitecustomize after this folder on the path: searching the entries before it too
+    # would run another start hook that runs this one again, without end.
     here = os.path.dirname(os.path.abspath(__file__))
-    path = [entry for entry in sys.path if os.path.abspath(entry or os.curdir) != here]
+    entries = [os.path.abspath(entry or os.curdir) for entry in sys.path]
+    after = entries.index(here) + 1 if here in entries else 0
+    path = [entry for entry in entries[after:] if entry != here]
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
     if spec is not None and spec.loader is not None:
         spec.loader.exec_module(importlib.util.module_from_spec(spec))
