@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from scripts.page_screenshots import DOCS_IMAGE_BYTES, chromium, take
 
 from ascendify.explain.catalogue import load
 from ascendify.jobs.layout import JobLayout
@@ -47,17 +48,8 @@ def _browser_paths() -> tuple[str, str]:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[WebDriver]:
     pytest.importorskip("selenium", reason="the page tests drive chromium with selenium")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    chromium, driver_path = _browser_paths()
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=1300,1100"):  # fmt: skip
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service(driver_path), options=options)
-    driver.set_page_load_timeout(30)
+    _browser_paths()
+    driver = chromium((1300, 1100))
     try:
         yield driver
     finally:
@@ -341,3 +333,16 @@ def test_a_failed_jobs_page_shows_why_it_failed(
     bottom = verdict.location["y"] + verdict.size["height"]
     assert bottom < browser.execute_script("return window.innerHeight;")
     browser.save_screenshot(str(artifacts / "job-failed-verdict.png"))
+
+
+def test_the_docs_screenshots_are_taken(browser: WebDriver, tmp_path: Path) -> None:
+    """scripts/page_screenshots.py still makes docs/jobs.md's pictures, each small enough."""
+    paths = take(browser, tmp_path)
+    assert [path.name for path in paths] == [
+        "job-finished.png",
+        "job-restarted.png",
+        "job-compare.png",
+    ]
+    for path in paths:
+        assert path.read_bytes().startswith(b"\x89PNG"), path
+        assert 20_000 < path.stat().st_size < DOCS_IMAGE_BYTES, path
