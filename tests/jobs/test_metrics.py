@@ -12,10 +12,12 @@ from ascendify.jobs.metrics import (
     Point,
     Series,
     append_points,
+    attempt_parts,
     parse_lines,
     progress,
     read_points,
     read_series,
+    rising,
     throughput_batch,
     user_rules,
 )
@@ -492,3 +494,42 @@ def test_the_throughput_of_a_printed_step_time_is_steps_a_second() -> None:
     assert progress(points).loss == 5.12  # the training loss, not the test loss printed last
     printed = [*points, Point(0, "samples/s", 248, 1620.0, 1.0)]
     assert progress(printed).throughput == ("samples/s", 1620.0)
+
+
+def test_a_series_is_cut_where_each_attempt_began() -> None:
+    """A point is the attempt's that had begun when it was read; an attempt that printed
+    nothing has no part."""
+    times = [1.0, 1.5, 2.0, 3.0, 9.0, 9.5]
+    assert attempt_parts(times, []) == [(0, 0, 6)]
+    assert attempt_parts(times, [2.0]) == [(0, 0, 2), (1, 2, 6)]
+    assert attempt_parts(times, [2.5, 4.0, 9.0]) == [(0, 0, 3), (1, 3, 4), (3, 4, 6)]
+    assert attempt_parts([], [2.0]) == []
+
+
+@pytest.mark.parametrize(
+    ("steps", "expected"),
+    [
+        ([0, 1, 5], True),
+        ([], True),
+        ([0, 2, 2], False),  # two points at one step: not an axis
+        ([3, 1], False),
+        ([0, None, 2], False),  # a point without a printed step
+    ],
+)
+def test_steps_are_an_axis_when_every_point_has_one_above_the_last(
+    steps: list[int | None], expected: bool
+) -> None:
+    assert rising(steps) is expected
+
+
+def test_a_resumed_attempts_steps_are_an_axis_of_their_own() -> None:
+    """An attempt resumed from step 10's checkpoint prints steps 10.. again: each attempt's steps
+    rise, so the chart is drawn on them; a series printing no step in one attempt is not."""
+    resumed = Series("loss", 0, [*range(20), *range(10, 40)], [1.0] * 50, [1.0] * 20 + [3.0] * 30)
+    shown = resumed.to_json(times=False, restarts=[2.0])
+    assert shown["attempts"] == [[0, 0, 20], [1, 20, 50]]
+    assert shown["printed_steps"] is True
+    assert resumed.to_json(restarts=[])["printed_steps"] is False  # one attempt: steps go back
+    partly = Series("loss", 0, [0, 1, None], [1.0] * 3, [1.0, 1.0, 3.0])
+    assert partly.to_json(restarts=[2.0])["printed_steps"] is False
+    assert "attempts" not in resumed.to_json()  # `job metrics --json` as before

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -487,10 +487,18 @@ class Series:
     values: list[float]
     times: list[float]
 
-    def to_json(self, times: bool = True, limit: int | None = None) -> dict[str, object]:
+    def to_json(
+        self,
+        times: bool = True,
+        limit: int | None = None,
+        restarts: Sequence[float] | None = None,
+    ) -> dict[str, object]:
         """As ``job metrics --json`` and the API give it; ``times`` (when each point was read)
         costs a third of the encoding, and charts do without. With ``limit``, at most that many
-        points (see :meth:`downsampled`); ``count`` is the number of points stored."""
+        points (see :meth:`downsampled`); ``count`` is the number of points stored. With
+        ``restarts`` (when each attempt after the first began), what a chart draws the series
+        by: ``attempts``, its points cut by attempt (see :func:`attempt_parts`), and
+        ``printed_steps``, whether each attempt printed a rising step at every point."""
         shown = self if limit is None else self.downsampled(limit)
         found: dict[str, object] = {
             "name": self.name,
@@ -501,6 +509,10 @@ class Series:
         }
         if times:
             found["times"] = shown.times[:]
+        if restarts is not None:
+            parts = attempt_parts(shown.times, restarts)
+            found["attempts"] = [list(part) for part in parts]
+            found["printed_steps"] = all(rising(shown.steps[start:end]) for _, start, end in parts)
         return found
 
     def downsampled(self, limit: int) -> Series:
@@ -525,6 +537,36 @@ class Series:
             [self.values[i] for i in order],
             [self.times[i] for i in order],
         )
+
+
+def attempt_parts(times: Sequence[float], restarts: Sequence[float]) -> list[tuple[int, int, int]]:
+    """A series' points cut by attempt: (attempt, first index, end index) of each attempt that
+    printed, in order. A point belongs to the last attempt begun when it was read; ``restarts``
+    are when the attempts after the first began, in order."""
+    parts: list[tuple[int, int, int]] = []
+    attempt = start = 0
+    for index, moment in enumerate(times):
+        now = attempt
+        while now < len(restarts) and moment >= restarts[now]:
+            now += 1
+        if now != attempt:
+            if index > start:
+                parts.append((attempt, start, index))
+            attempt, start = now, index
+    if len(times) > start:
+        parts.append((attempt, start, len(times)))
+    return parts
+
+
+def rising(steps: Sequence[int | None]) -> bool:
+    """Whether every point has a printed step, each above the one before: a chart's x axis can
+    be the steps (an attempt resumed from a checkpoint prints steps again: one attempt at a time)."""
+    previous: int | None = None
+    for step in steps:
+        if step is None or (previous is not None and step <= previous):
+            return False
+        previous = step
+    return True
 
 
 def read_series(path: Path, name: str | None = None, rank: int | None = None) -> list[Series]:

@@ -11,7 +11,7 @@ const LOG_RANKS = 16; // ranks whose logs are shown
 const charts = new Map(); // metric name -> {plot, key, box}
 const logOffsets = new Map(); // rank -> offset read up to
 let active = true;
-const restartsOf = new Map(); // job id -> when each of its restarts began (the second attempt's start on)
+let restarts = []; // when each restart of the job began (the second attempt's start on)
 const jobNames = new Map(); // job id -> its legend name, when another job is overlaid
 const PHASES = ["eval", "val", "valid", "validation", "test"]; // a series "<phase>_<name>" is evaluation's
 
@@ -23,52 +23,25 @@ async function nameJobs(jobs) {
   details.forEach((job, i) => {
     const hyper = differing.map((key) => key + "=" + ((job.spec.hyper || {})[key] ?? "(unset)")).join(" ");
     jobNames.set(jobs[i], job.name + (hyper ? " (" + hyper + ")" : ""));
-    if (jobs[i] !== JOB) restartsOf.set(jobs[i], restartStarts(job.attempts_detail));
   });
-}
-
-function restartStarts(attempts) {
-  return attempts.slice(1).map((attempt) => attempt.start);
-}
-
-function attemptParts(series, restarts) {
-  // A series cut where each attempt begins: [attempt, first index, end index] of the attempts
-  // that printed. A point belongs to the last attempt begun when it was read.
-  const parts = [];
-  let attempt = 0, from = 0;
-  series.times.forEach((time, i) => {
-    let now = attempt;
-    while (now < restarts.length && time >= restarts[now]) now++;
-    if (now === attempt) return;
-    if (i > from) parts.push([attempt, from, i]);
-    attempt = now;
-    from = i;
-  });
-  if (series.times.length > from) parts.push([attempt, from, series.times.length]);
-  return parts;
-}
-
-function rising(steps) {
-  return steps.every((step, i) => step !== null && (i === 0 || step > steps[i - 1]));
 }
 
 function curves(results) {
   // [metric name, {axis, lines}] a chart: every job's series of that name, an attempt a line in
-  // its rank's colour. One x axis a chart: the printed steps where every attempt of every line
-  // prints rising ones, else the points' order (counted on across attempts), never both.
-  const byName = new Map(); // metric name -> its lines' parts
-  const owners = new Map(); // metric name -> how many series (job and rank) it has: colours
+  // its rank's colour (the API cuts a series by attempt). One x axis a chart: the printed steps
+  // where every attempt of every line prints rising ones, else the points' order (counted on
+  // across attempts), never both.
+  const byName = new Map(); // metric name -> {printed: on the steps?, parts: its lines, owners: series}
   for (const [job, result] of results) {
-    const restarts = restartsOf.get(job) || [];
     for (const series of result.series) {
       const owner = (results.length > 1 ? (jobNames.get(job) || job) + " " : "") + (series.rank < 0 ? "events" : "rank " + series.rank);
-      const colour = owners.get(series.name) || 0;
-      owners.set(series.name, colour + 1);
-      if (!byName.has(series.name)) byName.set(series.name, []);
-      for (const [attempt, from, to] of attemptParts(series, restarts)) {
-        byName.get(series.name).push({
+      if (!byName.has(series.name)) byName.set(series.name, {printed: true, parts: [], owners: 0});
+      const chart = byName.get(series.name);
+      chart.printed = chart.printed && series.printed_steps;
+      for (const [attempt, from, to] of series.attempts) {
+        chart.parts.push({
           label: owner + (attempt > 0 ? " (attempt " + attempt + ")" : ""),
-          colour,
+          colour: chart.owners,
           steps: series.steps.slice(from, to),
           order: series.steps.slice(from, to).map((_, i) => from + i),
           y: series.values.slice(from, to),
@@ -77,11 +50,12 @@ function curves(results) {
           attempt,
         });
       }
+      chart.owners++;
     }
   }
-  const found = [...byName.entries()].map(([name, parts]) => {
-    const axis = parts.every((part) => rising(part.steps)) ? "step" : "point";
-    return [name, {axis, lines: parts.map((part) => ({...part, x: axis === "step" ? part.steps : part.order}))}];
+  const found = [...byName.entries()].map(([name, chart]) => {
+    const axis = chart.printed ? "step" : "point";
+    return [name, {axis, lines: chart.parts.map((part) => ({...part, x: axis === "step" ? part.steps : part.order}))}];
   });
   return found.sort((a, b) => chartOrder(a[0]) - chartOrder(b[0]) || a[0].localeCompare(b[0]));
 }
@@ -100,10 +74,13 @@ function chartData(lines) {
 }
 
 function restartMarks(lines) {
-  // The x of each restart of this job: the first point of the attempt it began.
+  // The x of each restart of this job: the first point of the attempt it began (where an
+  // earlier attempt has points on the chart: a test value printed at the end is no restart).
+  const ours = lines.filter((line) => line.job === JOB);
+  const firstAttempt = Math.min(...ours.map((line) => line.attempt));
   const firsts = new Map(); // attempt -> its first x
-  for (const line of lines) {
-    if (line.job !== JOB || line.attempt === 0) continue;
+  for (const line of ours) {
+    if (line.attempt === firstAttempt) continue;
     firsts.set(line.attempt, Math.min(firsts.get(line.attempt) ?? Infinity, line.x[0]));
   }
   return [...firsts.keys()].sort((a, b) => a - b).map((attempt) => firsts.get(attempt));
@@ -173,12 +150,10 @@ function draw(name, lines, marks, where, xLabel) {
   chart.box.dataset.lines = String(lines.length);
 }
 
-async function refreshMetrics(detailsShown = Promise.resolve()) {
-  // Drawn once the job's details are shown: they say where its attempts begin.
+async function refreshMetrics() {
   const jobs = [JOB, ...(COMPARE ? [COMPARE] : [])];
   if (COMPARE && jobNames.size === 0) await nameJobs(jobs);
   const results = await Promise.all(jobs.map(async (job) => [job, await getJSON(API + job + "/metrics?times=1")]));
-  await detailsShown;
   const started = performance.now();
   const all = curves(results);
   for (const [name, {axis, lines}] of all) draw(name, lines, restartMarks(lines), "charts", axis);
@@ -197,10 +172,11 @@ function resourceChart(series) {
 }
 
 async function refreshResources(detailsShown = Promise.resolve()) {
+  // Drawn once the job's details are shown: they say when its restarts began.
   const result = await getJSON(API + JOB + "/resources");
   await detailsShown;
   const start = Math.min(...result.series.map((series) => series.times[0]));
-  const marks = (restartsOf.get(JOB) || []).map((time) => Math.round(time - start)).filter((x) => x >= 0);
+  const marks = restarts.map((time) => Math.round(time - start)).filter((x) => x >= 0);
   const byChart = new Map();
   for (const series of result.series) {
     const [chart, label] = resourceChart(series);
@@ -310,7 +286,7 @@ function showVerdict(verdict) {
 
 function showAttempts(attempts) {
   // Each attempt: when, how it ended, each rank's exit code; the stacks of a hang, foldable.
-  restartsOf.set(JOB, restartStarts(attempts));
+  restarts = attempts.slice(1).map((attempt) => attempt.start);
   const box = document.getElementById("attempts");
   box.replaceChildren();
   document.getElementById("attempts-section").hidden = attempts.length === 0;
@@ -384,15 +360,15 @@ function actions() {
 
 async function tick(count) {
   // The curves load beside the details and logs, not after them (a long run has many points).
-  const restarts = (restartsOf.get(JOB) || []).join();
+  const restartsSeen = restarts.join();
   const detailsShown = getJSON(API + JOB).then(showDetails);
-  const curves = count % 2 === 0 ? Promise.all([refreshMetrics(detailsShown), refreshResources(detailsShown)]) : Promise.resolve();
+  const curves = count % 2 === 0 ? Promise.all([refreshMetrics(), refreshResources(detailsShown)]) : Promise.resolve();
   await detailsShown;
   await Promise.all([refreshLogs(), curves]);
   // The job has just ended: its last points were stored before its final state, so read them
   // once more (a job ended before the page opened has them all in the first read); a restart
   // seen now is marked on the curves.
-  if ((!active && count > 0) || (restartsOf.get(JOB) || []).join() !== restarts) {
+  if ((!active && count > 0) || restarts.join() !== restartsSeen) {
     await Promise.all([refreshMetrics(), refreshResources()]);
   }
   if (active) setTimeout(() => tick(count + 1).catch(report), 1000);
