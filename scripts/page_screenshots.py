@@ -230,7 +230,7 @@ def take(driver: WebDriver, out: Path) -> list[Path]:
             paths = [out / "job-finished.png", out / "job-restarted.png", out / "job-compare.png"]
             shot(driver, f"{base}jobs/{finished.id}", paths[0], ".chart[data-metric='valid_ppl']",
                  curves_drawn(driver, "loss", 2))  # fmt: skip
-            shot(driver, f"{base}jobs/{restarted.id}", paths[1], "#attempts-section",
+            shot(driver, f"{base}jobs/{restarted.id}", paths[1], ".chart[data-metric='ppl']",
                  curves_drawn(driver, "loss", 4))  # fmt: skip
             shot(driver, f"{base}jobs/{finished.id}?compare={other.id}", paths[2],
                  ".chart[data-metric='valid_loss']", curves_drawn(driver, "loss", 4))  # fmt: skip
