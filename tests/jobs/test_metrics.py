@@ -12,10 +12,12 @@ from ascendify.jobs.metrics import (
     Point,
     Series,
     append_points,
+    attempt_parts,
     parse_lines,
     progress,
     read_points,
     read_series,
+    rising,
     throughput_batch,
     user_rules,
 )
@@ -42,7 +44,7 @@ FORMATS = [
     (
         "nanoGPT eval",
         "step 250: train loss 1.9123, val loss 2.0456",
-        {"loss": 1.9123, "eval_loss": 2.0456},
+        {"loss": 1.9123, "val_loss": 2.0456},
         250,
     ),
     # transformers Trainer.log: print(output) of {**logs, "epoch": ...} (no step on the line)
@@ -63,7 +65,7 @@ FORMATS = [
         "HF Trainer eval",
         "{'eval_loss': 0.4321, 'eval_accuracy': 0.8125, 'eval_runtime': 1.2, "
         "'eval_samples_per_second': 340.1, 'eval_steps_per_second': 42.5, 'epoch': 1.0}",
-        {"eval_loss": 0.4321, "acc": 0.8125},
+        {"eval_loss": 0.4321, "eval_acc": 0.8125},
         None,
     ),
     (
@@ -434,3 +436,100 @@ def test_a_step_time_is_a_throughput_where_the_batch_is_known(
     assert found.get("samples/s") == (
         None if samples_per_second is None else pytest.approx(samples_per_second)
     )
+
+
+# pytorch/examples word_language_model/main.py prints a training line a log interval, a
+# validation line at each epoch's end and a test line at the end of training.
+WORD_LANGUAGE_MODEL = (
+    b"| epoch   3 |    80/   84 batches | lr 20.00 | ms/batch 12.34 | loss  5.12 | ppl   167.30\n"
+    b"-----------------------------------------------------------------------------------------\n"
+    b"| end of epoch   3 | time: 12.3s | valid loss  5.01 | valid ppl   150.2\n"
+    b"=========================================================================================\n"
+    b"| End of training | test loss  4.98 | test ppl   145.6\n"
+)
+
+
+def test_validation_and_test_values_have_series_of_their_own() -> None:
+    """Training values keep their names; a value printed under a phase (valid, test, eval, val,
+    validation) goes to that phase's series, whatever the separator."""
+    points = parse_lines(MetricParser(), 0, WORD_LANGUAGE_MODEL, 1.0)
+    assert [(p.name, p.step) for p in points] == [
+        ("lr", 248),
+        ("s/it", 248),
+        ("loss", 248),
+        ("ppl", 248),
+        ("valid_loss", None),
+        ("valid_ppl", None),
+        ("test_loss", None),
+        ("test_ppl", None),
+    ]
+    assert [p.value for p in points] == pytest.approx(
+        [20.0, 0.01234, 5.12, 167.3, 5.01, 150.2, 4.98, 145.6]
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("val_loss: 2.5 val_acc: 0.75", {"val_loss": 2.5, "val_acc": 0.75}),
+        (
+            "validation loss 3.5, validation perplexity 33.1",
+            {"validation_loss": 3.5, "validation_ppl": 33.1},
+        ),
+        ("Test Accuracy: 0.91", {"test_acc": 0.91}),
+        ("train/loss 1.5 val/loss 1.75", {"loss": 1.5, "val_loss": 1.75}),
+        ("interval loss 0.5", {"loss": 0.5}),  # a word ending in a phase's name is not one
+    ],
+)
+def test_a_phase_is_read_from_its_prefix(line: str, expected: dict[str, float]) -> None:
+    points = parse_lines(MetricParser(), 0, f"{line}\n".encode(), 1.0)
+    assert {p.name: p.value for p in points} == pytest.approx(expected)
+
+
+def test_the_throughput_of_a_printed_step_time_is_steps_a_second() -> None:
+    """word_language_model prints milliseconds a batch and no throughput: the progress shows
+    the batches a second; a throughput printed as such is preferred."""
+    points = parse_lines(MetricParser(), 0, WORD_LANGUAGE_MODEL, 1.0)
+    assert progress(points).throughput == ("it/s", pytest.approx(1 / 0.01234))
+    assert progress(points).loss == 5.12  # the training loss, not the test loss printed last
+    printed = [*points, Point(0, "samples/s", 248, 1620.0, 1.0)]
+    assert progress(printed).throughput == ("samples/s", 1620.0)
+
+
+def test_a_series_is_cut_where_each_attempt_began() -> None:
+    """A point is the attempt's that had begun when it was read; an attempt that printed
+    nothing has no part."""
+    times = [1.0, 1.5, 2.0, 3.0, 9.0, 9.5]
+    assert attempt_parts(times, []) == [(0, 0, 6)]
+    assert attempt_parts(times, [2.0]) == [(0, 0, 2), (1, 2, 6)]
+    assert attempt_parts(times, [2.5, 4.0, 9.0]) == [(0, 0, 3), (1, 3, 4), (3, 4, 6)]
+    assert attempt_parts([], [2.0]) == []
+
+
+@pytest.mark.parametrize(
+    ("steps", "expected"),
+    [
+        ([0, 1, 5], True),
+        ([], True),
+        ([0, 2, 2], False),  # two points at one step: not an axis
+        ([3, 1], False),
+        ([0, None, 2], False),  # a point without a printed step
+    ],
+)
+def test_steps_are_an_axis_when_every_point_has_one_above_the_last(
+    steps: list[int | None], expected: bool
+) -> None:
+    assert rising(steps) is expected
+
+
+def test_a_resumed_attempts_steps_are_an_axis_of_their_own() -> None:
+    """An attempt resumed from step 10's checkpoint prints steps 10.. again: each attempt's steps
+    rise, so the chart is drawn on them; a series printing no step in one attempt is not."""
+    resumed = Series("loss", 0, [*range(20), *range(10, 40)], [1.0] * 50, [1.0] * 20 + [3.0] * 30)
+    shown = resumed.to_json(times=False, restarts=[2.0])
+    assert shown["attempts"] == [[0, 0, 20], [1, 20, 50]]
+    assert shown["printed_steps"] is True
+    assert resumed.to_json(restarts=[])["printed_steps"] is False  # one attempt: steps go back
+    partly = Series("loss", 0, [0, 1, None], [1.0] * 3, [1.0, 1.0, 3.0])
+    assert partly.to_json(restarts=[2.0])["printed_steps"] is False
+    assert "attempts" not in resumed.to_json()  # `job metrics --json` as before

@@ -34,7 +34,8 @@ def code(tmp_path: Path) -> Path:
     return folder
 
 
-def submit(job: JobCli, code: Path, tmp_path: Path, *flags: str, env: list[str]) -> str:
+def submit(job: JobCli, code: Path, tmp_path: Path, *flags: str, env: list[str]) -> tuple[str, str]:
+    """The job submitted with --wait, succeeded: its id and what the console showed."""
     out = tmp_path / "out"
     out.mkdir()
     pairs = [item for pair in zip(["--env"] * len(env), env, strict=True) for item in pair]
@@ -47,13 +48,17 @@ def submit(job: JobCli, code: Path, tmp_path: Path, *flags: str, env: list[str])
     assert f"job {job_id} succeeded" in result.stderr
     final = json.loads((out / "final.json").read_text())
     assert final["value"] == uninterrupted(2 if "--nodes" not in flags else 4)
-    return job_id
+    return job_id, result.stdout
 
 
 def test_a_rank_exit_at_step_5_is_restarted_and_described(
     job: JobCli, code: Path, tmp_path: Path
 ) -> None:
-    job_id = submit(job, code, tmp_path, "--cards", "2", "--max-restarts", "1", env=["FAULT=exit"])
+    job_id, console = submit(
+        job, code, tmp_path, "--cards", "2", "--max-restarts", "1", env=["FAULT=exit"]
+    )
+    # --wait's console says why the attempt ended, as the page and describe do.
+    assert "attempt 0 ended (exit): rank 1 exited with 3, rank 1 (node 0, local rank 1" in console
     described = job("describe", job_id).stdout
     assert "attempts:" in described
     assert "  attempt 0: " in described
@@ -74,7 +79,7 @@ def test_a_rank_exit_at_step_5_is_restarted_and_described(
 
 
 def test_a_hang_shows_every_rank_stack_in_describe(job: JobCli, code: Path, tmp_path: Path) -> None:
-    job_id = submit(
+    job_id, _ = submit(
         job, code, tmp_path, "--cards", "2", "--max-restarts", "1", "--hang-timeout", HANG_TIMEOUT,
         env=["FAULT=collective"],
     )  # fmt: skip

@@ -48,5 +48,9 @@ def test_a_restart_line_names_the_rank_its_exit_code_and_describe() -> None:
         "attempt 0 ended (rank failed): rank 1 exited with 3, rank 1 raised ValueError; "
         "restart 1 of 2; see `ascendify job describe abc123`"
     )
+    stopped_first = {**attempt, "exit_codes": {"0": -15, "1": 3}}  # rank 0 stopped because of 1
+    assert "(rank failed): rank 1 exited with 3, rank 1" in restart_line(stopped_first, 2, "abc")
+    named = {**attempt, "exit_codes": {"0": 1, "1": 1}, "rank": 1}  # the launcher's first failure
+    assert "(rank failed): rank 1 exited with 1, rank 1" in restart_line(named, 2, "abc")
     hung = {**attempt, "cause": "hang", "reason": "no output", "exit_codes": {"0": -9}}
     assert "rank 0 killed by signal 9, no output" in restart_line(hung, 1, "abc123")

@@ -22,7 +22,7 @@ from ascendify.jobs.store import JobStore
 from ascendify.moments import iso_time
 from tests.jobs.conftest import JobCli, job_logs, wait_for
 from tests.web.conftest import Serve
-from tests.web.test_pages import artifacts, browser, chart_attribute, drawn_pixels, until
+from tests.web.test_pages import artifacts, browser, chart_attribute, until, x_range
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -154,8 +154,19 @@ def _page_draws_the_resources(
         driver.get(f"{base}jobs/{job_id}")
         until(lambda: driver.execute_script("return document.body.dataset.resourcesLoaded"),
               30, "the resource curves")  # fmt: skip
-        until(lambda: drawn_pixels(driver, "resources cpu") > 0, 30, "the CPU chart drawn")
+        start = min(s["times"][0] for s in found["series"])
+        (rank_0,) = [s["times"] for s in found["series"] if (s["name"], s["rank"]) == ("cpu", 0)]
+        low, high = round(rank_0[0] - start), round(rank_0[-1] - start)
+        # Drawn on an x scale spanning its samples (the ranks' and nodes' lines lie on one
+        # another here, idle ranks' at 0%: the colour of each is not to be seen).
+        until(lambda: _spans(x_range(driver, "resources cpu"), low, high), 30, f"x {low}..{high}")
         assert chart_attribute(driver, "resources cpu", "lines") == "4"  # 2 nodes, 2 ranks
         driver.save_screenshot(str(folder / "job-resources.png"))
     finally:
         served.close()
+
+
+def _spans(scale: list[float | None], low: float, high: float) -> bool:
+    """Whether an x scale is set and holds ``low`` to ``high``."""
+    first, last = scale
+    return first is not None and last is not None and first <= low and high <= last

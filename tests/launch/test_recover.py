@@ -102,7 +102,11 @@ def test_rank_exit_at_step_5_restarts_and_ends_as_an_uninterrupted_run(
     assert attempts[0]["exit_codes"]["1"] == 3
     assert "rank 1 (node 0, local rank 1" in attempts[0]["reason"]
     assert attempts[0]["end"] <= attempts[1]["start"]
-    assert "attempt 0 ended (exit); restart 1 of 1" in result.stderr
+    # The console says why (as the job's page does): the rank, its exit code, its error.
+    assert "attempt 0 ended (exit): rank 1 exited with 3, rank 1 (node 0, local rank 1" in (
+        result.stderr
+    )
+    assert "; restart 1 of 1" in result.stderr
     # The second attempt resumed from the checkpoint, handed over as --resume= too.
     assert f"rank 1 attempt 1 starts at step 4 from {tmp_path / 'out' / 'ckpt.json'}" in (
         result.stdout
@@ -136,7 +140,7 @@ def test_sigkilled_rank_with_n_and_n_minus_1_restarts(
 def test_no_restarts_keeps_the_single_attempt_behaviour(run_cli: RunCli, tmp_path: Path) -> None:
     result, summary = run_resumable(run_cli, tmp_path, "exit")
     assert result.returncode == 3
-    assert "ended (exit); restart" not in result.stderr
+    assert "attempt 0 ended (exit)" not in result.stderr
     assert [a["cause"] for a in summary["attempts"]] == ["exit"]
     assert summary["root_cause"]["rank"] == 1
     assert not (tmp_path / "out" / "final.json").exists()

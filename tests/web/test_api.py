@@ -54,6 +54,8 @@ def test_list_job_metrics_and_logs(store: JobStore, serve: Serve) -> None:
             "steps": [0, 1],
             "values": [2.1, 1.1],
             "times": [1.0, 1.0],
+            "attempts": [[0, 0, 2]],  # one attempt: all its points
+            "printed_steps": True,  # the chart is drawn on the steps
         }
     ]
     untimed = get_json(base + f"api/jobs/{second.id}/metrics")["series"][0]

@@ -115,7 +115,12 @@ class JobLayout:
                 seen["start"] = min(seen["start"], record["start"])
                 seen["end"] = max(seen["end"], record["end"])
                 if record["state"] == "failed" and seen["state"] != "failed":
-                    seen.update(state="failed", cause=record["cause"], reason=record["reason"])
+                    seen.update(
+                        state="failed",
+                        cause=record["cause"],
+                        reason=record["reason"],
+                        rank=record.get("rank"),
+                    )
                 seen["exit_codes"].update(record["exit_codes"])
                 seen["stacks"].update(record["stacks"])
         return [merged[attempt] for attempt in sorted(merged)]

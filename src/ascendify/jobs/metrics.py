@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -37,12 +37,17 @@ class MetricRule:
     units: str = ""  # regex: units printed after the value ("VALUE UNIT"); rates only
     message: str = ""
     scale: float = 1.0  # the stored value is the printed one times this (milliseconds -> s)
+    # Also printed for evaluation (``valid loss``, ``test ppl``, ``eval_accuracy``): such a value
+    # goes to a series of its own, named by the phase printed (``valid_loss``; see PHASES).
+    phased: bool = False
 
 
+# What a program prints before a value of evaluation rather than training: the value's series is
+# "<phase>_<name>" as printed ("valid loss" -> valid_loss, "test ppl" -> test_ppl).
+PHASES = r"eval|val|valid|validation|test"
 RULES: tuple[MetricRule, ...] = (
-    MetricRule("MT001", "loss", r"(?:train[_/ ]?)?loss|total_loss", message="training loss"),
     MetricRule(
-        "MT002", "eval_loss", r"(?:eval|val|valid|validation|test)[_/ ]?loss", message="eval loss"
+        "MT001", "loss", r"(?:train[_/ ]?)?loss|total_loss", message="training loss", phased=True
     ),
     MetricRule("MT003", "lr", r"lr|learning[_ ]rate", message="learning rate"),
     MetricRule("MT004", "fps", r"fps(?:@all)?", r"fps", message="frames (samples) per second"),
@@ -78,8 +83,8 @@ RULES: tuple[MetricRule, ...] = (
         scale=0.001,
     ),
     MetricRule("MT010", "grad_norm", r"grad[_ ]norm", message="gradient norm"),
-    MetricRule("MT011", "ppl", r"ppl|perplexity", message="perplexity"),
-    MetricRule("MT012", "acc", r"(?:eval_)?acc(?:uracy)?(?:@1)?", message="accuracy"),
+    MetricRule("MT011", "ppl", r"ppl|perplexity", message="perplexity", phased=True),
+    MetricRule("MT012", "acc", r"acc(?:uracy)?(?:@1)?", message="accuracy", phased=True),
     MetricRule(
         "MT013",
         "samples/s",
@@ -90,6 +95,7 @@ RULES: tuple[MetricRule, ...] = (
     MetricRule("MT014", "batch", r"global batch size", message="samples a step"),
 )
 BATCH = "batch"
+STEP_TIME = "s/it"  # the series of the seconds a step takes
 # A job's hyperparameters that give the samples each rank's step takes (see throughput_batch).
 BATCH_HYPERPARAMETERS = (
     "batch_size",
@@ -153,6 +159,10 @@ STEP_FORMS: tuple[StepForm, ...] = (
         "DeepSpeed's throughput timer: epoch=0/micro_step=40/global_step=10",
         r"epoch=\d+/micro_step=\d+/global_step=(?P<batch>\d+)",
     ),
+)
+# A phase's value: "valid loss", "test_ppl", "eval_accuracy" (tried before the training keys).
+_PHASED_KEYS = (
+    rf"(?P<phase>{PHASES})[_/ ]?(?P<of>{'|'.join(rule.keys for rule in RULES if rule.phased)})"
 )
 _STEP_FORMS = tuple((form, re.compile(form.pattern.encode())) for form in STEP_FORMS)
 _TQDM_STEP = r"(?<![\w.])(?P<step>\d+)/\d+ \["
@@ -236,11 +246,11 @@ class MetricParser:
         self.batch = batch  # samples a step (see throughput_batch): turns s/it into samples/s
         # Three alternatives, not one per rule: each costs a try at every character of a line.
         # The key or unit matched says which series it is (see _name).
-        keys = "|".join([_STEP_KEYS, *(rule.keys for rule in RULES)])
+        keys = "|".join([_STEP_KEYS, _unnamed(_PHASED_KEYS), *(rule.keys for rule in RULES)])
         units = "|".join(rule.units for rule in RULES if rule.units)
         # The step forms as one group, their own groups unnamed: the form is found again in the
         # text matched (see _form_step), once a line at most.
-        forms = "|".join(re.sub(r"\(\?P<\w+>", "(?:", form.pattern) for form in STEP_FORMS)
+        forms = "|".join(_unnamed(form.pattern) for form in STEP_FORMS)
         self._pattern = re.compile(
             (
                 rf"(?P<form>{forms})"
@@ -260,8 +270,12 @@ class MetricParser:
         name = self._series.get((word, which))
         if name is None:
             text = word.decode()
+            phased = re.fullmatch(_PHASED_KEYS, text) if which == "keys" else None
             if which == "keys" and re.fullmatch(_STEP_KEYS, text):
                 name = STEP
+            elif phased is not None:
+                rule = next(r for r in RULES if r.phased and re.fullmatch(r.keys, phased["of"]))
+                name = f"{phased['phase']}_{rule.name}"
             else:
                 rule = next(r for r in RULES if re.fullmatch(getattr(r, which) or "$^", text))
                 name = rule.name
@@ -332,6 +346,11 @@ class MetricParser:
         if values:
             found.append(values)
         return found
+
+
+def _unnamed(pattern: str) -> str:
+    """``pattern`` with its named groups made plain: the parser's groups alone are named."""
+    return re.sub(r"\(\?P<\w+>", "(?:", pattern)
 
 
 def _form_step(text: bytes) -> float | None:
@@ -411,7 +430,7 @@ def parse_lines(parser: MetricParser, rank: int, data: bytes, now: float) -> lis
     for found in parser.lines(data):
         step = found.pop(STEP, None)
         batch = found.pop(BATCH, None) or parser.batch
-        seconds = found.get("s/it")
+        seconds = found.get(STEP_TIME)
         if batch and seconds and not any(name in found for name in THROUGHPUT):
             found["samples/s"] = batch / seconds  # ms/batch, time per iteration: a throughput
         at = None if step is None else int(step)
@@ -468,10 +487,18 @@ class Series:
     values: list[float]
     times: list[float]
 
-    def to_json(self, times: bool = True, limit: int | None = None) -> dict[str, object]:
+    def to_json(
+        self,
+        times: bool = True,
+        limit: int | None = None,
+        restarts: Sequence[float] | None = None,
+    ) -> dict[str, object]:
         """As ``job metrics --json`` and the API give it; ``times`` (when each point was read)
         costs a third of the encoding, and charts do without. With ``limit``, at most that many
-        points (see :meth:`downsampled`); ``count`` is the number of points stored."""
+        points (see :meth:`downsampled`); ``count`` is the number of points stored. With
+        ``restarts`` (when each attempt after the first began), what a chart draws the series
+        by: ``attempts``, its points cut by attempt (see :func:`attempt_parts`), and
+        ``printed_steps``, whether each attempt printed a rising step at every point."""
         shown = self if limit is None else self.downsampled(limit)
         found: dict[str, object] = {
             "name": self.name,
@@ -482,6 +509,10 @@ class Series:
         }
         if times:
             found["times"] = shown.times[:]
+        if restarts is not None:
+            parts = attempt_parts(shown.times, restarts)
+            found["attempts"] = [list(part) for part in parts]
+            found["printed_steps"] = all(rising(shown.steps[start:end]) for _, start, end in parts)
         return found
 
     def downsampled(self, limit: int) -> Series:
@@ -506,6 +537,36 @@ class Series:
             [self.values[i] for i in order],
             [self.times[i] for i in order],
         )
+
+
+def attempt_parts(times: Sequence[float], restarts: Sequence[float]) -> list[tuple[int, int, int]]:
+    """A series' points cut by attempt: (attempt, first index, end index) of each attempt that
+    printed, in order. A point belongs to the last attempt begun when it was read; ``restarts``
+    are when the attempts after the first began, in order."""
+    parts: list[tuple[int, int, int]] = []
+    attempt = start = 0
+    for index, moment in enumerate(times):
+        now = attempt
+        while now < len(restarts) and moment >= restarts[now]:
+            now += 1
+        if now != attempt:
+            if index > start:
+                parts.append((attempt, start, index))
+            attempt, start = now, index
+    if len(times) > start:
+        parts.append((attempt, start, len(times)))
+    return parts
+
+
+def rising(steps: Sequence[int | None]) -> bool:
+    """Whether every point has a printed step, each above the one before: a chart's x axis can
+    be the steps (an attempt resumed from a checkpoint prints steps again: one attempt at a time)."""
+    previous: int | None = None
+    for step in steps:
+        if step is None or (previous is not None and step <= previous):
+            return False
+        previous = step
+    return True
 
 
 def read_series(path: Path, name: str | None = None, rank: int | None = None) -> list[Series]:
@@ -574,9 +635,12 @@ THROUGHPUT = ("fps", "samples/s", "tokens/s", "it/s")
 
 
 def progress(points: Iterable[Point]) -> Progress:
+    """The last step, loss and throughput; where only the time a step takes is printed
+    (``ms/batch``, ``s/it``), the throughput is the steps a second it gives."""
     step: int | None = None
     loss: float | None = None
     throughput: tuple[str, float] | None = None
+    step_rate: tuple[str, float] | None = None
     for point in points:
         if point.step is not None:
             step = point.step if step is None else max(step, point.step)
@@ -584,7 +648,9 @@ def progress(points: Iterable[Point]) -> Progress:
             loss = point.value
         elif point.name in THROUGHPUT:
             throughput = (point.name, point.value)
-    return Progress(step, loss, throughput)
+        elif point.name == STEP_TIME and point.value > 0:
+            step_rate = ("it/s", 1 / point.value)
+    return Progress(step, loss, throughput or step_rate)
 
 
 PROGRESS_BYTES = 64 << 10  # the end of a job's metrics file holds its progress

@@ -24,7 +24,7 @@ from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.node import NodeResult
 from ascendify.jobs.spec import JobSpec
 from ascendify.jobs.store import JobStore
-from ascendify.launch.restart import restarts
+from ascendify.launch.restart import restart_told, restarts
 from ascendify.storage import is_remote, local_path
 
 if TYPE_CHECKING:
@@ -152,18 +152,9 @@ def _watch_attempts(
 
 
 def restart_line(attempt: dict[str, Any], max_restarts: int, job_id: str) -> str:
-    """What a restart is told as: the attempt, the rank that ended it and its exit code, why,
-    and where to see more."""
-    number = attempt["attempt"]
-    failed = [(rank, code) for rank, code in attempt["exit_codes"].items() if code]
-    who = "".join(
-        f"rank {rank} {f'killed by signal {-code}' if code < 0 else f'exited with {code}'}, "
-        for rank, code in failed[:1]
-    )
-    return (
-        f"attempt {number} ended ({attempt['cause']}): {who}{attempt['reason']}; "
-        f"restart {number + 1} of {max_restarts}; see `ascendify job describe {job_id}`"
-    )
+    """What a restart is told as in the runner's log and the job's events: as the launcher tells
+    it on the console, and where to see more."""
+    return f"{restart_told(attempt, max_restarts)}; see `ascendify job describe {job_id}`"
 
 
 def _engine(name: str) -> Any:

@@ -29,7 +29,7 @@ from typing import IO, Any
 from ascendify.launch.agent import SUMMARY_NAME, Agent, Peers, RunResult, write_summary
 from ascendify.launch.plan import NodeAssignment, local_assignment, plan_node
 from ascendify.launch.ports import free_port
-from ascendify.launch.restart import restarts
+from ascendify.launch.restart import restart_told, restarts
 from ascendify.launch.resume import StoppedAttempt, latest_checkpoint
 from ascendify.launch.spec import LaunchSpec
 
@@ -90,7 +90,7 @@ def run_attempts(
                 signum = noted.signum if noted.signum is not None else result.stop_signal
                 assert signum is not None
                 return _stopped_before(attempt + 1, signum, result, spec.log_dir)
-            log(f"attempt {attempt} ended ({cause}); restart {attempt + 1} of {spec.max_restarts}")
+            log(restart_told(history[-1], spec.max_restarts))  # why, on the console too
             attempt += 1
 
 
@@ -178,6 +178,7 @@ def attempt_record(attempt: int, started: float, result: RunResult) -> dict[str,
         "state": result.state,
         "cause": failure.cause if failure is not None else None,
         "reason": failure.describe(show_lines=False).splitlines()[0] if failure else None,
+        "rank": failure.rank if failure is not None and failure.rank >= 0 else None,  # first
         "exit_codes": {str(rank): code for rank, code in result.exit_codes.items()},
         "stacks": {str(rank): text for rank, text in result.stacks.items()},
     }

@@ -97,11 +97,16 @@ def create_app(store: JobStore, *, allow_actions: bool = False, token: str | Non
     @app.get("/api/jobs/<job_id>/metrics")
     def api_metrics(job_id: str) -> ResponseReturnValue:
         job = job_or_404(job_id)
-        name = request.args.get("name")
-        rank = request.args.get("rank", type=int)
-        times = request.args.get("times") == "1"
-        path = JobLayout(store.job_dir(job.id), job.id).metrics
-        return jsonify({"job": job.id, "series": series_of(path, name, rank, times, _points())})
+        layout = JobLayout(store.job_dir(job.id), job.id)
+        found = series_of(
+            layout.metrics,
+            request.args.get("name"),
+            request.args.get("rank", type=int),
+            request.args.get("times") == "1",
+            _points(),
+            restarts=[attempt["start"] for attempt in layout.attempts(job.nodes)[1:]],
+        )
+        return jsonify({"job": job.id, "series": found})
 
     @app.get("/api/jobs/<job_id>/resources")
     def api_resources(job_id: str) -> ResponseReturnValue:
@@ -189,16 +194,24 @@ class _SeriesCache:
         self._lock = threading.Lock()
 
     def __call__(
-        self, path: Path, name: str | None, rank: int | None, times: bool, limit: int
+        self,
+        path: Path,
+        name: str | None,
+        rank: int | None,
+        times: bool,
+        limit: int,
+        *,
+        restarts: list[float] | None = None,
     ) -> list[dict[str, object]]:
-        """The series of ``name`` and ``rank`` (all when None) as the API gives them."""
+        """The series of ``name`` and ``rank`` (all when None) as the API gives them; with
+        ``restarts``, cut by attempt (see :meth:`Series.to_json`)."""
         with self._lock:  # the reader's lists grow in place: read and shown by one request
             reader = self._readers.pop(path, None) or SeriesReader(path)
             self._readers[path] = reader
             while len(self._readers) > CACHED_JOBS:
                 self._readers.popitem(last=False)
             return [
-                one.to_json(times, limit)
+                one.to_json(times, limit, restarts)
                 for one in reader.read()
                 if (name is None or one.name == name) and (rank is None or one.rank == rank)
             ]

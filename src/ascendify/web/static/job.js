@@ -5,23 +5,15 @@ const JOB = document.body.dataset.job;
 const COMPARE = document.body.dataset.compare;
 const API = "../api/jobs/";
 const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
-const ORDER = ["loss", "eval_loss", "lr", "fps", "samples/s", "tokens/s", "it/s"];
+const ORDER = ["loss", "ppl", "acc", "lr", "fps", "samples/s", "tokens/s", "it/s"];
 const LOG_KEEP = 200000; // characters of a rank's log kept on the page
 const LOG_RANKS = 16; // ranks whose logs are shown
-const charts = new Map(); // metric name -> {plot, labels}
+const charts = new Map(); // metric name -> {plot, key, box}
 const logOffsets = new Map(); // rank -> offset read up to
 let active = true;
-let attemptStarts = []; // when each restart began (the second attempt's start on)
-
-function xs(series) {
-  // The printed steps when they go up, else the points' order.
-  const steps = series.steps;
-  let rising = steps.length > 0 && steps[0] !== null;
-  for (let i = 1; rising && i < steps.length; i++) rising = steps[i] !== null && steps[i] > steps[i - 1];
-  return rising ? steps : steps.map((_, i) => i);
-}
-
+let restarts = []; // when each restart of the job began (the second attempt's start on)
 const jobNames = new Map(); // job id -> its legend name, when another job is overlaid
+const PHASES = ["eval", "val", "valid", "validation", "test"]; // a series "<phase>_<name>" is evaluation's
 
 async function nameJobs(jobs) {
   // Each job by its name and the hyperparameters in which it differs from the other(s).
@@ -35,17 +27,45 @@ async function nameJobs(jobs) {
 }
 
 function curves(results) {
-  // metric name -> [{label, x, y}], every job's series of that name.
-  const byName = new Map();
+  // [metric name, {axis, lines}] a chart: every job's series of that name, an attempt a line in
+  // its rank's colour (the API cuts a series by attempt). One x axis a chart: the printed steps
+  // where every attempt of every line prints rising ones, else the points' order (counted on
+  // across attempts), never both.
+  const byName = new Map(); // metric name -> {printed: on the steps?, parts: its lines, owners: series}
   for (const [job, result] of results) {
     for (const series of result.series) {
-      const label = (results.length > 1 ? (jobNames.get(job) || job) + " " : "") + (series.rank < 0 ? "events" : "rank " + series.rank);
-      if (!byName.has(series.name)) byName.set(series.name, []);
-      byName.get(series.name).push({label, x: xs(series), y: series.values, count: series.count, times: series.times, job});
+      const owner = (results.length > 1 ? (jobNames.get(job) || job) + " " : "") + (series.rank < 0 ? "events" : "rank " + series.rank);
+      if (!byName.has(series.name)) byName.set(series.name, {printed: true, parts: [], owners: 0});
+      const chart = byName.get(series.name);
+      chart.printed = chart.printed && series.printed_steps;
+      for (const [attempt, from, to] of series.attempts) {
+        chart.parts.push({
+          label: owner + (attempt > 0 ? " (attempt " + attempt + ")" : ""),
+          colour: chart.owners,
+          steps: series.steps.slice(from, to),
+          order: series.steps.slice(from, to).map((_, i) => from + i),
+          y: series.values.slice(from, to),
+          count: from === 0 ? series.count : 0, // the points stored, counted once a series
+          job,
+          attempt,
+        });
+      }
+      chart.owners++;
     }
   }
-  const rank = (name) => (ORDER.includes(name) ? ORDER.indexOf(name) : ORDER.length);
-  return [...byName.entries()].sort((a, b) => rank(a[0]) - rank(b[0]) || a[0].localeCompare(b[0]));
+  const found = [...byName.entries()].map(([name, chart]) => {
+    const axis = chart.printed ? "step" : "point";
+    return [name, {axis, lines: chart.parts.map((part) => ({...part, x: axis === "step" ? part.steps : part.order}))}];
+  });
+  return found.sort((a, b) => chartOrder(a[0]) - chartOrder(b[0]) || a[0].localeCompare(b[0]));
+}
+
+function chartOrder(name) {
+  // Training's series in ORDER, each phase's (valid_loss) after the training series it repeats.
+  const cut = name.indexOf("_");
+  const phase = cut > 0 ? PHASES.indexOf(name.slice(0, cut)) : -1;
+  const base = phase >= 0 ? name.slice(cut + 1) : name;
+  return (ORDER.includes(base) ? ORDER.indexOf(base) : ORDER.length) * (PHASES.length + 1) + phase + 1;
 }
 
 function chartData(lines) {
@@ -54,10 +74,16 @@ function chartData(lines) {
 }
 
 function restartMarks(lines) {
-  // The x of each restart of this job: its first point read after the attempt began.
-  const line = lines.find((one) => one.job === JOB && one.times);
-  if (!line) return [];
-  return attemptStarts.map((start) => line.x[line.times.findIndex((time) => time >= start)]).filter((x) => x !== undefined);
+  // The x of each restart of this job: the first point of the attempt it began (where an
+  // earlier attempt has points on the chart: a test value printed at the end is no restart).
+  const ours = lines.filter((line) => line.job === JOB);
+  const firstAttempt = Math.min(...ours.map((line) => line.attempt));
+  const firsts = new Map(); // attempt -> its first x
+  for (const line of ours) {
+    if (line.attempt === firstAttempt) continue;
+    firsts.set(line.attempt, Math.min(firsts.get(line.attempt) ?? Infinity, line.x[0]));
+  }
+  return [...firsts.keys()].sort((a, b) => a - b).map((attempt) => firsts.get(attempt));
 }
 
 function markRestarts(plot) {
@@ -77,19 +103,15 @@ function markRestarts(plot) {
   context.restore();
 }
 
-function draw(name, lines, where = "charts", xLabel = "step") {
+function draw(name, lines, marks, where, xLabel) {
   const data = chartData(lines);
-  const marks = where === "charts" ? restartMarks(lines) : [];
-  const labels = lines.map((line) => line.label).join("|");
+  // A chart is made anew when its lines or its x axis change (a restart adds lines); its box
+  // stays where it is.
+  const key = xLabel + "|" + lines.map((line) => line.label + " " + line.colour).join("|");
   // The points stored; the API sends a chart's worth of them (the lowest and highest kept).
   const points = lines.reduce((total, line) => total + line.count, 0);
   const drawn = lines.reduce((total, line) => total + line.y.length, 0);
   let chart = charts.get(name);
-  if (chart && chart.labels !== labels) {
-    chart.plot.destroy();
-    chart.box.remove();
-    chart = undefined;
-  }
   if (!chart) {
     const box = document.createElement("div");
     box.className = "chart";
@@ -98,24 +120,31 @@ function draw(name, lines, where = "charts", xLabel = "step") {
     title.textContent = name;
     box.appendChild(title);
     document.getElementById(where).appendChild(box);
+    chart = {box};
+    charts.set(name, chart);
+  }
+  if (chart.key !== key) {
+    if (chart.plot) chart.plot.destroy();
     const options = {
       width: 560,
       height: 260,
       scales: {x: {time: false}},
-      series: [{label: xLabel}, ...lines.map((line, i) => ({label: line.label, stroke: COLORS[i % COLORS.length], width: 1.5}))],
+      series: [{label: xLabel}, ...lines.map((line) => ({label: line.label, stroke: COLORS[line.colour % COLORS.length], width: 1.5}))],
       axes: [{label: xLabel}, {}],
       hooks: {draw: [markRestarts]},
     };
-    const plot = new uPlot(options, data, box);
-    plot.restarts = marks;
-    plot.redraw();
-    chart = {plot, labels, box};
-    charts.set(name, chart);
+    // uPlot draws what it is made with after the constructor returns; nothing may redraw it
+    // before: a redraw then sets the x scale to the one not computed yet (none), and nothing
+    // is drawn until the next setData (a finished job's page has none).
+    chart.plot = new uPlot(options, data, chart.box);
+    chart.key = key;
   } else {
-    chart.plot.restarts = marks;
     chart.plot.setData(data);
   }
+  chart.plot.restarts = marks; // read when the curves are drawn
+  chart.box.dataset.axis = xLabel;
   chart.box.dataset.restarts = String(marks.length);
+  chart.box.dataset.marks = marks.join(",");
   chart.box.dataset.points = String(points);
   chart.box.dataset.drawn = String(drawn);
   chart.box.dataset.lines = String(lines.length);
@@ -127,7 +156,7 @@ async function refreshMetrics() {
   const results = await Promise.all(jobs.map(async (job) => [job, await getJSON(API + job + "/metrics?times=1")]));
   const started = performance.now();
   const all = curves(results);
-  for (const [name, lines] of all) draw(name, lines);
+  for (const [name, {axis, lines}] of all) draw(name, lines, restartMarks(lines), "charts", axis);
   document.getElementById("no-metrics").hidden = all.length > 0;
   document.body.dataset.drawMs = String(Math.round(performance.now() - started));
   document.body.dataset.metricsLoaded = String(Number(document.body.dataset.metricsLoaded || 0) + 1);
@@ -142,17 +171,21 @@ function resourceChart(series) {
   return [series.name, "rank " + series.rank];
 }
 
-async function refreshResources() {
+async function refreshResources(detailsShown = Promise.resolve()) {
+  // Drawn once the job's details are shown: they say when its restarts began.
   const result = await getJSON(API + JOB + "/resources");
+  await detailsShown;
   const start = Math.min(...result.series.map((series) => series.times[0]));
+  const marks = restarts.map((time) => Math.round(time - start)).filter((x) => x >= 0);
   const byChart = new Map();
   for (const series of result.series) {
     const [chart, label] = resourceChart(series);
     if (!byChart.has(chart)) byChart.set(chart, []);
-    byChart.get(chart).push({label, x: series.times.map((t) => Math.round(t - start)), y: series.values, count: series.count});
+    const lines = byChart.get(chart);
+    lines.push({label, colour: lines.length, x: series.times.map((t) => Math.round(t - start)), y: series.values, count: series.count});
   }
   for (const [chart, lines] of [...byChart.entries()].sort((a, b) => a[0].localeCompare(b[0]))) {
-    draw("resources " + chart, lines, "resources", "seconds");
+    draw("resources " + chart, lines, marks, "resources", "seconds");
   }
   document.getElementById("no-resources").hidden = byChart.size > 0;
   document.body.dataset.resourcesLoaded = String(Number(document.body.dataset.resourcesLoaded || 0) + 1);
@@ -253,7 +286,7 @@ function showVerdict(verdict) {
 
 function showAttempts(attempts) {
   // Each attempt: when, how it ended, each rank's exit code; the stacks of a hang, foldable.
-  attemptStarts = attempts.slice(1).map((attempt) => attempt.start);
+  restarts = attempts.slice(1).map((attempt) => attempt.start);
   const box = document.getElementById("attempts");
   box.replaceChildren();
   document.getElementById("attempts-section").hidden = attempts.length === 0;
@@ -327,14 +360,15 @@ function actions() {
 
 async function tick(count) {
   // The curves load beside the details and logs, not after them (a long run has many points).
-  const curves = count % 2 === 0 ? Promise.all([refreshMetrics(), refreshResources()]) : Promise.resolve();
-  const restarts = attemptStarts.join();
-  showDetails(await getJSON(API + JOB));
+  const restartsSeen = restarts.join();
+  const detailsShown = getJSON(API + JOB).then(showDetails);
+  const curves = count % 2 === 0 ? Promise.all([refreshMetrics(), refreshResources(detailsShown)]) : Promise.resolve();
+  await detailsShown;
   await Promise.all([refreshLogs(), curves]);
   // The job has just ended: its last points were stored before its final state, so read them
   // once more (a job ended before the page opened has them all in the first read); a restart
   // seen now is marked on the curves.
-  if ((!active && count > 0) || attemptStarts.join() !== restarts) {
+  if ((!active && count > 0) || restarts.join() !== restartsSeen) {
     await Promise.all([refreshMetrics(), refreshResources()]);
   }
   if (active) setTimeout(() => tick(count + 1).catch(report), 1000);
