@@ -4,7 +4,10 @@ autocast, as inference, with 2 ranks under ``ascendify run``, and migrated for t
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -167,8 +170,9 @@ def test_the_original_under_the_runtime_redirect_compares_clean(
 
 def test_compare_run_dumps_both_commands_and_compares_them(tmp_path: Path) -> None:
     done = _ascendify(
-        "compare", "run", "--a", f"{sys.executable} {TINY} --steps 1", "--b",
-        f"{sys.executable} {TINY} --steps 1 --perturb act", "-o", str(tmp_path / "out"), "--steps", "1",
+        "compare", "run", "--a", shlex.join((sys.executable, str(TINY), "--steps", "1")), "--b",
+        shlex.join((sys.executable, str(TINY), "--steps", "1", "--perturb", "act")),
+        "-o", str(tmp_path / "out"), "--steps", "1",
     )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
     assert "first divergence: blocks.1.mlp.1 (step 0, call 0)" in done.stdout  # GELU -> ReLU
@@ -305,6 +309,26 @@ def test_nan_check_reports_a_float16_overflow_as_such(tmp_path: Path) -> None:
     assert found["float16_overflow"] is True
     assert found["module"] == "blocks.0"
     assert "float16 overflow (|x| > 65504 became inf)" in done.stdout
+
+
+def test_nan_check_keeps_the_frames_of_a_project_in_a_folder_named_ascendify(
+    tmp_path: Path,
+) -> None:
+    # the frames left out are those under torch's and ascendify's own folders, not any path
+    # that merely contains /ascendify/ (a clone's default folder name)
+    script = tmp_path / "ascendify" / "torch" / FUNCTIONAL.name
+    script.parent.mkdir(parents=True)
+    shutil.copy(FUNCTIONAL, script)
+    command = (sys.executable, str(script), "--steps", "2", "--fp16-overflow")
+    done = _ascendify("compare", "dump", "-o", str(tmp_path / "d"), "--nan-check", "--", *command)
+    assert done.returncode == 65, done.stderr[-3000:]
+    found = json.loads((tmp_path / "d" / "nan_check.json").read_text())
+    assert found["where"].startswith(f"{script}:"), found["stack"]
+    spec = importlib.util.find_spec("torch")
+    assert spec is not None
+    assert spec.submodule_search_locations
+    torch_folder = spec.submodule_search_locations[0]
+    assert not any(frame.startswith(torch_folder) for frame in found["stack"])
 
 
 def _msprobe_dump(out: Path, *arguments: str) -> Path:

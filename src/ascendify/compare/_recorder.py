@@ -38,6 +38,7 @@ from torch import nn
 from torch.overrides import TorchFunctionMode, resolve_name
 from torch.utils.hooks import RemovableHandle
 
+import ascendify
 from ascendify.compare.records import (
     API,
     FORWARD,
@@ -702,14 +703,28 @@ def _row(tensor: _Tensor) -> list[Any]:
     return [tensor.dtype, list(tensor.shape), *values]
 
 
+def _package_folder(module: Any) -> str:
+    return os.path.dirname(os.path.realpath(str(module.__file__))) + os.sep
+
+
+# The folders whose frames are not the program's own: torch's and ascendify's installed packages,
+# found by their modules' files (a path that merely contains "/ascendify/", such as a user's
+# clone of a project by that name, is the program's own).
+_OWN_FOLDERS = (_package_folder(torch), _package_folder(ascendify))
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_library_frame(filename: str) -> bool:
+    return os.path.realpath(filename).startswith(_OWN_FOLDERS)
+
+
 def _user_stack() -> list[str]:
-    """``file:line in function`` of the program's own frames, outermost first (torch's and
-    ascendify's frames left out)."""
-    ours = (os.sep + "torch" + os.sep, os.sep + "ascendify" + os.sep)
+    """``file:line in function`` of the program's own frames, outermost first (the frames of
+    torch's and ascendify's own folders left out)."""
     return [
         f"{frame.filename}:{frame.lineno} in {frame.name}"
         for frame in traceback.extract_stack()
-        if not any(part in frame.filename for part in ours)
+        if not _is_library_frame(frame.filename)
     ]
 
 
