@@ -235,6 +235,32 @@ def test_stop_after_ends_a_long_run_cleanly_on_every_rank(tmp_path: Path) -> Non
     assert rank_log.read_text().count("\n") < 100  # far from 1,000 losses
 
 
+THREADED = """
+import threading
+
+import torch
+
+threading.Thread(target=threading.Event().wait, name="never-ends").start()  # not a daemon
+model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(1000):
+    optimizer.zero_grad()
+    model(torch.ones(2, 4)).sum().backward()
+    optimizer.step()
+"""
+
+
+def test_stop_after_ends_a_program_whose_thread_never_ends(tmp_path: Path) -> None:
+    # the main thread's SystemExit waits for every non-daemon thread: a grace period, then a hard exit
+    script = tmp_path / "threaded.py"
+    script.write_text(THREADED, encoding="utf-8")
+    out = _dump(tmp_path / "d", sys.executable, str(script), options=("--stop-after", "3"))
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["exit_code"] == 0
+    lines = (out / "rank0.jsonl").read_text().splitlines()[1:]
+    assert {json.loads(line)["s"] for line in lines} == {0, 1, 2}
+
+
 FUNCTIONAL = SCRIPTS / "functional_blocks.py"
 
 

@@ -25,6 +25,7 @@ import math
 import os
 import re
 import sys
+import threading
 import traceback
 import weakref
 from collections import Counter, defaultdict
@@ -70,6 +71,8 @@ _NOT_COMPUTING = frozenset((
 ))  # fmt: skip
 FLOAT16_MAX = 65504.0
 NAN_EXIT_CODE = 65  # sysexits' EX_DATAERR: the program's data went bad, not the program
+# What --stop-after leaves the program's finally blocks, atexit handlers and threads before the hard exit.
+STOP_GRACE_S = 10.0
 
 
 def _dtype_name(dtype: torch.dtype) -> str:
@@ -585,6 +588,7 @@ class Recorder:
                     file=sys.stderr,
                     flush=True,
                 )
+                _exit_after_grace()
                 raise SystemExit(0)
 
     def _stop_recording(self) -> None:
@@ -726,6 +730,25 @@ def _user_stack() -> list[str]:
         for frame in traceback.extract_stack()
         if not _is_library_frame(frame.filename)
     ]
+
+
+def _exit_after_grace() -> None:
+    """End the process STOP_GRACE_S from now, whatever still runs: SystemExit waits for every
+    non-daemon thread, and a program's own worker thread may never end."""
+
+    def hard_exit() -> None:
+        print(
+            f"ascendify compare: the program had not ended {STOP_GRACE_S:g} s after --stop-after "
+            "(a thread still ran); ending it",
+            file=sys.stderr,
+            flush=True,
+        )
+        sys.stdout.flush()
+        os._exit(0)
+
+    timer = threading.Timer(STOP_GRACE_S, hard_exit)
+    timer.daemon = True
+    timer.start()
 
 
 def _write_first(path: Path, found: dict[str, Any]) -> None:
