@@ -21,6 +21,7 @@ from ascendify.jobs.spec import (
     pairs,
     resolve,
     secret_hyperparameters,
+    shown_spec,
 )
 from tests.jobs.conftest import JobCli
 
@@ -397,3 +398,31 @@ def test_rerun_checks_its_new_hyperparameters_before_starting(
     with pytest.raises(SpecError, match="hyper: data_url is given twice"):
         rerun(store, old.id, hyper={"data_url": "/other"})
     assert [job.id for job in store.jobs()] == [old.id]  # nothing submitted
+
+
+URL_WITH_PASSWORD = "postgres://admin:s3cr3t@db.example:5432/train"
+
+
+def test_a_password_inside_a_url_is_never_stored_or_shown(project: Path, tmp_path: Path) -> None:
+    from ascendify.jobs.report import describe
+    from ascendify.jobs.service import rerun
+    from ascendify.jobs.store import JobStore
+
+    env = {"DATABASE_URL": URL_WITH_PASSWORD, "MIRROR": "https://user:tok3n@mirror.example/x"}
+    spec = resolve(
+        {"code_dir": str(project), "boot_file": "rank.py", "env": env,
+         "hyper": {"db": URL_WITH_PASSWORD}},
+    )  # fmt: skip
+    stored = spec.to_json()
+    assert stored["env"] == {
+        "DATABASE_URL": "postgres://admin:***@db.example:5432/train",
+        "MIRROR": "https://user:***@mirror.example/x",
+    }
+    assert shown_spec(stored)["hyper"] == {"db": "postgres://admin:***@db.example:5432/train"}
+    store = JobStore(tmp_path / "store")
+    old = store.create(stored)
+    described = describe(old, [], [], JobLayout(store.job_dir(old.id), old.id))
+    assert "postgres://admin:***@db.example" in described
+    assert "s3cr3t" not in described
+    with pytest.raises(AscendifyError, match="had MIRROR in its env"):
+        rerun(store, old.id, environment={"DATABASE_URL": URL_WITH_PASSWORD})

@@ -10,6 +10,7 @@ from typing import Any
 
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.metrics import Point, Progress
+from ascendify.jobs.spec import shown_spec
 from ascendify.jobs.store import Event, JobRecord, NodeRecord
 from ascendify.moments import iso_time
 
@@ -129,7 +130,7 @@ def describe(
         lines += ["", "root cause:", *_root_cause_lines(root)]
     if why:
         lines += ["", "why (from every rank's logs):", *(f"  {line}" for line in why.splitlines())]
-    lines += ["", f"logs: {layout.logs}", "", "spec:", json.dumps(job.spec, indent=2)]
+    lines += ["", f"logs: {layout.logs}", "", "spec:", json.dumps(shown_spec(job.spec), indent=2)]
     return "\n".join(lines)
 
 

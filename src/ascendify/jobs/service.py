@@ -22,7 +22,7 @@ from pathlib import Path
 from ascendify._fs import shown
 from ascendify.errors import AscendifyError
 from ascendify.jobs.layout import JobLayout
-from ascendify.jobs.spec import MANIFEST_ENGINES, REDACTED, JobSpec, check_fits
+from ascendify.jobs.spec import MANIFEST_ENGINES, JobSpec, check_fits, is_masked
 from ascendify.jobs.store import (
     ACTIVE,
     FINAL,
@@ -134,7 +134,7 @@ def rerun(
     environment = os.environ if environment is None else environment
     old = store.get(job_id)
     spec = JobSpec.from_json(old.spec)
-    secrets = [name for name, value in old.spec["env"].items() if value == REDACTED]
+    secrets = [name for name, value in old.spec["env"].items() if is_masked(value)]
     missing = [name for name in secrets if name not in environment]
     if missing:
         raise AscendifyError(
