@@ -426,3 +426,11 @@ def test_a_password_inside_a_url_is_never_stored_or_shown(project: Path, tmp_pat
     assert "s3cr3t" not in described
     with pytest.raises(AscendifyError, match="had MIRROR in its env"):
         rerun(store, old.id, environment={"DATABASE_URL": URL_WITH_PASSWORD})
+
+
+@pytest.mark.parametrize("name", ["RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_PORT", "RANK_ID"])
+def test_a_variable_the_launcher_sets_per_rank_is_refused_in_env(project: Path, name: str) -> None:
+    """The launcher's value replaced the job's, saying nothing."""
+    with pytest.raises(SpecError) as refused:
+        resolve({"code_dir": str(project), "boot_file": "rank.py", "env": {name: "3"}})
+    assert f"env: {name} is set by the launcher for every rank" in str(refused.value)

@@ -24,6 +24,7 @@ from ascendify.errors import AscendifyError
 from ascendify.jobs.container import CONTAINER_VARIABLES
 from ascendify.jobs.flavor import FlavorError, parse_flavor
 from ascendify.launch.manifests import KINDS as MANIFEST_KINDS
+from ascendify.launch.plan import LAUNCHER_VARIABLES
 from ascendify.limits import (
     MAX_DEVICES_PER_SERVER,
     MAX_GRACE_PERIOD,
@@ -496,6 +497,12 @@ def _check_name(table: str, name: str) -> None:
             table,
             f"{name} is set by the job on every node, as ModelArts sets it in a training "
             "container: leave it out",
+        )
+    if table == "env" and name in LAUNCHER_VARIABLES:
+        raise SpecError(
+            table,
+            f"{name} is set by the launcher for every rank (its rank, the world's size, where "
+            "the ranks meet): leave it out",
         )
 
 
