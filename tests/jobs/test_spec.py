@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import socket
 import time
@@ -434,3 +435,28 @@ def test_a_variable_the_launcher_sets_per_rank_is_refused_in_env(project: Path, 
     with pytest.raises(SpecError) as refused:
         resolve({"code_dir": str(project), "boot_file": "rank.py", "env": {name: "3"}})
     assert f"env: {name} is set by the launcher for every rank" in str(refused.value)
+
+
+def test_a_code_dir_nested_too_deep_is_refused_before_anything_is_kept(
+    project: Path, tmp_path: Path
+) -> None:
+    """A 1,200-deep tree crashed the copy and left a queued job with a partial copy."""
+    from ascendify.jobs.layout import MAX_CODE_DEPTH
+    from ascendify.jobs.service import submit
+    from ascendify.jobs.store import JobStore
+
+    folders = list(itertools.accumulate(["d"] * 1_200, lambda path, name: f"{path}/{name}"))
+    for folder in folders:  # pathlib and shutil recurse once a level: past Python's limit here
+        (project / folder).mkdir()
+    spec = resolve({"code_dir": str(project), "boot_file": "rank.py"})
+    store = JobStore(tmp_path / "store")
+    try:
+        with pytest.raises(AscendifyError) as refused:
+            submit(store, spec)
+    finally:
+        for folder in reversed(folders):
+            (project / folder).rmdir()
+    assert f"folders nested more than {MAX_CODE_DEPTH} deep" in str(refused.value)
+    assert str(project / "d") in str(refused.value)
+    assert store.jobs() == []
+    assert not store.root.exists() or not [p for p in store.root.iterdir() if p.is_dir()]

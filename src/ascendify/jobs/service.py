@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ascendify._fs import shown
 from ascendify.errors import AscendifyError
-from ascendify.jobs.layout import JobLayout
+from ascendify.jobs.layout import MAX_CODE_DEPTH, JobLayout, too_deep
 from ascendify.jobs.spec import MANIFEST_ENGINES, JobSpec, check_fits, is_masked
 from ascendify.jobs.store import (
     ACTIVE,
@@ -54,6 +54,12 @@ def submit(store: JobStore, spec: JobSpec, rerun_of: str | None = None) -> JobRe
     if os.path.realpath(spec.code_dir) == os.path.realpath(store.root):
         raise AscendifyError(
             f"the code dir {spec.code_dir} is the job store itself: give the folder of the code"
+        )
+    deep = too_deep(spec.code_dir, store.root)
+    if deep is not None:
+        raise AscendifyError(
+            f"the code dir {spec.code_dir} holds folders nested more than {MAX_CODE_DEPTH} deep "
+            f"({shown(str(deep)[:200])}...): give the folder of the code"
         )
     record = store.create(spec.to_json(), rerun_of=rerun_of)
     layout = JobLayout(store.job_dir(record.id), record.id)
