@@ -4,7 +4,10 @@ autocast, as inference, with 2 ranks under ``ascendify run``, and migrated for t
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -167,8 +170,9 @@ def test_the_original_under_the_runtime_redirect_compares_clean(
 
 def test_compare_run_dumps_both_commands_and_compares_them(tmp_path: Path) -> None:
     done = _ascendify(
-        "compare", "run", "--a", f"{sys.executable} {TINY} --steps 1", "--b",
-        f"{sys.executable} {TINY} --steps 1 --perturb act", "-o", str(tmp_path / "out"), "--steps", "1",
+        "compare", "run", "--a", shlex.join((sys.executable, str(TINY), "--steps", "1")), "--b",
+        shlex.join((sys.executable, str(TINY), "--steps", "1", "--perturb", "act")),
+        "-o", str(tmp_path / "out"), "--steps", "1",
     )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
     assert "first divergence: blocks.1.mlp.1 (step 0, call 0)" in done.stdout  # GELU -> ReLU
@@ -229,6 +233,32 @@ def test_stop_after_ends_a_long_run_cleanly_on_every_rank(tmp_path: Path) -> Non
     rank_log = next((tmp_path / "l").rglob("rank_0.log"))
     assert "2 step(s) recorded; ending the program (--stop-after)" in rank_log.read_text()
     assert rank_log.read_text().count("\n") < 100  # far from 1,000 losses
+
+
+THREADED = """
+import threading
+
+import torch
+
+threading.Thread(target=threading.Event().wait, name="never-ends").start()  # not a daemon
+model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(1000):
+    optimizer.zero_grad()
+    model(torch.ones(2, 4)).sum().backward()
+    optimizer.step()
+"""
+
+
+def test_stop_after_ends_a_program_whose_thread_never_ends(tmp_path: Path) -> None:
+    # the main thread's SystemExit waits for every non-daemon thread: a grace period, then a hard exit
+    script = tmp_path / "threaded.py"
+    script.write_text(THREADED, encoding="utf-8")
+    out = _dump(tmp_path / "d", sys.executable, str(script), options=("--stop-after", "3"))
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["exit_code"] == 0
+    lines = (out / "rank0.jsonl").read_text().splitlines()[1:]
+    assert {json.loads(line)["s"] for line in lines} == {0, 1, 2}
 
 
 FUNCTIONAL = SCRIPTS / "functional_blocks.py"
@@ -305,6 +335,26 @@ def test_nan_check_reports_a_float16_overflow_as_such(tmp_path: Path) -> None:
     assert found["float16_overflow"] is True
     assert found["module"] == "blocks.0"
     assert "float16 overflow (|x| > 65504 became inf)" in done.stdout
+
+
+def test_nan_check_keeps_the_frames_of_a_project_in_a_folder_named_ascendify(
+    tmp_path: Path,
+) -> None:
+    # the frames left out are those under torch's and ascendify's own folders, not any path
+    # that merely contains /ascendify/ (a clone's default folder name)
+    script = tmp_path / "ascendify" / "torch" / FUNCTIONAL.name
+    script.parent.mkdir(parents=True)
+    shutil.copy(FUNCTIONAL, script)
+    command = (sys.executable, str(script), "--steps", "2", "--fp16-overflow")
+    done = _ascendify("compare", "dump", "-o", str(tmp_path / "d"), "--nan-check", "--", *command)
+    assert done.returncode == 65, done.stderr[-3000:]
+    found = json.loads((tmp_path / "d" / "nan_check.json").read_text())
+    assert found["where"].startswith(f"{script}:"), found["stack"]
+    spec = importlib.util.find_spec("torch")
+    assert spec is not None
+    assert spec.submodule_search_locations
+    torch_folder = spec.submodule_search_locations[0]
+    assert not any(frame.startswith(torch_folder) for frame in found["stack"])
 
 
 def _msprobe_dump(out: Path, *arguments: str) -> Path:

@@ -78,3 +78,41 @@ def test_a_folder_without_msprobes_files_or_with_damaged_ones_is_named(tmp_path:
     (folder / "dump.json").write_text("[" * 100_000)
     with pytest.raises(AscendifyError, match="nested too deeply"):
         read_msprobe(tmp_path)
+
+
+def _msprobe_folder(root: Path, calls: list[str], parents: dict[str, str | None]) -> Path:
+    folder = root / "step0" / "rank0"
+    folder.mkdir(parents=True)
+    entry = {"input_args": [], "output": []}
+    (folder / "dump.json").write_text(json.dumps({"data": dict.fromkeys(calls, entry)}))
+    (folder / "construct.json").write_text(json.dumps(parents))
+    return folder
+
+
+@pytest.mark.parametrize(
+    "parents",
+    [
+        {
+            "Module.a.A.forward.0": "Module.b.B.forward.0",
+            "Module.b.B.forward.0": "Module.a.A.forward.0",
+        },
+        {"Module.a.A.forward.0": "Module.a.A.forward.0"},  # a call named its own parent
+    ],
+)
+def test_parent_links_that_form_a_cycle_are_named_not_followed_forever(
+    tmp_path: Path, parents: dict[str, str]
+) -> None:
+    _msprobe_folder(tmp_path, ["Module.a.A.forward.0", "Module.b.B.forward.0"], parents)
+    with pytest.raises(AscendifyError, match=r"construct\.json: the parent links of Module\.a"):
+        read_msprobe(tmp_path)
+
+
+def test_a_long_parent_chain_is_read_in_one_pass(tmp_path: Path) -> None:
+    # 20,000 nested calls, the innermost ending first: each call starts just before its child
+    calls = [f"Module.m{depth}.M.forward.0" for depth in reversed(range(20_000))]
+    parents = {f"Module.m{d}.M.forward.0": f"Module.m{d - 1}.M.forward.0" for d in range(1, 20_000)}
+    _msprobe_folder(tmp_path, calls, parents)
+    starts = {r.path: r.start for r in read_msprobe(tmp_path).records}
+    assert starts["m19999"] == 2  # the first to end: its start is its own
+    assert starts["m0"] == 2 - 19_999
+    assert sorted(starts, key=starts.__getitem__) == [f"m{d}" for d in range(20_000)]

@@ -60,21 +60,55 @@ def _nodes_alive(address: str) -> int:
 
 def _stop(process: subprocess.Popen[bytes]) -> list[psutil.Process]:
     """End a ``ray start --block`` and its node; returns what still ran below it."""
+    alive = _stop_group(process.pid)
+    process.wait()
+    return alive
+
+
+def _stop_group(leader: int) -> list[psutil.Process]:
+    """End the session of ``ray start`` process ``leader`` and every process below it (Ray
+    workers run in sessions of their own); returns what still runs."""
     below: list[psutil.Process] = []
     with contextlib.suppress(psutil.Error):
-        below = psutil.Process(process.pid).children(recursive=True)
+        below = psutil.Process(leader).children(recursive=True)
     with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=5)
+        os.killpg(leader, signal.SIGTERM)
+    with contextlib.suppress(psutil.Error):
+        psutil.Process(leader).wait(timeout=5)
     with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)  # what did not stop on SIGTERM
-    process.wait()
-    for found in below:  # Ray workers run in sessions of their own
+        os.killpg(leader, signal.SIGKILL)  # what did not stop on SIGTERM
+    for found in below:
         with contextlib.suppress(psutil.Error):
             found.kill()
     _gone, alive = psutil.wait_procs(below, timeout=10)
     return alive
+
+
+def _guard() -> subprocess.Popen[bytes]:
+    """A watchdog, in a session of its own, that ends the cluster if this process ends without
+    the teardown: an interrupted pytest-xdist worker is ended before its fixtures' teardown.
+    It is told each node's ``ray start`` pid, then ``done`` by the teardown; its input closing
+    before ``done`` means this process is gone."""
+    return subprocess.Popen(
+        [sys.executable, __file__, "--guard"], stdin=subprocess.PIPE, start_new_session=True
+    )
+
+
+def _tell(guard: subprocess.Popen[bytes], line: str) -> None:
+    assert guard.stdin is not None
+    guard.stdin.write(f"{line}\n".encode())
+    guard.stdin.flush()
+
+
+def _watch() -> None:
+    """The guard's side: remember the pids it is told; at end of input without ``done``, end them."""
+    leaders: list[int] = []
+    for line in sys.stdin:
+        if line.strip() == "done":
+            return
+        leaders.append(int(line))
+    for leader in reversed(leaders):
+        _stop_group(leader)
 
 
 @contextlib.contextmanager
@@ -100,6 +134,8 @@ def ray_cluster(
             temp / "head.log",
         )
     ]  # fmt: skip
+    guard = _guard()
+    _tell(guard, str(processes[0].pid))
     try:
         deadline = time.monotonic() + START_TIMEOUT
         while True:
@@ -113,6 +149,7 @@ def ray_cluster(
             _start([f"--address={address}", f"--node-ip-address={NODE_ADDRESS}", *common],
                    temp / "node.log")
         )  # fmt: skip
+        _tell(guard, str(processes[1].pid))
         while _nodes_alive(address) < 2:
             if time.monotonic() > deadline or processes[1].poll() is not None:
                 raise RuntimeError(f"Ray node did not join: {(temp / 'node.log').read_text()}")
@@ -120,11 +157,15 @@ def ray_cluster(
         yield address
     finally:
         left = [found for process in reversed(processes) for found in _stop(process)]
+        _tell(guard, "done")
+        guard.wait()
         shutil.rmtree(temp, ignore_errors=True)
         assert not left, f"Ray processes outlived the cluster: {left}"
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and sys.argv[1:] == ["--guard"]:
+    _watch()
+elif __name__ == "__main__":
     started = time.monotonic()
     with ray_cluster() as cluster:
         print(f"cluster {cluster} up in {time.monotonic() - started:.1f}s", flush=True)

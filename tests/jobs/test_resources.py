@@ -7,6 +7,8 @@ import importlib.util
 import json
 import os
 import shutil
+import subprocess
+import sys
 import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +22,7 @@ from ascendify.jobs.report import top_frame
 from ascendify.jobs.resources import ResourceSampler, accelerator_reader
 from ascendify.jobs.store import JobStore
 from ascendify.moments import iso_time
+from tests.conftest import HANG_BOUND
 from tests.jobs.conftest import JobCli, job_logs, wait_for
 from tests.web.conftest import Serve
 from tests.web.test_pages import artifacts, browser, chart_attribute, until, x_range
@@ -34,12 +37,47 @@ def test_the_sampler_reads_a_node_tree_and_the_host() -> None:
     sampler = ResourceSampler(lambda: {0: os.getpid()})
     sum(range(2_000_000))  # some CPU time between the samples
     points = {(p.rank, p.name): p.value for p in sampler.sample(5.0)}
-    assert points[(-1, "node0/mem")] == pytest.approx(
-        psutil.Process().memory_info().rss / 2**20, rel=0.2
+    assert points[(-1, "node0/pss")] == pytest.approx(
+        psutil.Process().memory_full_info().pss / 2**20, rel=0.2
     )
     assert (-1, "node0/cpu") in points
     assert 0 <= points[(-1, "host/cpu")] <= 100
     assert points[(-1, "host/mem")] > 0
+
+
+FORKED = """
+import os, sys
+shared = bytearray(b"x") * (64 << 20)  # 64 MiB written, then shared by every child until exit
+for _ in range(8):
+    if os.fork() == 0:
+        sys.stdin.read()  # until the test closes the pipe
+        os._exit(0)
+print("forked", flush=True)
+sys.stdin.read()
+"""
+
+
+@pytest.mark.slow
+def test_a_tree_of_forked_children_counts_shared_memory_once() -> None:
+    # resident sizes would count the parent's 64 MiB nine times (over 576 MiB); PSS counts it once
+    parent = psutil.Popen(
+        [sys.executable, "-c", FORKED], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert parent.stdin is not None
+    assert parent.stdout is not None
+    try:
+        assert parent.stdout.readline() == "forked\n"
+        tree = [parent, *parent.children()]
+        assert len(tree) == 9
+        resident = sum(p.memory_info().rss for p in tree) / 2**20
+        points = {
+            (p.rank, p.name): p.value for p in ResourceSampler(lambda: {0: parent.pid}).sample(1.0)
+        }
+        memory = points[(-1, "node0/pss")]
+        assert 64 <= memory < 0.5 * resident, (memory, resident)
+    finally:
+        parent.stdin.close()
+        parent.wait(HANG_BOUND)
 
 
 @pytest.mark.slow
@@ -77,9 +115,9 @@ def test_the_top_frame_shows_the_last_sample(store_job: tuple[JobStore, str]) ->
     old = [Point(-1, "node0/cpu", None, 1.0, 10.0), Point(0, "cpu", None, 2.0, 10.0)]
     new = [
         Point(-1, "node0/cpu", None, 150.5, 13.0),
-        Point(-1, "node0/mem", None, 2048.0, 13.0),
+        Point(-1, "node0/pss", None, 2048.0, 13.0),
         Point(0, "cpu", None, 99.5, 13.0),
-        Point(0, "mem", None, 1500.25, 13.0),
+        Point(0, "pss", None, 1500.25, 13.0),
         Point(-1, "host/cpu", None, 40.0, 13.0),
         Point(-1, "host/mem", None, 9000.0, 13.0),
         Point(-1, "gpu0/util", None, 87.0, 13.0),
@@ -88,7 +126,7 @@ def test_the_top_frame_shows_the_last_sample(store_job: tuple[JobStore, str]) ->
     frame = top_frame(store.get(job_id), old + new).splitlines()
     assert frame[1] == f"sampled {iso_time(13.0)}"
     assert iso_time(13.0) == "1970-01-01T00:00:13+00:00"
-    assert frame[3].split() == ["NODE", "RANK", "CPU", "%", "MEMORY", "MiB"]
+    assert frame[3].split() == ["NODE", "RANK", "CPU", "%", "PSS", "MiB"]
     assert frame[4].split() == ["0", "all", "150.5", "2,048.0"]
     assert frame[5].split() == ["0", "0", "99.5", "1,500.2"]
     assert "host: CPU 40.0 % of all cores, memory used 9,000.0 MiB" in frame
@@ -117,7 +155,7 @@ def test_a_two_node_job_is_sampled_per_node_and_rank(
     job_id = submitted.stdout.split()[0]
     store = JobStore(jobs_dir)
     path = JobLayout(store.job_dir(job_id), job_id).resources
-    wanted = {(-1, "node0/cpu"), (-1, "node1/mem"), (0, "cpu"), (1, "mem"), (-1, "host/cpu")}
+    wanted = {(-1, "node0/cpu"), (-1, "node1/pss"), (0, "cpu"), (1, "pss"), (-1, "host/cpu")}
     try:
         wait_for(
             lambda: wanted <= {(p.rank, p.name) for p in read_points(path)},
@@ -149,7 +187,7 @@ def _page_draws_the_resources(
         with urllib.request.urlopen(f"{base}api/jobs/{job_id}/resources") as answer:
             found = json.load(answer)
         names = {(s["name"], s["rank"]) for s in found["series"]}
-        assert {("node0/cpu", -1), ("node1/mem", -1), ("cpu", 0), ("mem", 1)} <= names
+        assert {("node0/cpu", -1), ("node1/pss", -1), ("cpu", 0), ("pss", 1)} <= names
         assert all(len(s["times"]) == len(s["values"]) >= 1 for s in found["series"])
         driver.get(f"{base}jobs/{job_id}")
         until(lambda: driver.execute_script("return document.body.dataset.resourcesLoaded"),

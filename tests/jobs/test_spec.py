@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import socket
 import time
@@ -21,6 +22,7 @@ from ascendify.jobs.spec import (
     pairs,
     resolve,
     secret_hyperparameters,
+    shown_spec,
 )
 from tests.jobs.conftest import JobCli
 
@@ -397,3 +399,64 @@ def test_rerun_checks_its_new_hyperparameters_before_starting(
     with pytest.raises(SpecError, match="hyper: data_url is given twice"):
         rerun(store, old.id, hyper={"data_url": "/other"})
     assert [job.id for job in store.jobs()] == [old.id]  # nothing submitted
+
+
+URL_WITH_PASSWORD = "postgres://admin:s3cr3t@db.example:5432/train"
+
+
+def test_a_password_inside_a_url_is_never_stored_or_shown(project: Path, tmp_path: Path) -> None:
+    from ascendify.jobs.report import describe
+    from ascendify.jobs.service import rerun
+    from ascendify.jobs.store import JobStore
+
+    env = {"DATABASE_URL": URL_WITH_PASSWORD, "MIRROR": "https://user:tok3n@mirror.example/x"}
+    spec = resolve(
+        {"code_dir": str(project), "boot_file": "rank.py", "env": env,
+         "hyper": {"db": URL_WITH_PASSWORD}},
+    )  # fmt: skip
+    stored = spec.to_json()
+    assert stored["env"] == {
+        "DATABASE_URL": "postgres://admin:***@db.example:5432/train",
+        "MIRROR": "https://user:***@mirror.example/x",
+    }
+    assert shown_spec(stored)["hyper"] == {"db": "postgres://admin:***@db.example:5432/train"}
+    store = JobStore(tmp_path / "store")
+    old = store.create(stored)
+    described = describe(old, [], [], JobLayout(store.job_dir(old.id), old.id))
+    assert "postgres://admin:***@db.example" in described
+    assert "s3cr3t" not in described
+    with pytest.raises(AscendifyError, match="had MIRROR in its env"):
+        rerun(store, old.id, environment={"DATABASE_URL": URL_WITH_PASSWORD})
+
+
+@pytest.mark.parametrize("name", ["RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_PORT", "RANK_ID"])
+def test_a_variable_the_launcher_sets_per_rank_is_refused_in_env(project: Path, name: str) -> None:
+    """The launcher's value replaced the job's, saying nothing."""
+    with pytest.raises(SpecError) as refused:
+        resolve({"code_dir": str(project), "boot_file": "rank.py", "env": {name: "3"}})
+    assert f"env: {name} is set by the launcher for every rank" in str(refused.value)
+
+
+def test_a_code_dir_nested_too_deep_is_refused_before_anything_is_kept(
+    project: Path, tmp_path: Path
+) -> None:
+    """A 1,200-deep tree crashed the copy and left a queued job with a partial copy."""
+    from ascendify.jobs.layout import MAX_CODE_DEPTH
+    from ascendify.jobs.service import submit
+    from ascendify.jobs.store import JobStore
+
+    folders = list(itertools.accumulate(["d"] * 1_200, lambda path, name: f"{path}/{name}"))
+    for folder in folders:  # pathlib and shutil recurse once a level: past Python's limit here
+        (project / folder).mkdir()
+    spec = resolve({"code_dir": str(project), "boot_file": "rank.py"})
+    store = JobStore(tmp_path / "store")
+    try:
+        with pytest.raises(AscendifyError) as refused:
+            submit(store, spec)
+    finally:
+        for folder in reversed(folders):
+            (project / folder).rmdir()
+    assert f"folders nested more than {MAX_CODE_DEPTH} deep" in str(refused.value)
+    assert str(project / "d") in str(refused.value)
+    assert store.jobs() == []
+    assert not store.root.exists() or not [p for p in store.root.iterdir() if p.is_dir()]

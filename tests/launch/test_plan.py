@@ -142,3 +142,17 @@ def test_plan_json_names_the_platform_and_hides_inherited_env(tmp_path: Path) ->
     assert data["origins"]["nproc_per_node"] == "modelarts: MA_NUM_GPUS"
     assert data["job_id"] == "modelarts-job-1"
     assert "s3cr3t" not in str(data)
+
+
+def test_the_variables_a_job_may_not_set_are_those_the_launcher_sets(tmp_path: Path) -> None:
+    from ascendify.launch.plan import LAUNCHER_VARIABLES
+
+    options = LaunchOptions(
+        command=("python", "t.py"), nproc_per_node="2", log_dir=tmp_path, job_id="j1"
+    )
+    spec = resolve_spec(options, PATH)
+    plan = plan_node(spec, local_assignment(spec, master_port=4321))
+    overridable = {"HCCL_CONNECT_TIMEOUT", "ASCEND_PROCESS_LOG_PATH", "OMP_NUM_THREADS"}
+    for worker in plan.workers:
+        assert set(worker.env) - overridable <= set(LAUNCHER_VARIABLES)
+        assert set(LAUNCHER_VARIABLES) - {"RANK_TABLE_FILE"} <= set(worker.env)

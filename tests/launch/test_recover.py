@@ -360,11 +360,20 @@ def test_a_silent_20s_checkpoint_save_is_busy_not_hung(run_cli: RunCli, tmp_path
     assert "(--hang-timeout 6) but is busy (it read " in result.stderr
 
 
+def test_a_tight_one_line_loop_is_busy_not_hung(run_cli: RunCli, tmp_path: Path) -> None:
+    # its stack is at the same line in every sample: its main thread's CPU time says it computes
+    result, summary = run_quiet(run_cli, tmp_path, "spin", SECONDS_SILENT="20")
+    assert result.returncode == 0, result.stderr
+    assert summary["state"] == "succeeded"
+    assert "rank 0 done" in result.stdout
+    assert "(--hang-timeout 6) but is busy (its main thread computed " in result.stderr
+
+
 def test_a_rank_blocked_on_a_lock_is_a_hang_with_its_stack(run_cli: RunCli, tmp_path: Path) -> None:
     result, summary = run_quiet(run_cli, tmp_path, "lock")
     assert result.returncode == 124, result.stderr
     assert summary["root_cause"]["cause"] == "hang"
-    assert "none made progress (no I/O, the same Python stacks)" in result.stderr
+    assert "none made progress (no I/O, no computing, the same Python stacks)" in result.stderr
     line = next(
         n for n, text in enumerate(QUIET.read_text().splitlines(), 1) if "# blocks forever" in text
     )

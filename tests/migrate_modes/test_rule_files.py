@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -210,3 +211,42 @@ def test_msfmktransplt_habits_on_the_command_line(
     assert "-r FILE, --rule FILE, --rules FILE" in usage
     assert "-sim, --similar, --replace-unsupported" in usage
     assert "(this was -r before -r became --rule)" in usage
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '{"rename_function": [{"old": "mylib.run", "new": "__builtins__.exec"}]}',
+            ":1: rename_function[1]: new '__builtins__.exec' is not an importable name: "
+            "'__builtins__' is a dunder name",
+        ),
+        (
+            '{"rename_module": [{"old": "mylib", "new": "builtins"}]}',
+            ":1: rename_module[1]: new 'builtins' is not an importable name: 'builtins'",
+        ),
+        (
+            '{"rules": {"FuncNameModifyRule": [{"old_name": "a.f", "new_name": "__main__.g",'
+            ' "replace_module": true}]}}',
+            "FuncNameModifyRule[1]: new '__main__.g' is not an importable name",
+        ),
+    ],
+)
+def test_a_rename_to_a_dunder_or_the_builtins_module_is_refused_even_when_allowed(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    # `import __builtins__` was written, and the renamed call ran exec
+    path = write(tmp_path, "rules.json", text)
+    with pytest.raises(AscendifyError) as raised:
+        load_rule_file(path, allow_builtins=True)
+    assert str(raised.value).startswith(str(path))
+    assert message in str(raised.value)
+
+
+def test_a_rule_file_over_a_mebibyte_is_refused_before_it_is_parsed(tmp_path: Path) -> None:
+    # 8 MB of rules took 150 MB and, under a memory limit, ended in MemoryError (exit 3)
+    rules = [{"old": f"m{n}.f", "new": f"n{n}.g"} for n in range(60_000)]
+    path = write(tmp_path, "rules.json", json.dumps({"rename_function": rules}))
+    assert path.stat().st_size > 2**20
+    with pytest.raises(AscendifyError, match=r"--rules .*rules\.json is larger than 1 MiB"):
+        load_rule_file(path)

@@ -25,6 +25,7 @@ import math
 import os
 import re
 import sys
+import threading
 import traceback
 import weakref
 from collections import Counter, defaultdict
@@ -38,6 +39,7 @@ from torch import nn
 from torch.overrides import TorchFunctionMode, resolve_name
 from torch.utils.hooks import RemovableHandle
 
+import ascendify
 from ascendify.compare.records import (
     API,
     FORWARD,
@@ -69,6 +71,8 @@ _NOT_COMPUTING = frozenset((
 ))  # fmt: skip
 FLOAT16_MAX = 65504.0
 NAN_EXIT_CODE = 65  # sysexits' EX_DATAERR: the program's data went bad, not the program
+# What --stop-after leaves the program's finally blocks, atexit handlers and threads before the hard exit.
+STOP_GRACE_S = 10.0
 
 
 def _dtype_name(dtype: torch.dtype) -> str:
@@ -584,6 +588,7 @@ class Recorder:
                     file=sys.stderr,
                     flush=True,
                 )
+                _exit_after_grace()
                 raise SystemExit(0)
 
     def _stop_recording(self) -> None:
@@ -702,15 +707,48 @@ def _row(tensor: _Tensor) -> list[Any]:
     return [tensor.dtype, list(tensor.shape), *values]
 
 
+def _package_folder(module: Any) -> str:
+    return os.path.dirname(os.path.realpath(str(module.__file__))) + os.sep
+
+
+# The folders whose frames are not the program's own: torch's and ascendify's installed packages,
+# found by their modules' files (a path that merely contains "/ascendify/", such as a user's
+# clone of a project by that name, is the program's own).
+_OWN_FOLDERS = (_package_folder(torch), _package_folder(ascendify))
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_library_frame(filename: str) -> bool:
+    return os.path.realpath(filename).startswith(_OWN_FOLDERS)
+
+
 def _user_stack() -> list[str]:
-    """``file:line in function`` of the program's own frames, outermost first (torch's and
-    ascendify's frames left out)."""
-    ours = (os.sep + "torch" + os.sep, os.sep + "ascendify" + os.sep)
+    """``file:line in function`` of the program's own frames, outermost first (the frames of
+    torch's and ascendify's own folders left out)."""
     return [
         f"{frame.filename}:{frame.lineno} in {frame.name}"
         for frame in traceback.extract_stack()
-        if not any(part in frame.filename for part in ours)
+        if not _is_library_frame(frame.filename)
     ]
+
+
+def _exit_after_grace() -> None:
+    """End the process STOP_GRACE_S from now, whatever still runs: SystemExit waits for every
+    non-daemon thread, and a program's own worker thread may never end."""
+
+    def hard_exit() -> None:
+        print(
+            f"ascendify compare: the program had not ended {STOP_GRACE_S:g} s after --stop-after "
+            "(a thread still ran); ending it",
+            file=sys.stderr,
+            flush=True,
+        )
+        sys.stdout.flush()
+        os._exit(0)
+
+    timer = threading.Timer(STOP_GRACE_S, hard_exit)
+    timer.daemon = True
+    timer.start()
 
 
 def _write_first(path: Path, found: dict[str, Any]) -> None:

@@ -229,12 +229,7 @@ def _records(step: int, rank: int, folder: Path) -> list[Record]:
     forward = [(name, entry) for name, entry in data.items() if ".forward" in name]
     # Calls are written as they end: a call's start is just before the first call nested in it.
     order = {name: 2 * index + 2 for index, (name, _) in enumerate(forward)}
-    start = dict(order)
-    for name, _ in forward:  # children end before their parents: their starts are known first
-        child, parent = name, parents.get(name)
-        while isinstance(parent, str) and parent in start:
-            start[parent] = min(start[parent], start[child] - 1)
-            child, parent = parent, parents.get(parent)
+    start = _starts(order, parents, construct_path)
     records = []
     for name, entry in forward:
         if not isinstance(entry, dict):
@@ -262,6 +257,45 @@ def _records(step: int, rank: int, folder: Path) -> list[Record]:
             Record(rank, step, kind, path, call, 0, start[name], order[name], inputs, outputs, cls)
         )
     return _renumber_operators(records)
+
+
+def _starts(order: dict[str, int], parents: dict[str, Any], construct: Path) -> dict[str, int]:
+    """Each call's start: its own order, or just before the earliest start of a call nested in
+    it; the deepest calls first, so each link is followed once."""
+    parent_of = {
+        name: parent
+        for name in order
+        if isinstance(parent := parents.get(name), str) and parent in order
+    }
+    depth = _depths(parent_of, construct)
+    start = dict(order)
+    for name in sorted(parent_of, key=depth.__getitem__, reverse=True):
+        parent = parent_of[name]
+        start[parent] = min(start[parent], start[name] - 1)
+    return start
+
+
+def _depths(parent_of: dict[str, str], construct: Path) -> dict[str, int]:
+    """How many parent links lead from each call to a call without a parent; a cycle is an error."""
+    depth: dict[str, int] = {}
+    for name in parent_of:
+        chain: list[str] = []
+        on_chain: set[str] = set()
+        call: str | None = name
+        while call is not None and call not in depth:
+            if call in on_chain:
+                raise AscendifyError(
+                    f"{construct}: the parent links of {call} form a cycle of "
+                    f"{len(chain) - chain.index(call)} call(s); is it msprobe's construct.json?"
+                )
+            chain.append(call)
+            on_chain.add(call)
+            call = parent_of.get(call)
+        below = -1 if call is None else depth[call]
+        for link in reversed(chain):
+            below += 1
+            depth[link] = below
+    return depth
 
 
 def _our_operator(kind: str, name: str) -> str:

@@ -19,6 +19,33 @@ from pathlib import Path
 from typing import Any
 
 SNAPSHOT_IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".venv", ".mypy_cache")
+# Folders nested deeper than this are no code tree (the copy recurses once per level, and Python's
+# recursion ends near 1,000).
+MAX_CODE_DEPTH = 100
+
+
+def too_deep(code_dir: Path, store_root: Path, limit: int = MAX_CODE_DEPTH) -> Path | None:
+    """A folder of ``code_dir`` nested more than ``limit`` deep (as the snapshot would copy it),
+    or None; found without recursion, before anything is copied."""
+    store = os.path.realpath(store_root)
+    pending = [(str(code_dir), 0)]
+    while pending:
+        folder, depth = pending.pop()
+        if depth > limit:
+            return Path(folder)
+        try:
+            with os.scandir(folder) as entries:
+                names = [e.name for e in entries if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue  # the copy names what it cannot read
+        left_out = SNAPSHOT_IGNORE(folder, names)
+        pending.extend(
+            (path, depth + 1)
+            for name in names
+            if name not in left_out
+            and os.path.realpath(path := os.path.join(folder, name)) != store
+        )
+    return None
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from typing import Any
 
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.metrics import Point, Progress
+from ascendify.jobs.spec import shown_spec
 from ascendify.jobs.store import Event, JobRecord, NodeRecord
 from ascendify.moments import iso_time
 
@@ -129,7 +130,7 @@ def describe(
         lines += ["", "root cause:", *_root_cause_lines(root)]
     if why:
         lines += ["", "why (from every rank's logs):", *(f"  {line}" for line in why.splitlines())]
-    lines += ["", f"logs: {layout.logs}", "", "spec:", json.dumps(job.spec, indent=2)]
+    lines += ["", f"logs: {layout.logs}", "", "spec:", json.dumps(shown_spec(job.spec), indent=2)]
     return "\n".join(lines)
 
 
@@ -173,7 +174,7 @@ def top_frame(job: JobRecord, samples: Sequence[Point]) -> str:
         return f"{head}\nno resource samples yet (the runner takes one every few seconds)"
     last = max(point.time for point in samples)
     now = {(p.rank, p.name): p.value for p in samples if p.time == last}
-    rows = [("NODE", "RANK", "CPU %", "MEMORY MiB")]
+    rows = [("NODE", "RANK", "CPU %", "PSS MiB")]
     for node in range(job.nodes):
         if (-1, f"node{node}/cpu") in now:
             rows.append(
@@ -181,13 +182,13 @@ def top_frame(job: JobRecord, samples: Sequence[Point]) -> str:
                     str(node),
                     "all",
                     _cell(now, -1, f"node{node}/cpu"),
-                    _cell(now, -1, f"node{node}/mem"),
+                    _memory_cell(now, -1, f"node{node}/"),
                 )
             )
         for rank in range(node * job.cards, (node + 1) * job.cards):
             if (rank, "cpu") in now:
                 rows.append(
-                    (str(node), str(rank), _cell(now, rank, "cpu"), _cell(now, rank, "mem"))
+                    (str(node), str(rank), _cell(now, rank, "cpu"), _memory_cell(now, rank, ""))
                 )
     width = [max(len(row[i]) for row in rows) for i in range(4)]
     lines = [head, f"sampled {iso_time(last)}", ""]
@@ -205,6 +206,12 @@ def top_frame(job: JobRecord, samples: Sequence[Point]) -> str:
         )
         lines.append(f"{device}: utilisation {_cell(now, -1, device + '/util')} %, memory {memory}")
     return "\n".join(lines)
+
+
+def _memory_cell(now: Mapping[tuple[int, str], float], rank: int, prefix: str) -> str:
+    """A process tree's PSS; the resident size (``mem``) that jobs sampled before PSS recorded."""
+    name = f"{prefix}pss" if (rank, f"{prefix}pss") in now else f"{prefix}mem"
+    return _cell(now, rank, name)
 
 
 def _cell(now: Mapping[tuple[int, str], float], rank: int, name: str) -> str:

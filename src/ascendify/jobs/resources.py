@@ -4,8 +4,9 @@ of the host, and accelerator utilisation and memory where a tool can read them.
 The job runner samples every :data:`INTERVAL` seconds into ``resources.tsv`` beside the metrics,
 in the metrics file's format (:func:`~ascendify.jobs.metrics.append_points`), as series:
 
-- ``cpu`` and ``mem`` of rank ``r`` (its process tree: % of one core, MiB resident);
-- ``node<N>/cpu`` and ``node<N>/mem`` (rank -1): node N's whole tree, launcher included;
+- ``cpu`` and ``pss`` of rank ``r`` (its process tree: % of one core, MiB of proportional set size:
+  a page shared by forked children counts once in all, not once per process as resident sizes do);
+- ``node<N>/cpu`` and ``node<N>/pss`` (rank -1): node N's whole tree, launcher included;
 - ``host/cpu`` (% of all cores) and ``host/mem`` (MiB used), rank -1;
 - ``gpu<i>/util`` and ``gpu<i>/mem`` through NVML (the ``nvidia-ml-py`` binding), or
   ``npu<i>/util`` and ``npu<i>/mem%`` (HBM in use) through ``npu-smi``, rank -1. Where neither can be read,
@@ -120,7 +121,7 @@ class ResourceSampler:
                 seen.add(process.pid)
                 try:
                     with process.oneshot():
-                        cpu, mem = process.cpu_percent(None), process.memory_info().rss / MIB
+                        cpu, mem = process.cpu_percent(None), _proportional_mib(process)
                 except psutil.Error:
                     continue
                 node_cpu += cpu
@@ -131,10 +132,10 @@ class ResourceSampler:
                     totals[0] += cpu
                     totals[1] += mem
             points.append(Point(-1, f"node{node}/cpu", None, round(node_cpu, 1), now))
-            points.append(Point(-1, f"node{node}/mem", None, round(node_mem, 1), now))
+            points.append(Point(-1, f"node{node}/pss", None, round(node_mem, 1), now))
             for rank, (cpu, mem) in sorted(per_rank.items()):
                 points.append(Point(rank, "cpu", None, round(cpu, 1), now))
-                points.append(Point(rank, "mem", None, round(mem, 1), now))
+                points.append(Point(rank, "pss", None, round(mem, 1), now))
         for gone in set(self._processes) - seen:
             del self._processes[gone]
             self._ranks.pop(gone, None)
@@ -162,6 +163,16 @@ class ResourceSampler:
                     rank = int(environ["RANK"])
             self._ranks[process.pid] = rank
         return self._ranks[process.pid]
+
+
+def _proportional_mib(process: psutil.Process) -> float:
+    """The process's proportional set size (``/proc/PID/smaps_rollup``): each shared page divided
+    among the processes that map it, so a tree's sum counts it once. Resident size where the
+    kernel gives no PSS."""
+    try:
+        return float(process.memory_full_info().pss) / MIB
+    except (AttributeError, psutil.AccessDenied):
+        return float(process.memory_info().rss) / MIB
 
 
 def run_sampler(

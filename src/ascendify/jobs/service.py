@@ -21,8 +21,8 @@ from pathlib import Path
 
 from ascendify._fs import shown
 from ascendify.errors import AscendifyError
-from ascendify.jobs.layout import JobLayout
-from ascendify.jobs.spec import MANIFEST_ENGINES, REDACTED, JobSpec, check_fits
+from ascendify.jobs.layout import MAX_CODE_DEPTH, JobLayout, too_deep
+from ascendify.jobs.spec import MANIFEST_ENGINES, JobSpec, check_fits, is_masked
 from ascendify.jobs.store import (
     ACTIVE,
     FINAL,
@@ -54,6 +54,12 @@ def submit(store: JobStore, spec: JobSpec, rerun_of: str | None = None) -> JobRe
     if os.path.realpath(spec.code_dir) == os.path.realpath(store.root):
         raise AscendifyError(
             f"the code dir {spec.code_dir} is the job store itself: give the folder of the code"
+        )
+    deep = too_deep(spec.code_dir, store.root)
+    if deep is not None:
+        raise AscendifyError(
+            f"the code dir {spec.code_dir} holds folders nested more than {MAX_CODE_DEPTH} deep "
+            f"({shown(str(deep)[:200])}...): give the folder of the code"
         )
     record = store.create(spec.to_json(), rerun_of=rerun_of)
     layout = JobLayout(store.job_dir(record.id), record.id)
@@ -134,7 +140,7 @@ def rerun(
     environment = os.environ if environment is None else environment
     old = store.get(job_id)
     spec = JobSpec.from_json(old.spec)
-    secrets = [name for name, value in old.spec["env"].items() if value == REDACTED]
+    secrets = [name for name, value in old.spec["env"].items() if is_masked(value)]
     missing = [name for name in secrets if name not in environment]
     if missing:
         raise AscendifyError(

@@ -24,6 +24,7 @@ from ascendify.errors import AscendifyError
 from ascendify.jobs.container import CONTAINER_VARIABLES
 from ascendify.jobs.flavor import FlavorError, parse_flavor
 from ascendify.launch.manifests import KINDS as MANIFEST_KINDS
+from ascendify.launch.plan import LAUNCHER_VARIABLES
 from ascendify.limits import (
     MAX_DEVICES_PER_SERVER,
     MAX_GRACE_PERIOD,
@@ -56,10 +57,45 @@ REDACTED = "***"
 HANG_TIMEOUT = 1800.0
 
 
+# The password of a URL's user information (scheme://user:PASSWORD@host/...), up to the last "@"
+# before the host: DATABASE_URL=postgres://u:pw@db/x, https://user:token@mirror/...
+_URL_PASSWORD = re.compile(
+    r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:)(?P<password>[^/\s]*)(?P<host>@[^/\s@]*)"
+)
+
+
 def is_secret_name(name: str) -> bool:
     """Whether ``name`` (an environment variable, a hyperparameter) looks like it holds a secret."""
     upper = name.upper()
     return any(fnmatch.fnmatchcase(upper, pattern) for pattern in SECRET_NAMES)
+
+
+def masked(name: str, value: str) -> str:
+    """``value`` as it may be stored and shown: ``***`` for a secret-shaped ``name``, else with
+    the password of every URL in it replaced by ``***``."""
+    if is_secret_name(name):
+        return REDACTED
+    return _URL_PASSWORD.sub(lambda found: f"{found['head']}{REDACTED}{found['host']}", value)
+
+
+def is_masked(value: str) -> bool:
+    """Whether a stored value lost its secret to :func:`masked` (the job's env must supply it)."""
+    return value == REDACTED or any(
+        found["password"] == REDACTED for found in _URL_PASSWORD.finditer(value)
+    )
+
+
+def shown_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """A stored spec as it may be shown: every value of ``env`` and ``hyper`` :func:`masked` by
+    today's rules (a job stored before a rule was added may hold the value)."""
+    return {
+        **spec,
+        **{
+            table: {k: masked(k, v) if isinstance(v, str) else v for k, v in spec[table].items()}
+            for table in ("env", "hyper")
+            if spec.get(table)
+        },
+    }
 
 
 class SpecError(AscendifyError):
@@ -134,18 +170,19 @@ class JobSpec:
         return (("data_url", self.data_url), ("train_url", self.train_url))
 
     def to_json(self) -> dict[str, Any]:
-        """The spec as stored and shown: credentials in ``env`` are replaced by ``***``."""
+        """The spec as stored and shown: credentials in ``env`` (secret-shaped names, passwords in
+        URLs) are replaced by ``***``."""
         data = asdict(self)
         data["code_dir"] = str(self.code_dir)
         data["hyper"] = dict(self.hyper)
         data["metrics"] = dict(self.metrics)
-        data["env"] = {k: REDACTED if is_secret_name(k) else v for k, v in self.env.items()}
+        data["env"] = {k: masked(k, v) for k, v in self.env.items()}
         return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> JobSpec:
         """A spec :meth:`to_json` wrote (already checked); redacted credentials are left out."""
-        env = {k: v for k, v in data["env"].items() if v != REDACTED}
+        env = {k: v for k, v in data["env"].items() if not is_masked(v)}
         return cls(**{**data, "code_dir": Path(data["code_dir"]), "env": env})
 
 
@@ -474,6 +511,12 @@ def _check_name(table: str, name: str) -> None:
             table,
             f"{name} is set by the job on every node, as ModelArts sets it in a training "
             "container: leave it out",
+        )
+    if table == "env" and name in LAUNCHER_VARIABLES:
+        raise SpecError(
+            table,
+            f"{name} is set by the launcher for every rank (its rank, the world's size, where "
+            "the ranks meet): leave it out",
         )
 
 

@@ -463,7 +463,7 @@ class Agent:
         return RankFailure.of_node(
             self.plan.node_rank,
             f"hang: no rank of the job wrote a line for {timeout:g}s (--hang-timeout), and none "
-            f"made progress (no I/O, the same Python stacks) in the {span:g}s after",
+            f"made progress (no I/O, no computing, the same Python stacks) in the {span:g}s after",
             exit_code=HANG_EXIT_CODE,
             cause="hang",
         )

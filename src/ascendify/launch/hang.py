@@ -8,9 +8,10 @@ is at least :data:`START_ALLOWANCE`: starting Python and importing torch on a bu
 seconds of silence that are no hang.
 
 A silence is a hang only when no rank moves (:class:`ProgressProbe`): the I/O counters of each
-rank's process tree are read twice, :func:`sample_interval` apart, and when none moved, the
-Python stacks of every rank are taken twice. A rank that read or wrote (a checkpoint being
-saved) or whose stack changed is busy: the timeout starts again.
+rank's process tree and the CPU time of its processes' main threads are read twice,
+:func:`sample_interval` apart, and when none moved, the Python stacks of every rank are taken
+twice. A rank that read or wrote (a checkpoint being saved), whose main thread computed (a tight
+loop is at the same line in every stack) or whose stack changed is busy: the timeout starts again.
 
 The stacks come from faulthandler, armed in every Python process of every rank by the launcher's
 start hook (:mod:`ascendify.launch.starthook`): SIGUSR1 makes a process write the stack of each
@@ -38,6 +39,9 @@ _DUMP_WAIT = 1.0
 _SETTLE = 0.05
 # A busy rank silent this many times the timeout is reported (then each time its silence doubled).
 BUSY_REPORT_FACTOR = 2.0
+# A rank whose main threads used this share of the time between two samples in CPU time computes.
+# A main thread blocked in a wait (a lock, a collective, a socket) uses none.
+BUSY_CPU_SHARE = 0.1
 # The stack-dump signal, which the start hook's faulthandler catches.
 DUMP_SIGNAL = signal.SIGUSR1
 
@@ -127,24 +131,29 @@ class ProgressProbe:
         self._since: float | None = None
         self._due = 0.0
         self._io: dict[int, tuple[int, ...]] = {}
+        self._cpu: dict[int, float] = {}
+        self._sampled = 0.0
         self._first_stacks: dict[int, dict[int, str]] | None = None
 
     def step(self, ranks: Sequence[RankProcess], since: float, now: float) -> Moved | str | None:
         """:class:`Moved`, :data:`STILL`, or None while the samples are being taken."""
         if since != self._since:
             self._since, self._first_stacks = since, None
-            self._io, self._due = _io_counters(ranks), now + self.interval
+            self._take_counters(ranks, now)
+            self._due = now + self.interval
             return None
         if now < self._due:
             return None
-        io = _io_counters(ranks)
-        moved = next((Moved(rank, _io_change(self._io[rank], io[rank])) for rank in io
-                      if rank in self._io and io[rank] != self._io[rank]), None)  # fmt: skip
-        self._io, self._due = io, now + self.interval
+        io, cpu, before = self._io, self._cpu, self._sampled
+        self._take_counters(ranks, now)
+        moved = next((Moved(rank, _io_change(io[rank], self._io[rank])) for rank in self._io
+                      if rank in io and self._io[rank] != io[rank]), None)  # fmt: skip
+        moved = moved or _computed(cpu, self._cpu, now - before)
+        self._due = now + self.interval
         if moved is None:
             stacks, signalled = stacks_by_process(ranks, self.folder)
             self.signalled |= signalled
-            self._io = _io_counters(ranks)  # writing its stack is I/O of the process itself
+            self._take_counters(ranks, time.monotonic())  # writing its stack is I/O of its own
             if self._first_stacks is None:
                 self._first_stacks = stacks
                 return None
@@ -155,6 +164,32 @@ class ProgressProbe:
                 return STILL
         self._since = None  # the next silence starts a new probe
         return moved
+
+    def _take_counters(self, ranks: Sequence[RankProcess], now: float) -> None:
+        self._io, self._cpu, self._sampled = _io_counters(ranks), _main_thread_cpu(ranks), now
+
+
+def _main_thread_cpu(ranks: Sequence[RankProcess]) -> dict[int, float]:
+    """Per rank: the CPU seconds (user and system) of the main thread of each process of its tree
+    (``/proc/PID/task/PID/stat``), summed."""
+    seconds = {}
+    for rank in ranks:
+        total = 0.0
+        for process in tree(rank.pid):
+            with contextlib.suppress(psutil.Error, OSError):
+                main = next(t for t in process.threads() if t.id == process.pid)
+                total += main.user_time + main.system_time
+        seconds[rank.rank] = total
+    return seconds
+
+
+def _computed(before: dict[int, float], after: dict[int, float], elapsed: float) -> Moved | None:
+    """The first rank whose main threads computed for a share of ``elapsed`` since ``before``."""
+    for rank, seconds in after.items():
+        used = seconds - before.get(rank, seconds)
+        if elapsed > 0 and used >= BUSY_CPU_SHARE * elapsed:
+            return Moved(rank, f"its main thread computed {used:.1f}s of CPU in {elapsed:.1f}s")
+    return None
 
 
 def _io_counters(ranks: Sequence[RankProcess]) -> dict[int, tuple[int, ...]]:

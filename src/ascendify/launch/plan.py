@@ -72,6 +72,17 @@ class LaunchPlan:
     launcher_note: str = ""  # the counts it named that the topology overrode
 
 
+# What the launcher sets in every rank's environment, over anything inherited: torch.distributed's
+# variables (as torchrun sets them), the Ascend ones (as ModelArts' launcher sets them), the job's
+# id and its rank table. A job's env naming one is refused: the launcher's value would win.
+LAUNCHER_VARIABLES = (
+    "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "NODE_RANK",
+    "GROUP_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_ERROR_FILE",
+    "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "ASCENDIFY_RESTART_COUNT",
+    "RANK_ID", "RANK_SIZE", "DEVICE_ID", "ASCEND_DEVICE_ID", "JOB_ID", "RANK_TABLE_FILE",
+)  # fmt: skip
+
+
 def local_assignment(spec: LaunchSpec, master_port: int) -> NodeAssignment:
     """The assignment of a single-node job (or of a node ranked by a platform rank table)."""
     if spec.rank_table is not None:

@@ -39,12 +39,15 @@ from keyword import iskeyword
 from pathlib import Path
 from typing import Any
 
-from ascendify._fs import MAX_SOURCE_BYTES
 from ascendify.errors import AscendifyError
 from ascendify.migrate._modes import ChangeArgument, RenameFunction, RenameModule, UserRule
 from ascendify.textfile import parse_bounded, parse_json, read_text
 
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+_DUNDER = re.compile(r"^__\w*__$")
+# A rule file is a short list written by hand: a larger one is a mistake (and 8 MB of rules held
+# 150 MB of memory).
+MAX_RULE_FILE_BYTES = 1 << 20
 _IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
 _BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
 _KEYS = {
@@ -70,7 +73,7 @@ def load_rule_file(path: Path, *, allow_builtins: bool = False) -> tuple[UserRul
     A rule on a builtin (``print``, ``open``: every file calls them) or a second rename of the same
     name is refused unless ``allow_builtins``: such a rule is more often a slip than a wish."""
     try:
-        text = read_text(path, "--rules", limit=MAX_SOURCE_BYTES)
+        text = read_text(path, "--rules", limit=MAX_RULE_FILE_BYTES)
     except FileNotFoundError as error:
         raise AscendifyError(f"--rules {path}: cannot read: {error.strerror}") from None
     data = _parse(path, text)
@@ -91,12 +94,27 @@ def load_rule_file(path: Path, *, allow_builtins: bool = False) -> tuple[UserRul
             label = f"{table}[{index}]"
             try:
                 origin = lines.where(_first_value(entry), after_previous_of=table)
-                rules.append(builders[table](entry, origin))
+                rules.append(_importable_target(builders[table](entry, origin)))
             except _Problem as problem:
                 raise AscendifyError(f"{lines.where(problem.needle)}: {label}: {problem}") from None
     if not allow_builtins:
         _refuse_surprises(rules)
     return tuple(rules)
+
+
+def _importable_target(rule: UserRule) -> UserRule:
+    """A rename leads to a name the result can import: not Python's builtins (``import
+    __builtins__`` was written, and a renamed call ran ``exec``), not a dunder name."""
+    if isinstance(rule, ChangeArgument):
+        return rule
+    parts = rule.new.split(".")
+    wrong = next((part for part in parts if _DUNDER.match(part)), None)
+    why = f"{wrong!r} is a dunder name" if wrong else ""
+    if parts[0] == "builtins":
+        why = "'builtins' holds Python's own functions (exec, eval, open)"
+    if why:
+        raise _Problem(f"new {rule.new!r} is not an importable name: {why}", rule.new)
+    return rule
 
 
 def _refuse_surprises(rules: list[UserRule]) -> None:

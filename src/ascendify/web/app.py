@@ -31,7 +31,7 @@ from ascendify.jobs import service
 from ascendify.jobs.cause import job_cause
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.metrics import SeriesReader, job_progress
-from ascendify.jobs.spec import REDACTED, is_secret_name
+from ascendify.jobs.spec import shown_spec
 from ascendify.jobs.store import ACTIVE, FINAL, JobRecord, JobStore
 from ascendify.moments import iso_time
 from ascendify.terminal_text import printable, printable_data
@@ -305,7 +305,7 @@ def details(store: JobStore, job: JobRecord) -> dict[str, Any]:
         # What was read from logs is served with its control characters made visible (a cause
         # kept before they were is made so here).
         "verdict": printable_data(job_cause(job, layout).get("verdict")),
-        "spec": public_spec(job.spec),
+        "spec": shown_spec(job.spec),
         "events": [
             {"time": e.time, "time_iso": iso(e.time), "state": e.state, "detail": e.detail}
             for e in store.events(job.id)
@@ -328,19 +328,6 @@ def details(store: JobStore, job: JobRecord) -> dict[str, Any]:
 def iso(stamp: float | None) -> str | None:
     """A moment of the API in ISO 8601 with its zone, as the CLI and the pages show it."""
     return None if stamp is None else iso_time(stamp)
-
-
-def public_spec(spec: dict[str, Any]) -> dict[str, Any]:
-    """The spec with every secret-shaped value of ``env`` and ``hyper`` replaced, by today's
-    patterns (a job stored before a pattern was added may hold the value)."""
-    return {
-        **spec,
-        **{
-            table: {k: REDACTED if is_secret_name(k) else v for k, v in spec[table].items()}
-            for table in ("env", "hyper")
-            if spec.get(table)
-        },
-    }
 
 
 def log_tail(path: Any, offset: int | None) -> dict[str, Any]:
