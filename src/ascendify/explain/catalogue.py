@@ -33,7 +33,7 @@ ANCHOR_WORDS = (
     # lines that name their cause without the word "error" (a loader's, a compiler's, HCCL's),
     # each a literal whose first byte is rare in log text, so its pass skips fast
     b"cannot open shared object", b"undefined symbol", b"GLIBC_", b"Unsupported soc",
-    b"b overflow", b"HcclGroupEnd", b"dcmi mod",
+    b"b overflow", b"HcclGroupEnd", b"dcmi mod", b"Duplicate GPU",
 )  # fmt: skip
 # One search per anchor: an alternation of them all runs RE2's DFA over every byte, 10 times
 # slower than the literal prefix skips of the separate patterns.

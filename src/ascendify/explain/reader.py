@@ -50,6 +50,7 @@ _HOST_PREFIX = re.compile(  # pdsh's "worker-1: " before a rank's own prefix; ne
 _RANK_TAG = re.compile(
     r"\[Rank (\d{1,5})\]|\(\w{1,40} rank=(\d{1,5})\b|\bRankID:(\d{1,5})\b|^\[default(\d{1,5})\]:"
     r"|failed \(exitcode: -?\d{1,3}\) local_rank: (\d{1,5}) "
+    r"|[\w.-]{1,64}:\d{1,8}:\d{1,8} \[(\d{1,5})\] (?:[\w/.]{1,80}:\d{1,6} )?NCCL "
 )
 
 
@@ -286,7 +287,8 @@ def _who(source: Source, line: str) -> tuple[int | str, str]:
     without the prefixes that name it: ``[rank 3]:`` (torch, the launcher), a host's ``worker-1:``
     before it (pdsh), ``(VllmWorker rank=1 pid=7)`` (vLLM); a rank named inside the line: torch's
     ``[Rank 2]``, torch_npu's ``RankID:16`` (``-1``: not known), torchrun's ``failed (exitcode: -9)
-    local_rank: 0`` (a single node's local rank is its rank)."""
+    local_rank: 0`` and NCCL's ``host:pid:tid [1] NCCL WARN`` (a single node's local rank is its
+    rank)."""
     stripped = _HOST_PREFIX.sub("", line.lstrip(), count=1)
     named: int | None = None
     prefix = _RANK_PREFIX.match(stripped)
