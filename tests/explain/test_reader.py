@@ -399,3 +399,16 @@ def test_an_exception_that_advises_gives_its_advice_as_the_fix(tmp_path: Path) -
     verdict = explain_paths([tmp_path])
     assert verdict.root is not None
     assert "the exception itself says: Please launch" in verdict.root.headline.fix
+
+
+def test_a_detail_says_which_line_it_came_out_from_under(tmp_path: Path) -> None:
+    (tmp_path / "rank_0.log").write_text(
+        "RuntimeError: call aclnnMoeDistributeDispatchV3 failed, error code is 561002\n"
+        "[ERROR] 2025-12-23-07:36:19 (PID:17833, Device:0, RankID:-1) ERR00100 PTA call acl api "
+        "failed.\n"
+        "EZ9999[PID: 17833] 2025-12-23-07:36:19.237.396 (EZ9999):  HCCL_BUFFSIZE is too SMALL\n"
+    )
+    verdict = explain_paths([tmp_path])
+    shown = render(verdict)
+    assert "  under: [ERROR] 2025-12-23-07:36:19 (PID:17833" in shown
+    assert to_json(verdict)["root"]["under"]["id"] == "ERR00100"

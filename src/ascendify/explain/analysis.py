@@ -25,6 +25,7 @@ from ascendify.moments import iso_time
 from ascendify.terminal_text import printable_path
 
 MAX_FINDINGS = 200  # kept per rank (the first ones); the rest are only counted
+WRAPPER_REACH = 12  # lines above a detail searched for the line it explains
 
 
 @dataclass
@@ -49,6 +50,21 @@ class RankReport:
     @property
     def role(self) -> str:
         return self.headline.signature.role
+
+    @property
+    def wrapper(self) -> Finding | None:
+        """The line the headline came out from under: the nearest code, wrapper line or exception
+        of the same log in the few lines above it (``RuntimeError: call aclnnX failed, error code
+        is 561002`` above the EZ9999 line that says why), when the headline is such a detail."""
+        headline = self.headline
+        above = [
+            finding
+            for finding in self.findings
+            if finding.path == headline.path
+            and headline.line_no - WRAPPER_REACH <= finding.line_no < headline.line_no
+            and finding.signature is not headline.signature
+        ]
+        return max(above, key=lambda f: f.line_no) if above and headline.signature.detail else None
 
 
 @dataclass
@@ -263,6 +279,7 @@ def render(explanation: Explanation) -> str:
         f"{title}: {rank_name(root.who)}, first went wrong at {when_text(root.first_time)}",
         f"  {_clip(headline.text)}",
         f"  at {_where(headline)}",
+        *([f"  under: {_clip(wrapper.text)}"] if (wrapper := root.wrapper) is not None else []),
         f"  [{signature.id}, {signature.layer_name}] {headline.meaning}",
         "  likely causes:",
         *(f"    {number}. {cause}" for number, cause in enumerate(signature.causes, 1)),
@@ -367,6 +384,7 @@ def _rank_json(report: RankReport, findings: bool) -> dict[str, Any]:
         "exit_code": report.exit_code,
         "signal": report.signal,
         "headline": _finding_json(headline),
+        "under": None if report.wrapper is None else _finding_json(report.wrapper),
     }
     if findings:
         shown["findings"] = [_finding_json(f) for f in report.findings]
