@@ -37,9 +37,8 @@ def test_the_sampler_reads_a_node_tree_and_the_host() -> None:
     sampler = ResourceSampler(lambda: {0: os.getpid()})
     sum(range(2_000_000))  # some CPU time between the samples
     points = {(p.rank, p.name): p.value for p in sampler.sample(5.0)}
-    assert points[(-1, "node0/pss")] == pytest.approx(
-        psutil.Process().memory_full_info().pss / 2**20, rel=0.2
-    )
+    # the tree of this process: itself, and whatever children other tests of this worker left
+    assert points[(-1, "node0/pss")] >= 0.8 * psutil.Process().memory_full_info().pss / 2**20
     assert (-1, "node0/cpu") in points
     assert 0 <= points[(-1, "host/cpu")] <= 100
     assert points[(-1, "host/mem")] > 0
