@@ -41,6 +41,7 @@ from ascendify.launch.containment import (
 from ascendify.launch.hang import (
     BUSY_REPORT_FACTOR,
     DUMP_SIGNAL,
+    STACK_DUMP_WAIT,
     STILL,
     Moved,
     ProgressProbe,
@@ -59,6 +60,9 @@ PEER_POLL_INTERVAL = 0.25
 RECORD_INTERVAL = 0.5  # how often the descendants of the ranks are recorded
 # How long a stop signal waits to see whether the process that ran the launcher is dying with it.
 PARENT_GONE_WAIT = 2.0
+# After a hang, how long a node waits for the others to take their stacks: each notices the
+# failure within a peer poll and its processes answer within the dump wait (both a node's).
+STACKS_TAKEN_WAIT = 2 * STACK_DUMP_WAIT + 5.0
 LINE_LIMIT = 64 * 1024  # rank output without a line end is passed on in pieces of this size
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 TAIL_LINES = 20
@@ -171,6 +175,11 @@ class Peers(Protocol):
         """Tell the others this node's ranks have ended: from now on it stops beating while it
         tears down (stray processes, logs), which must not read as a lost node."""
 
+    def stacks_taken(self, timeout: float) -> None:
+        """Tell the others this node has taken its ranks' stacks after a hang, then wait up to
+        ``timeout`` for every node to have taken theirs: no rank may be stopped before then, or a
+        rank on another node would be sampled while its collective fails, not where it hung."""
+
     def finish(self, state: str, interrupted: Callable[[], bool]) -> None:
         """Tell the others this node is done (node 0 waits for all before closing the store,
         until ``interrupted()`` says a stop signal came)."""
@@ -241,6 +250,8 @@ class Agent:
                     self.peers.ended(state)
                 if failure is not None and failure.cause == "hang":
                     self._stacks = self._dump_stacks()
+                    if self.peers is not None:
+                        self.peers.stacks_taken(STACKS_TAKEN_WAIT)
             finally:
                 stopped = self._stop_all()
                 watchdog.close()

@@ -34,8 +34,9 @@ import psutil
 from ascendify.launch.containment import tree
 
 START_ALLOWANCE = 60.0
-# How long the processes may take to write their stacks.
-_DUMP_WAIT = 1.0
+# How long the processes may take to write their stacks. The wait ends as soon as every file has
+# grown; on a loaded machine a process blocked in a collective can take seconds to be scheduled.
+STACK_DUMP_WAIT = 10.0
 _SETTLE = 0.05
 # A busy rank silent this many times the timeout is reported (then each time its silence doubled).
 BUSY_REPORT_FACTOR = 2.0
@@ -279,13 +280,19 @@ def stacks_by_process(
         offsets[process.pid] = _size(_file(folder, process))
     _sample(again, folder)
     stacks = {
-        rank: {
-            p.pid: _read(_file(folder, p), offsets[p.pid]) if p.pid in offsets else NOT_CAUGHT
-            for p in processes
-        }
+        rank: {p.pid: _answer(folder, p, offsets) for p in processes}
         for rank, processes in hooked.items()
     }
     return stacks, {p.pid for p in every}
+
+
+def _answer(folder: Path, process: psutil.Process, offsets: dict[int, int]) -> str:
+    """What ``process`` wrote since it was signalled, or why there is nothing."""
+    if process.pid not in offsets:
+        return NOT_CAUGHT
+    return _read(_file(folder, process), offsets[process.pid]) or (
+        f"no stack: the process was sent {DUMP_SIGNAL.name} but wrote nothing in {STACK_DUMP_WAIT:.0f}s"
+    )
 
 
 def _catches(pid: int) -> bool:
@@ -318,8 +325,8 @@ def _file(folder: Path, process: psutil.Process) -> Path:
 
 def _settle(files: list[Path], before: list[int]) -> None:
     """Until every file grew past its size ``before`` and stopped growing, or
-    :data:`_DUMP_WAIT` passed."""
-    deadline = time.monotonic() + _DUMP_WAIT
+    :data:`STACK_DUMP_WAIT` passed."""
+    deadline = time.monotonic() + STACK_DUMP_WAIT
     sizes = [-1] * len(files)
     while time.monotonic() < deadline:
         time.sleep(_SETTLE)

@@ -60,6 +60,10 @@ def _done_key(attempt: int, node_rank: int) -> str:
     return _key(attempt, f"done/{node_rank}")
 
 
+def _stacks_key(attempt: int, node_rank: int) -> str:
+    return _key(attempt, f"stacks/{node_rank}")
+
+
 def _beat_key(attempt: int, node_rank: int) -> str:
     return _key(attempt, f"beat/{node_rank}")
 
@@ -365,6 +369,12 @@ class StorePeers:
     def ended(self, state: str) -> None:
         with contextlib.suppress(RuntimeError, OSError):
             self._store.set(_done_key(self._attempt, self._spec.node_rank), state)
+
+    def stacks_taken(self, timeout: float) -> None:
+        with contextlib.suppress(RuntimeError, OSError):
+            self._store.set(_stacks_key(self._attempt, self._spec.node_rank), "taken")
+        keys = [_stacks_key(self._attempt, n) for n in range(self._spec.nnodes)]
+        _wait_quietly(_answering(lambda: not _missing(self._store, keys)), timeout)
 
     def finish(self, state: str, interrupted: Callable[[], bool]) -> None:
         self.ended(state)
