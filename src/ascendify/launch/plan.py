@@ -182,7 +182,8 @@ def _worker(
         "HCCL_CONNECT_TIMEOUT": HCCL_CONNECT_TIMEOUT,
         "ASCEND_PROCESS_LOG_PATH": str(runfolder.ascend_log_dir(spec.log_dir, rank)),
     }
-    if spec.nproc_per_node > 1:
+    deepspeed = spec.launcher is not None and spec.launcher.deepspeed_env
+    if spec.nproc_per_node > 1 and not deepspeed:  # DeepSpeed's own launcher sets none
         defaults["OMP_NUM_THREADS"] = "1"  # as torchrun: N ranks x all cores oversubscribes the CPU
     argv = spec.command
     if spec.launcher is not None:
