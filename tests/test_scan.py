@@ -11,7 +11,7 @@ import pytest
 
 from ascendify.analyze.static import _TRIGGER as analysis_tokens
 from ascendify.migrate import Settings
-from ascendify.migrate._engine import registry_for
+from ascendify.migrate._registry import registry_for
 from ascendify.source import Occurrences, Tokens, walk_touching
 
 TESTS = Path(__file__).parent

@@ -15,6 +15,7 @@ from ascendify.explain import oom, reader, timestamps
 from ascendify.explain.catalogue import Catalogue, exception_name, has_anchor, load
 from ascendify.explain.reader import Finding
 from ascendify.explain.sources import Source, classify
+from ascendify.runfolder import times_path
 
 from .test_public_fixtures import CASES
 
@@ -79,7 +80,7 @@ def reference(source: Source, catalogue: Catalogue) -> list[Finding]:
     """Every line of the whole file in turn: a line whose kept part holds an anchor is decoded and
     matched; its time is the launcher's mark, its own stamp, else the nearest stamp around it."""
     data = source.path.read_bytes()
-    marks = timestamps.Marks(timestamps.times_path(source.path.resolve()))
+    marks = timestamps.Marks(times_path(source.path.resolve()))
     year = timestamps.file_year(source.path)
     lines = data.split(b"\n")
     if lines[-1] == b"":
@@ -121,7 +122,7 @@ def _with_marks(rng: random.Random, log: Path, data: bytes) -> None:
     """The launcher's marks at a few line starts, in the order the bytes arrived."""
     starts = [0] + [i + 1 for i, byte in enumerate(data) if byte == 10 and rng.random() < 0.05]
     marks = "".join(f"{offset} {1_700_000_000 + i * 0.25}\n" for i, offset in enumerate(starts))
-    timestamps.times_path(log).write_text(marks)
+    times_path(log).write_text(marks)
 
 
 @pytest.mark.parametrize("seed", range(4))

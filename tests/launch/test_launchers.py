@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from dataclasses import replace
@@ -12,7 +13,13 @@ import pytest
 
 from ascendify.errors import AscendifyError
 from ascendify.launch import LaunchOptions, LaunchSpec, plan_node, plan_to_json, resolve_spec
-from ascendify.launch.launchers import NestedLauncher, Topology, disagreement, recognise
+from ascendify.launch.launchers import (
+    NestedLauncher,
+    Topology,
+    disagreement,
+    left_out,
+    recognise,
+)
 from ascendify.launch.plan import local_assignment
 
 PATH = {"PATH": os.environ["PATH"]}
@@ -72,6 +79,22 @@ def test_counts_that_disagree_are_named_in_one_line() -> None:
     )
     agreeing = {"--num_machines": (2, 2), "--machine_rank": ("1", 1)}
     assert disagreement("accelerate launch", agreeing, TOPOLOGY) == ""
+    left = ["--hostfile h (ascendify places the nodes)"]
+    assert disagreement("deepspeed", agreeing, TOPOLOGY, left) == (
+        "deepspeed options ascendify leaves out: --hostfile h (ascendify places the nodes); "
+        "ascendify's topology wins: 2 node(s) x 2 rank(s)"
+    )
+
+
+def test_options_given_and_not_applied_are_each_named_unknown_ones_too() -> None:
+    defaults = argparse.Namespace(script="t.py", hostfile="/job/hostfile", bind=False, new=0)
+    given = argparse.Namespace(script="u.py", hostfile="hosts", bind=True, new=3)
+    assert left_out(given, defaults, {"script"}, {"hostfile": "placed"}, lambda d: "--" + d) == [
+        "--hostfile hosts (placed)",
+        "--bind (not applied by ascendify)",
+        "--new 3 (not applied by ascendify)",
+    ]
+    assert left_out(defaults, defaults, (), {}, str) == []
 
 
 def _spec(tmp_path: Path, launcher: NestedLauncher, **changes: Any) -> LaunchSpec:
@@ -104,6 +127,14 @@ def test_deepspeed_ranks_get_local_rank_after_the_script_and_its_variables(tmp_p
     # Every card of the node is visible to each rank, which picks its own by LOCAL_RANK.
     assert env["ASCEND_RT_VISIBLE_DEVICES"] == "4,5"
     assert "CUDA_VISIBLE_DEVICES" not in env
+    assert "OMP_NUM_THREADS" not in env  # DeepSpeed's launcher sets none; torchrun's 1 is not its
+
+
+def test_torchrun_ranks_keep_torchruns_thread_default(tmp_path: Path) -> None:
+    launcher = NestedLauncher("torchrun", ("/py", "-u", "t.py"))
+    spec = _spec(tmp_path, launcher)
+    env = plan_node(spec, local_assignment(spec, master_port=1)).workers[0].env
+    assert env["OMP_NUM_THREADS"] == "1"
 
 
 def test_a_resumed_deepspeed_rank_keeps_local_rank_after_the_script(tmp_path: Path) -> None:
@@ -168,6 +199,15 @@ def test_torchrun_is_read_with_torchs_own_parser(tmp_path: Path) -> None:
         "1 node(s) x 2 rank(s)"
     )
     assert spec.nproc_per_node == 2
+    restarting = _resolve(tmp_path, "torchrun", "--max-restarts", "3", "--rdzv-backend", "c10d",
+                          "--master-port", "29400", "t.py")  # fmt: skip
+    assert restarting.launcher is not None
+    assert restarting.launcher.disagreement == (
+        "torchrun asks for --master-port 29400 (the job: a free port); options ascendify leaves "
+        "out: --rdzv-backend c10d (ascendify places the nodes: --nnodes, --node-rank, "
+        "--master-addr or the platform), --max-restarts 3 (use ascendify run --max-restarts); "
+        "ascendify's topology wins: 1 node(s) x 2 rank(s)"
+    )
 
 
 @pytest.mark.slow  # imports torch: seconds
@@ -196,6 +236,15 @@ def test_accelerate_flags_and_config_file_give_its_environment(tmp_path: Path) -
     assert spec.launcher.disagreement.startswith(
         "accelerate launch asks for --num_processes 8 (the job: 2);"
     )
+    restarting = _resolve(tmp_path, "accelerate", "launch", "--max_restarts", "2",
+                          "--deepspeed_hostfile", "hosts", "t.py", cwd=tmp_path)  # fmt: skip
+    assert restarting.launcher is not None
+    assert restarting.launcher.disagreement == (
+        "accelerate launch options ascendify leaves out: --max_restarts 2 (use ascendify run "
+        "--max-restarts), --deepspeed_hostfile hosts (ascendify places the nodes: --nnodes, "
+        "--node-rank, --master-addr or the platform); ascendify's topology wins: "
+        "1 node(s) x 2 rank(s)"
+    )
 
 
 @pytest.mark.slow  # imports DeepSpeed: seconds
@@ -212,3 +261,15 @@ def test_deepspeed_options_are_read_with_its_own_parser(tmp_path: Path) -> None:
     with_rank = _resolve(tmp_path, "python", "-m", "deepspeed.launcher.runner", "t.py", "a")
     assert with_rank.launcher is not None
     assert (with_rank.launcher.local_rank_at, with_rank.launcher.disagreement) == (3, "")
+    # As DeepSpeedExamples' run_ds.sh starts it: each option that does not apply is named.
+    included = _resolve(tmp_path, "deepspeed", "--hostfile", "hosts", "--include",
+                        "localhost:0,1", "--bind_cores_to_rank", "t.py")  # fmt: skip
+    assert included.launcher is not None
+    devices = ",".join(included.devices)
+    assert included.launcher.disagreement == (
+        "deepspeed options ascendify leaves out: --hostfile hosts (ascendify places the nodes: "
+        "--nnodes, --node-rank, --master-addr or the platform), --include localhost:0,1 (the "
+        f"ranks use the job's devices {devices}: narrow them with ASCEND_RT_VISIBLE_DEVICES or "
+        "CUDA_VISIBLE_DEVICES and --nproc-per-node), --bind_cores_to_rank (the ranks are not "
+        "pinned to cores); ascendify's topology wins: 1 node(s) x 2 rank(s)"
+    )

@@ -70,6 +70,8 @@ def test_accelerate_launch_gives_each_rank_what_accelerate_gives_it(tmp_path: Pa
     assert set(expected) == {"0", "1"}
     assert ranks(ours.stdout) == expected  # RANK, WORLD_SIZE, LOCAL_RANK, PROCESSES, FINAL_LOSS
     assert "started as accelerate would" in ours.stderr
+    # accelerate is told the job's count: its warning of defaults names no count of 1 for 2 ranks.
+    assert "`--num_processes` was set" not in ours.stderr
 
     # --max-restarts 1: rank 1 crashes once after the first epoch's checkpoint; the restart
     # resumes from it and ends where the uninterrupted run did.
@@ -153,11 +155,24 @@ def test_deepspeed_gives_each_rank_what_deepspeed_gives_it(tmp_path: Path) -> No
     assert ours.returncode == 0, ours.stderr[-3000:]
     expected = ranks(own.stdout)
     assert set(expected) == {"0", "1"}
-    # RANK, WORLD_SIZE, LOCAL_RANK, the --local_rank argument, CROSS_SIZE, LOCAL_SIZE, the loss
+    # RANK, WORLD_SIZE, LOCAL_RANK, the --local_rank argument, CROSS_SIZE, LOCAL_SIZE,
+    # OMP_NUM_THREADS (DeepSpeed's launcher sets none), the loss
     assert ranks(ours.stdout) == expected
     notes = [line for line in ours.stderr.splitlines() if "--num_gpus 4" in line]
     assert notes == ["ascendify run: deepspeed asks for --num_gpus 4 (the job: 2); ascendify's "
                      "topology wins: 1 node(s) x 2 rank(s)"]  # fmt: skip
+    # The plan alone: standard output is the JSON and nothing else (DeepSpeed prints as it loads).
+    planned = run(
+        ascendify_run(tmp_path, "deepspeed", "--bind_cores_to_rank", script, flags=("--dry-run",)),
+        tmp_path,
+    )
+    assert planned.returncode == 0, planned.stderr[-3000:]
+    plan = json.loads(planned.stdout)
+    assert [worker["argv"][-1] for worker in plan["workers"]] == [
+        "--local_rank=0",
+        "--local_rank=1",
+    ]
+    assert "--bind_cores_to_rank (the ranks are not pinned to cores)" in planned.stderr
 
 
 def test_two_nodes_on_loopback_make_one_accelerate_job_of_four_ranks(tmp_path: Path) -> None:

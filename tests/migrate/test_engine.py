@@ -19,7 +19,8 @@ from ascendify.migrate import (
     migrate_source,
 )
 from ascendify.migrate._imports import IMPORT_TORCH_NPU
-from ascendify.migrate._rule import Edit, registry_for
+from ascendify.migrate._registry import registry_for
+from ascendify.migrate._rule import Edit
 
 NPU_IMPORT = IMPORT_TORCH_NPU.encode()
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-import ascendify.migrate._rule as registry
+import ascendify.migrate._registry as registry
 from ascendify.cli import build_parser, main
 from ascendify.migrate import (
     Changed,
@@ -24,6 +24,7 @@ from ascendify.migrate import (
     migrate_source,
 )
 from ascendify.migrate import modes as mode_package
+from ascendify.migrate._rule import REGISTERED
 from tests.migrate._cases import load_case
 
 MODULE = "shout"
@@ -67,8 +68,8 @@ SOURCE = b"print('hi')\n"
 
 
 # What the mode module adds to: the decorators and Rule.__init_subclass__ hold these very objects.
-_DICTS: tuple[dict[Any, Any], ...] = (registry._RULES, registry._CHECKERS, registry._SERVES)
-_LISTS: tuple[list[Any], ...] = (registry._FINISHERS, registry._BINDING_TRIGGERS)
+_DICTS: tuple[dict[Any, Any], ...] = (REGISTERED.rules, REGISTERED.checkers, REGISTERED.serves)
+_LISTS: tuple[list[Any], ...] = (REGISTERED.finishers, REGISTERED.binding_triggers)
 
 
 @pytest.fixture

@@ -270,9 +270,10 @@ def launch(options: LaunchOptions, dry_run: bool = False, profile: str | None = 
 
     spec = resolve_spec(options)
     if profile is not None:
-        from ascendify.perf.starthook import PROFILE_FOLDER, profile_environment
+        from ascendify.perf.starthook import profile_environment
+        from ascendify.runfolder import profile_dir
 
-        folder = spec.log_dir / PROFILE_FOLDER
+        folder = profile_dir(spec.log_dir)
         spec = replace(spec, env={**spec.env, **profile_environment(folder, profile, spec.env)})
     if spec.launcher is not None and spec.launcher.disagreement:
         _say(spec.launcher.disagreement)

@@ -1,11 +1,15 @@
-"""DeepSpeed JSON configs: the ops they make DeepSpeed load, and their CUDA-only settings.
+"""DeepSpeed configs: the ops they make DeepSpeed load, and their CUDA-only settings.
 
-The text is parsed by a small JSON reader that keeps where every value is (the standard library's
-does not), so an edit replaces one string's characters and everything else stays as written.
+A JSON file is parsed by a small JSON reader that keeps where every value is (the standard
+library's does not), so an edit replaces one string's characters and everything else stays as
+written. A config written in Python as a dict literal (``ds_config = {...}``, passed to
+``deepspeed.initialize``) is read from its syntax tree into the same positioned values
+(:func:`dict_findings`), so both are judged by one set of checks.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Iterator
@@ -13,12 +17,15 @@ from dataclasses import dataclass
 
 from ascendify.configs.findings import ConfigFinding, line_of
 from ascendify.configs.rules import NPU
+from ascendify.source import SourceText
 
 # A DeepSpeed config has at least one of these at its top level (the batch size is required).
 _DEEPSPEED_KEYS = frozenset(
     {"train_batch_size", "train_micro_batch_size_per_gpu", "zero_optimization"}
 )
 TRIGGERS = tuple(f'"{key}"'.encode() for key in sorted(_DEEPSPEED_KEYS))
+# In Python, the keys as whole words: a dict literal may quote them either way.
+TRIGGER_WORDS = tuple(sorted(_DEEPSPEED_KEYS))
 _ONE_BIT = frozenset({"onebitadam", "zerooneadam", "onebitlamb"})
 _MAX_DEPTH = 64
 _DECODER = json.JSONDecoder()
@@ -144,7 +151,46 @@ def read_json(text: str) -> Value | None:
 
 def scan_deepspeed(text: str, target: str) -> Iterator[ConfigFinding]:
     root = read_json(text)
-    if root is None or not root.is_object or not any(root.member(k) for k in _DEEPSPEED_KEYS):
+    if root is not None:
+        yield from _config_findings(text, root, target)
+
+
+def dict_findings(node: ast.Dict, source: SourceText, target: str) -> Iterator[ConfigFinding]:
+    """The findings of a Python dict literal that is a DeepSpeed config (none for another dict).
+    Values that are not literals (a name, a call) are unknown, and judged as absent settings."""
+    yield from _config_findings(source.text, _python_value(node, source, 0), target)
+
+
+def _python_value(node: ast.expr, source: SourceText, depth: int) -> Value:
+    start = source.offset(node.lineno, node.col_offset)
+    end = source.offset(node.end_lineno or node.lineno, node.end_col_offset or node.col_offset)
+    if depth > _MAX_DEPTH:
+        return Value(start, end, None)
+    if isinstance(node, ast.Dict):
+        members = [
+            Member(key.value, source.offset(key.lineno, key.col_offset), value)
+            for key, value_node in zip(node.keys, node.values, strict=True)
+            if isinstance(key, ast.Constant) and isinstance(key.value, str)
+            for value in (_python_value(value_node, source, depth + 1),)
+        ]
+        return Value(start, end, members, is_object=True)
+    if isinstance(node, ast.List | ast.Tuple):
+        return Value(start, end, [_python_value(item, source, depth + 1) for item in node.elts])
+    if isinstance(node, ast.Constant) and _plain(node.value, source.text[start:end]):
+        return Value(start, end, node.value)
+    return Value(start, end, None)
+
+
+def _plain(value: object, written: str) -> bool:
+    """A literal whose text is the value itself: a string is edited inside its quotes, so only a
+    string written as one pair of quotes around its characters is taken as known."""
+    if not isinstance(value, str):
+        return value is None or isinstance(value, bool | int | float)
+    return written[:1] in "'\"" and written[-1:] == written[:1] and written[1:-1] == value
+
+
+def _config_findings(text: str, root: Value, target: str) -> Iterator[ConfigFinding]:
+    if not root.is_object or not any(root.member(k) for k in _DEEPSPEED_KEYS):
         return
     yield from _optimizer(text, root, target)
     for path, op_name in (

@@ -22,6 +22,7 @@ from ascendify.explain.reader import Finding
 from ascendify.explain.sources import Inputs, Skipped
 from ascendify.explain.unmatched import Unmatched, unmatched
 from ascendify.moments import iso_time
+from ascendify.runfolder import SUMMARY_NAME
 from ascendify.terminal_text import printable_path
 
 MAX_FINDINGS = 200  # kept per rank (the first ones); the rest are only counted
@@ -210,7 +211,7 @@ def _signal_finding(rank: int, signature: Signature, name: str, root: dict[str, 
     return Finding(
         who=rank,
         signature=signature,
-        path=Path(root.get("log_path") or "run_summary.json"),
+        path=Path(root.get("log_path") or SUMMARY_NAME),
         line_no=0,
         time=when,
         text=f"rank {rank} was killed by {name}",

@@ -35,6 +35,7 @@ from ascendify.explain.catalogue import (
     has_anchor,
 )
 from ascendify.explain.sources import Skipped, Source, open_regular
+from ascendify.runfolder import times_path
 from ascendify.terminal_text import printable
 
 BLOCK = 4 << 20
@@ -142,7 +143,7 @@ class _FileScan:
     def __init__(self, source: Source, catalogue: Catalogue) -> None:
         self.source = source
         self.catalogue = catalogue
-        self.marks = timestamps.Marks(timestamps.times_path(source.path.resolve()))
+        self.marks = timestamps.Marks(times_path(source.path.resolve()))
         self.year = timestamps.file_year(source.path)
         self.line_no = 1  # of the next line to scan
         self.counted = True  # whether line_no counts from the file's start

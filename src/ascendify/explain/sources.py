@@ -29,22 +29,20 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ascendify.errors import AscendifyError
+from ascendify.runfolder import RANK_FOLDER, RANK_LOG, SUMMARY_NAME, TIMES_SUFFIX
 from ascendify.textfile import read_json
 
 MAX_FILES = 20_000  # below one path: beyond this the input is not a job's logs
 # Folders below one path: plogs lie 6 deep in a job's directory; a tree far deeper is not logs.
 MAX_DEPTH = 64
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC  # a FIFO opened so does not wait
-_RANK_LOG = re.compile(r"^rank_(\d+)\.log$")
 _PROC_RANK = re.compile(r"-proc-rank-(\d+)-device-(\d+)")
 _WORKER = re.compile(r"^modelarts-job-.*-worker-(\d+)\.log$")
-_RANK_DIR = re.compile(r"^rank_(\d+)$")
 _PLOG = re.compile(r"^(?:plog|device)-(\d+)_\d+\.log$")
 _SKIPPED_SUFFIXES = (
-    ".times", ".json", ".db", ".db-wal", ".db-shm", ".tsv", ".pt", ".bin", ".npy", ".py", ".pyc",
+    TIMES_SUFFIX, ".json", ".db", ".db-wal", ".db-shm", ".tsv", ".pt", ".bin", ".npy", ".py", ".pyc",
     ".sh", ".yaml", ".toml", ".csv",
 )  # fmt: skip
-SUMMARY_NAME = "run_summary.json"
 
 
 class ExplainInputError(AscendifyError):
@@ -123,11 +121,15 @@ def classify(file: Path, skipped: list[Skipped] | None = None) -> Source | None:
     name = file.name
     if name.endswith(_SKIPPED_SUFFIXES):
         return None
-    match = _RANK_LOG.match(name) or _PROC_RANK.search(name)
+    match = RANK_LOG.fullmatch(name) or _PROC_RANK.search(name)
     if match:
         return Source(file, int(match.group(1)), "rank")
     rank = next(
-        (int(m.group(1)) for part in reversed(file.parts[:-1]) if (m := _RANK_DIR.match(part))),
+        (
+            int(m.group(1))
+            for part in reversed(file.parts[:-1])
+            if (m := RANK_FOLDER.fullmatch(part))
+        ),
         None,
     )
     if rank is None:

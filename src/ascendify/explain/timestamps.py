@@ -19,8 +19,6 @@ from pathlib import Path
 
 from ascendify.explain.sources import open_regular
 
-TIMES_SUFFIX = ".times"
-
 _ISO = re.compile(r"(\d{4})[-/](\d\d)[-/](\d\d)[ T-](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?")
 # glog and c10's logging: ``[E1219 03:01:55.989449808``, ``[W326 11:49:12.331714626`` (the month
 # is not padded), torch.distributed.elastic's ``E0913 09:12:35.512000 140 api.py:826]`` (no bracket).
@@ -66,10 +64,6 @@ def file_year(path: Path) -> int:
         return time.gmtime(path.stat().st_mtime).tm_year
     except OSError:
         return time.gmtime().tm_year
-
-
-def times_path(log: Path) -> Path:
-    return log.with_name(log.name + TIMES_SUFFIX)
 
 
 MARK_LINE_LIMIT = 64  # bytes of a mark line ("<offset> <epoch>" takes about 25)

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ascendify import runfolder
+
 SNAPSHOT_IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".venv", ".mypy_cache")
 # Folders nested deeper than this are no code tree (the copy recurses once per level, and Python's
 # recursion ends near 1,000).
@@ -112,11 +114,10 @@ class JobLayout:
     def summary(self, node: int) -> dict[str, Any] | None:
         """The node launcher's ``run_summary.json``: per-rank exit codes and the root cause."""
         from ascendify.errors import AscendifyError
-        from ascendify.launch.agent import SUMMARY_NAME  # the launcher is heavy to import
         from ascendify.textfile import read_json
 
         try:  # bounded: a rank can replace it (a link to /dev/zero, a FIFO)
-            data = read_json(self.launcher_dir(node) / SUMMARY_NAME, "run summary")
+            data = read_json(self.launcher_dir(node) / runfolder.SUMMARY_NAME, "run summary")
         except (OSError, ValueError, AscendifyError):
             return None
         return data if isinstance(data, dict) else None
@@ -163,7 +164,7 @@ class JobLayout:
             rank = node * cards + device
             link = self.rank_log(rank, device)
             if not link.is_symlink():
-                link.symlink_to(Path(self.launcher_dir(node).name) / f"rank_{rank}.log")
+                link.symlink_to(Path(self.launcher_dir(node).name) / runfolder.rank_log_name(rank))
 
     def snapshot(self, code_dir: Path, store_root: Path) -> None:
         """Copy ``code_dir`` to :attr:`code`, leaving out caches and the job store itself when it

@@ -38,8 +38,8 @@ from ascendify.jobs.node import UPLOAD_ALLOWANCE, NodeResult, kept, run_node
 from ascendify.jobs.plan import code_files, node_plan
 from ascendify.jobs.spec import JobSpec
 from ascendify.jobs.store import JobStore, NodeRecord
-from ascendify.launch.agent import SUMMARY_NAME
 from ascendify.launch.ports import free_port
+from ascendify.runfolder import RANK_LOG_GLOB, SUMMARY_NAME
 
 ADDRESS_VARIABLE = "RAY_ADDRESS"
 PLACEMENT_TIMEOUT = 120.0
@@ -408,7 +408,7 @@ class _Summary:
 def _new_output(layout: JobLayout, node: int, shipped: dict[Path, int]) -> dict[str, bytes]:
     """What the node's worker log and rank logs gained since the last call, by name in logs/."""
     new: dict[str, bytes] = {}
-    for path in [layout.worker_log(node), *layout.launcher_dir(node).glob("rank_*.log")]:
+    for path in [layout.worker_log(node), *layout.launcher_dir(node).glob(RANK_LOG_GLOB)]:
         with contextlib.suppress(OSError), open_regular(path) as log:  # a FIFO would block
             log.seek(shipped.get(path, 0))
             data = log.read()

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import psutil
 
+from ascendify.device_tools import npu_smi_ids
 from ascendify.jobs.metrics import Point, append_points
 
 INTERVAL = 3.0  # seconds between samples: a bounded rate whatever the job's size
@@ -42,9 +43,7 @@ def accelerator_reader() -> tuple[Accelerators | None, str]:
     if nvml is not None:
         return nvml, "GPU utilisation and memory through NVML"
     if shutil.which("npu-smi"):
-        from ascendify.launch.devices import _npu_smi_ids  # the same listing the launcher reads
-
-        listed = _npu_smi_ids(os.environ)
+        listed = npu_smi_ids(os.environ)  # the same listing the launcher reads
         if listed is not None:
             ids = listed[0]
             return lambda: _npu_smi(ids), "NPU utilisation and memory through npu-smi"

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from ascendify.errors import AscendifyError
-from ascendify.explain.timestamps import times_path
 from ascendify.heartbeat import HEARTBEAT_VARIABLE
 from ascendify.launch.containment import (
     MARKER,
@@ -53,6 +52,7 @@ from ascendify.launch.hang import (
 from ascendify.launch.hints import hint_for
 from ascendify.launch.plan import LaunchPlan, WorkerPlan, stacks_dir
 from ascendify.launch.resume import StoppedAttempt, files_open_for_writing, signatures
+from ascendify.runfolder import SUMMARY_NAME, times_path
 from ascendify.textfile import parse_json, read_text
 
 POLL_INTERVAL = 0.05
@@ -66,7 +66,6 @@ STACKS_TAKEN_WAIT = 2 * STACK_DUMP_WAIT + 5.0
 LINE_LIMIT = 64 * 1024  # rank output without a line end is passed on in pieces of this size
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 TAIL_LINES = 20
-SUMMARY_NAME = "run_summary.json"
 # Room taken for the summary when the run starts: it is written even once the logs filled the disk.
 SUMMARY_ROOM = 256 * 1024
 ERROR_FILE_LIMIT = 1 << 20  # a rank's error file is read up to this size...

@@ -26,12 +26,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
-from ascendify.launch.agent import SUMMARY_NAME, Agent, Peers, RunResult, write_summary
+from ascendify.launch.agent import Agent, Peers, RunResult, write_summary
 from ascendify.launch.plan import NodeAssignment, local_assignment, plan_node
 from ascendify.launch.ports import free_port
 from ascendify.launch.restart import restart_told, restarts
 from ascendify.launch.resume import StoppedAttempt, latest_checkpoint
 from ascendify.launch.spec import LaunchSpec
+from ascendify.runfolder import SUMMARY_NAME
 
 # How an attempt gets its assignment and peers; the callable says a stop signal came meanwhile.
 Meet = Callable[[int, Callable[[], bool]], tuple[NodeAssignment, Peers | None]]

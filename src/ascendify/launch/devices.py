@@ -9,17 +9,15 @@ narrow the set as the runtimes do. Device IPs (for the HCCL rank table) come fro
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ascendify.device_tools import npu_smi_ids, tool_output
 from ascendify.errors import AscendifyError
 from ascendify.launch.ranktable import parse_hccn_conf
 from ascendify.textfile import read_text
 
-_TOOL_TIMEOUT = 10.0
 # The variable that narrows a process to some cards, by the kind of the cards.
 VISIBLE_DEVICES = {"npu": "ASCEND_RT_VISIBLE_DEVICES", "cuda": "CUDA_VISIBLE_DEVICES"}
 
@@ -35,7 +33,7 @@ class LocalDevices:
 
 def discover_devices(env: Mapping[str, str], root: Path = Path("/")) -> LocalDevices:
     """The accelerators of this node; one CPU slot when there are none."""
-    npus = _davinci_ids(root / "dev") or _npu_smi_ids(env)
+    npus = _davinci_ids(root / "dev") or npu_smi_ids(env)
     if npus:
         return _visible("npu", npus[0], npus[1], env.get(VISIBLE_DEVICES["npu"]))
     gpus = _nvidia_proc_ids(root / "proc") or _nvidia_smi_ids(env)
@@ -66,12 +64,6 @@ def _davinci_ids(dev: Path) -> tuple[list[str], str] | None:
     return (ids, f"{len(ids)} Ascend devices in {dev}/davinci<N>") if ids else None
 
 
-def _npu_smi_ids(env: Mapping[str, str]) -> tuple[list[str], str] | None:
-    output = _tool_output(["npu-smi", "info", "-l"], env)
-    ids = re.findall(r"NPU ID\s*:\s*(\d+)", output or "")
-    return (ids, f"{len(ids)} Ascend devices listed by npu-smi") if ids else None
-
-
 def _nvidia_proc_ids(proc: Path) -> tuple[list[str], str] | None:
     gpus = proc / "driver" / "nvidia" / "gpus"
     try:
@@ -83,7 +75,7 @@ def _nvidia_proc_ids(proc: Path) -> tuple[list[str], str] | None:
 
 
 def _nvidia_smi_ids(env: Mapping[str, str]) -> tuple[list[str], str] | None:
-    output = _tool_output(["nvidia-smi", "-L"], env)
+    output = tool_output(["nvidia-smi", "-L"], env)
     ids = re.findall(r"^GPU (\d+):", output or "", flags=re.MULTILINE)
     return (ids, f"{len(ids)} NVIDIA GPUs listed by nvidia-smi") if ids else None
 
@@ -110,21 +102,9 @@ def device_ips(
 def _hccn_tool_addresses(env: Mapping[str, str], ids: tuple[str, ...]) -> dict[str, str]:
     addresses: dict[str, str] = {}
     for device in ids:
-        output = _tool_output(["hccn_tool", "-i", device, "-ip", "-g"], env)
+        output = tool_output(["hccn_tool", "-i", device, "-ip", "-g"], env)
         match = re.search(r"ipaddr\s*:\s*(\S+)", output or "")
         if match is None:
             break
         addresses[device] = match.group(1)
     return addresses
-
-
-def _tool_output(argv: list[str], env: Mapping[str, str]) -> str | None:
-    if shutil.which(argv[0], path=env.get("PATH")) is None:
-        return None
-    try:
-        done = subprocess.run(
-            argv, capture_output=True, text=True, timeout=_TOOL_TIMEOUT, env=dict(env), check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout if done.returncode == 0 else None

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ascendify import runfolder
 from ascendify.heartbeat import HEARTBEAT_VARIABLE
 from ascendify.launch.devices import VISIBLE_DEVICES
 from ascendify.launch.launchers import NestedLauncher
@@ -151,8 +152,8 @@ def _worker(
     attempt: int,
 ) -> WorkerPlan:
     rank = assignment.ranks[local_rank]
-    log_path = spec.log_dir / f"rank_{rank}.log"
-    error_file = spec.log_dir / f"rank_{rank}.error.json"
+    log_path = runfolder.rank_log(spec.log_dir, rank)
+    error_file = runfolder.error_file(spec.log_dir, rank)
     env = {
         # torch.distributed (what torchrun sets)
         "RANK": str(rank),
@@ -179,9 +180,10 @@ def _worker(
         env["RANK_TABLE_FILE"] = str(table_file)
     defaults = {
         "HCCL_CONNECT_TIMEOUT": HCCL_CONNECT_TIMEOUT,
-        "ASCEND_PROCESS_LOG_PATH": str(spec.log_dir / "ascend" / f"rank_{rank}"),
+        "ASCEND_PROCESS_LOG_PATH": str(runfolder.ascend_log_dir(spec.log_dir, rank)),
     }
-    if spec.nproc_per_node > 1:
+    deepspeed = spec.launcher is not None and spec.launcher.deepspeed_env
+    if spec.nproc_per_node > 1 and not deepspeed:  # DeepSpeed's own launcher sets none
         defaults["OMP_NUM_THREADS"] = "1"  # as torchrun: N ranks x all cores oversubscribes the CPU
     argv = spec.command
     if spec.launcher is not None:
@@ -198,7 +200,9 @@ def _worker(
         # The start hook that arms faulthandler, so a hang's stacks can be taken (see hang.py).
         env[STACKS_VARIABLE] = str(stacks_dir(spec.log_dir, attempt))
         # A file the rank touches to say it is alive without printing (ascendify.heartbeat()).
-        env[HEARTBEAT_VARIABLE] = str(heartbeats_dir(spec.log_dir, attempt) / f"rank_{rank}")
+        env[HEARTBEAT_VARIABLE] = str(
+            heartbeats_dir(spec.log_dir, attempt) / runfolder.rank_name(rank)
+        )
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(FOLDER), spec.env.get("PYTHONPATH")]))
     return WorkerPlan(
         local_rank=local_rank,

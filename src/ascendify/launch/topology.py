@@ -87,7 +87,7 @@ def resolve_spec(
     cwd = _cwd(options, env)
     launcher = None
     if nested is not None:
-        topology = Topology(nproc, place.nnodes, place.node_rank, master_addr, master_port)
+        topology = Topology(nproc, place.nnodes, place.node_rank, master_addr, master_port, devices)
         launcher = nested_launcher(*nested, topology, str(cwd))
         command = launcher.command
     job_id = facts.get("job_id", options.job_id) or (

@@ -18,6 +18,13 @@ from ascendify.migrate._engine import (
     migrate_source,
 )
 from ascendify.migrate._modes import DistributedMode, Modes, Target
+from ascendify.migrate._registry import (
+    iter_modes,
+    iter_rules,
+    load_rules,
+    opt_in_codes,
+    switch_modes,
+)
 from ascendify.migrate._rule import (
     Change,
     Context,
@@ -29,11 +36,6 @@ from ascendify.migrate._rule import (
     Rule,
     Switch,
     checks,
-    iter_modes,
-    iter_rules,
-    load_rules,
-    opt_in_codes,
-    switch_modes,
 )
 from ascendify.migrate._run import reserved_names, run_migration
 from ascendify.migrate._settings import Settings

@@ -21,7 +21,7 @@ from ascendify.migrate._engine import (
     Unchanged,
     apply_edits,
 )
-from ascendify.migrate._rule import registry_for
+from ascendify.migrate._registry import registry_for
 from ascendify.migrate._settings import Settings
 from ascendify.migrate.rules.configs import config_finding
 from ascendify.source import SourceText, is_suppressed

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 from ascendify.migrate._imports import Insertions
-from ascendify.migrate._rule import Change, Context, Edit, Finding, Registry, Rule, registry_for
+from ascendify.migrate._registry import Registry, registry_for
+from ascendify.migrate._rule import Change, Context, Edit, Finding, Rule
 from ascendify.migrate._settings import DEFAULT_SETTINGS, Settings
 from ascendify.source import (
     ParsedSource,

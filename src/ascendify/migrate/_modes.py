@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from ascendify.migrate._rule import Mode
+
+class Named(Protocol):
+    """An on/off mode as :meth:`Modes.has` asks about it (``_rule.Mode``, which stands above)."""
+
+    @property
+    def name(self) -> str: ...
 
 
 class Target(str, Enum):
@@ -72,6 +76,6 @@ class Modes:
     switches: frozenset[str] = frozenset()
     tune: frozenset[str] = frozenset()  # codes of the --tune rules to apply
 
-    def has(self, mode: Mode) -> bool:
+    def has(self, mode: Named) -> bool:
         """Whether the on/off ``mode`` is switched on."""
         return mode.name in self.switches

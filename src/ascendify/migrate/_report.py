@@ -15,7 +15,8 @@ from rich.table import Table
 
 from ascendify._fs import WriteError, open_log, shown
 from ascendify.migrate._engine import SkipReason
-from ascendify.migrate._rule import Change, Operation, iter_rules
+from ascendify.migrate._registry import iter_rules
+from ascendify.migrate._rule import Change, Operation
 from ascendify.migrate._tree import CompanionFinding, FileOutcome, TreeResult
 from ascendify.tabular import Row, write_csv, write_xlsx
 from ascendify.targets import Safety

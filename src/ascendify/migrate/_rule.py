@@ -8,37 +8,25 @@ finds a rule is a *checker*: a function registered with :func:`checks` for the a
 at and the rules it serves, which yields :class:`Finding` objects naming their rule. Checkers never edit
 text and never write files; the engine applies their edits.
 
-Which rules a run applies is decided once per distinct :class:`Settings`, before any file is read
-(:func:`registry_for`): a rule runs when its mode is on, the target is one of its targets and the
-settings select it (``Settings.select``; ``--enable`` for an opt-in rule). Checkers and finishers that
-serve no such rule are left out.
-
-Rule modules live in :mod:`ascendify.migrate.rules` (one per family) and are imported by
-:func:`load_rules`, never listed by hand.
+Subclassing and the decorators record what they register in :data:`REGISTERED`; the registry
+(:mod:`ascendify.migrate._registry`, which stands above this module) imports every rule module and
+decides which rules a run applies. The protocol imports no rule, no registry and no engine.
 """
 
 from __future__ import annotations
 
 import ast
-import dataclasses
-import importlib
-import pkgutil
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from functools import cache, cached_property
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, TypeVar, cast
+from typing import Any, ClassVar, TypeVar, cast
 
-from ascendify.errors import AscendifyError
 from ascendify.migrate._modes import Modes, Target
 from ascendify.migrate._settings import Settings
-from ascendify.source import NameResolver, NodeIndex, SourceText, Tokens
+from ascendify.source import NameResolver, NodeIndex, SourceText
 from ascendify.targets import Safety, TorchNpuFacts
-
-if TYPE_CHECKING:
-    from ascendify.migrate._imports import Insertion
-    from ascendify.migrate._tree import TreeResult
 
 
 class Operation(str, Enum):
@@ -108,8 +96,9 @@ class Switch:
 
 
 # Writes what a mode adds into the result directory, once the files are migrated; returns the names
-# written (for the log).
-ExtrasWriter = Callable[[Modes, "TreeResult", Path], list[str]]
+# written (for the log). The run it is given is a ``_tree.TreeResult``: the tree runner stands above
+# this protocol, so the protocol cannot name its type.
+ExtrasWriter = Callable[[Modes, Any, Path], list[str]]
 
 
 @dataclass(frozen=True)
@@ -180,9 +169,9 @@ class Rule:
         super().__init_subclass__()
         if "code" not in cls.__dict__:
             return
-        if cls.code in _RULES:
+        if cls.code in REGISTERED.rules:
             raise TypeError(f"rule code {cls.code} is used twice")
-        _RULES[cls.code] = cls
+        REGISTERED.rules[cls.code] = cls
 
     @classmethod
     def applies(cls, settings: Settings) -> bool:
@@ -301,17 +290,27 @@ class Context:
 
 Checker = Callable[[Context, ast.AST, ast.AST | None], Iterable[Finding]]
 # Runs once after the walk with every finding: what the file needs at its top (imports, and code that
-# must follow them), inserted by ascendify.migrate._imports.
-Finisher = Callable[[Context, ast.Module, list[Finding]], Iterable["Insertion"]]
+# must follow them), as ``_imports.Insertion`` requests that module inserts (it stands above this
+# protocol, which cannot name the type).
+Finisher = Callable[[Context, ast.Module, list[Finding]], Iterable[Any]]
 # The rules a checker or finisher serves; a function when they are known only once every rule module
 # is imported (the API families, the slot kinds).
 Serves = Collection[type[Rule]] | Callable[[], Iterable[type[Rule]]]
 
-_RULES: dict[str, type[Rule]] = {}
-_CHECKERS: dict[type[ast.AST], list[Checker]] = {}
-_FINISHERS: list[Finisher] = []
-_SERVES: dict[Callable[..., object], Serves] = {}
-_BINDING_TRIGGERS: list[Callable[[str], bool]] = []
+
+@dataclass
+class Registrations:
+    """What the rule modules registered as they were imported: a :class:`Rule` subclass with a
+    code, and the functions of :func:`checks`, :func:`finishes` and :func:`binding_trigger`."""
+
+    rules: dict[str, type[Rule]] = field(default_factory=dict)
+    checkers: dict[type[ast.AST], list[Checker]] = field(default_factory=dict)
+    finishers: list[Finisher] = field(default_factory=list)
+    serves: dict[Callable[..., object], Serves] = field(default_factory=dict)
+    binding_triggers: list[Callable[[str], bool]] = field(default_factory=list)
+
+
+REGISTERED = Registrations()
 
 
 def checks(*node_types: type[ast.AST], rules: Serves) -> Callable[[Checker], Checker]:
@@ -323,8 +322,8 @@ def checks(*node_types: type[ast.AST], rules: Serves) -> Callable[[Checker], Che
 
     def register(checker: Checker) -> Checker:
         for node_type in node_types:
-            _CHECKERS.setdefault(node_type, []).append(checker)
-        _SERVES[checker] = rules
+            REGISTERED.checkers.setdefault(node_type, []).append(checker)
+        REGISTERED.serves[checker] = rules
         return checker
 
     return register
@@ -335,8 +334,8 @@ def finishes(*, rules: Serves) -> Callable[[Finisher], Finisher]:
     insertions of."""
 
     def register(finisher: Finisher) -> Finisher:
-        _FINISHERS.append(finisher)
-        _SERVES[finisher] = rules
+        REGISTERED.finishers.append(finisher)
+        REGISTERED.serves[finisher] = rules
         return finisher
 
     return register
@@ -348,116 +347,5 @@ def binding_trigger(predicate: Callable[[str], bool]) -> Callable[[str], bool]:
     After ``from torch.cuda.amp import autocast`` a line that says only ``autocast(...)`` must still be
     visited; the engine adds ``autocast`` to the tokens it looks for on that file's lines.
     """
-    _BINDING_TRIGGERS.append(predicate)
+    REGISTERED.binding_triggers.append(predicate)
     return predicate
-
-
-@dataclass(frozen=True)
-class Registry:
-    """Every rule, checker and finisher; or, from :func:`registry_for`, those of one kind of run."""
-
-    rules: dict[str, type[Rule]]
-    checkers: dict[type[ast.AST], list[Checker]]
-    finishers: tuple[Finisher, ...]
-    binding_triggers: tuple[Callable[[str], bool], ...]
-    trigger: Tokens
-    serves: dict[Callable[..., object], frozenset[type[Rule]]]
-    # Set by registry_for only (load_rules' registry of everything is not one run's):
-    active: frozenset[type[Rule]] = frozenset()  # the rules the run applies
-    visit_everything: bool = False  # an active rule's mode looks beyond CUDA idioms
-
-
-@cache
-def load_rules() -> Registry:
-    """Import every rule module once and return what they registered."""
-    from ascendify.migrate import modes, rules
-
-    packages = (rules, modes)
-    for package in packages:
-        for info in pkgutil.iter_modules(package.__path__):
-            importlib.import_module(f"{package.__name__}.{info.name}")
-    package_names = [package.__name__ + "." for package in packages]
-
-    def place(finisher: Finisher) -> tuple[int, str]:
-        """Rule families first, then modes, each module by name (definition order within one):
-        the order of the lines they insert never depends on which module imported which first."""
-        module = finisher.__module__
-        rank = next((i for i, name in enumerate(package_names) if module.startswith(name)), 2)
-        return rank, module
-
-    return Registry(
-        rules=dict(sorted(_RULES.items())),
-        checkers={node_type: list(found) for node_type, found in _CHECKERS.items()},
-        finishers=tuple(sorted(_FINISHERS, key=place)),
-        binding_triggers=tuple(_BINDING_TRIGGERS),
-        trigger=_trigger_tokens(rule for rule in _RULES.values() if not rule.mode.private_triggers),
-        serves={
-            function: frozenset(served() if callable(served) else served)
-            for function, served in _SERVES.items()
-        },
-    )
-
-
-def _trigger_tokens(rules: Iterable[type[Rule]]) -> Tokens:
-    listed = list(rules)
-    return Tokens.of(
-        (token for rule in listed for token in rule.triggers),
-        (word for rule in listed for word in rule.trigger_words),
-    )
-
-
-@cache
-def registry_for(settings: Settings) -> Registry:
-    """The rules these settings apply, with only the checkers and finishers serving one of them.
-
-    Made once per distinct settings (a run has one), so the per-file work is a dictionary look-up.
-    """
-    registry = load_rules()
-    active = frozenset(rule for rule in registry.rules.values() if rule.applies(settings))
-
-    def needed(function: Callable[..., object]) -> bool:
-        return not registry.serves[function].isdisjoint(active)
-
-    trigger = registry.trigger
-    if any(rule.mode.private_triggers for rule in active):
-        every = registry.rules.values()
-        trigger = _trigger_tokens(r for r in every if not r.mode.private_triggers or r in active)
-    return dataclasses.replace(
-        registry,
-        trigger=trigger,
-        checkers={
-            kind: [c for c in found if needed(c)] for kind, found in registry.checkers.items()
-        },
-        finishers=tuple(f for f in registry.finishers if needed(f)),
-        active=active,
-        visit_everything=any(rule.mode.visits_everything for rule in active),
-    )
-
-
-def iter_modes() -> list[Mode]:
-    """The modes that have rules, in the order of the mode rule reference (without the default run)."""
-    modes = {rule.mode for rule in load_rules().rules.values()} - {DEFAULT_RUN}
-    return sorted(modes, key=lambda mode: mode.rank)
-
-
-def switch_modes() -> list[Mode]:
-    """The on/off modes (those with a :class:`Switch`), in the order of the mode rule reference."""
-    return [mode for mode in iter_modes() if mode.switch is not None]
-
-
-def iter_rules(mode: Mode | None = DEFAULT_RUN) -> Iterator[type[Rule]]:
-    """Rules of the default run, of one mode, or of every mode (None)."""
-    for rule in load_rules().rules.values():
-        if mode is None or rule.mode == mode:
-            yield rule
-
-
-def opt_in_codes(codes: Iterable[str]) -> frozenset[str]:
-    """The codes a user enables (``--enable``), checked to name opt-in rules."""
-    opt_in = sorted(rule.code for rule in load_rules().rules.values() if rule.opt_in)
-    for code in codes:
-        if code not in opt_in:
-            raise AscendifyError(
-                f"--enable {code}: not an opt-in rule (opt-in rules: {', '.join(opt_in)})"
-            )
-    return frozenset(codes)

@@ -48,7 +48,8 @@ from ascendify.migrate._engine import (
     migrate_source,
 )
 from ascendify.migrate._project import project_names
-from ascendify.migrate._rule import Change, registry_for
+from ascendify.migrate._registry import registry_for
+from ascendify.migrate._rule import Change
 from ascendify.migrate._settings import Settings
 from ascendify.source import SharedParse, collector_paused, decode
 

@@ -14,7 +14,8 @@ from pathlib import Path
 from ascendify._fs import write_bytes
 from ascendify.errors import AscendifyError
 from ascendify.migrate._modes import DistributedMode, Modes, Target
-from ascendify.migrate._rule import Mode, iter_modes, switch_modes
+from ascendify.migrate._registry import iter_modes, switch_modes
+from ascendify.migrate._rule import Mode
 from ascendify.migrate._tree import TreeResult
 from ascendify.migrate.modes.tune import tune_codes
 from ascendify.migrate.rulefile import load_rule_file

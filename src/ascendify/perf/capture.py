@@ -23,6 +23,7 @@ from torch.utils.hooks import RemovableHandle
 
 from ascendify.perf.model import MODULE_RANGE
 from ascendify.perf.starthook import DIR_VARIABLE, STEPS_VARIABLE, parse_steps
+from ascendify.runfolder import rank_name
 
 # Wrappers whose inner model is the one the user wrote (DDP's .module, torch.compile's _orig_mod).
 WRAPPED = {"DistributedDataParallel": "module", "DataParallel": "module", "OptimizedModule": "_orig_mod"}  # fmt: skip
@@ -116,7 +117,7 @@ class StepProfiler:
         return ProfilerAction.RECORD_AND_SAVE if step == self.last else ProfilerAction.NONE
 
     def _start(self) -> None:
-        out = self.folder / f"rank_{self.rank}"
+        out = self.folder / rank_name(self.rank)
         out.mkdir(parents=True, exist_ok=True)
         self.profiler = (
             _npu_profiler(self._schedule, out) if _on_npu() else self._torch_profiler(out)

@@ -28,14 +28,13 @@ from ascendify.perf.ascend import (
 )
 from ascendify.perf.kineto import read_kineto
 from ascendify.perf.model import Problem, RankProfile
-from ascendify.perf.starthook import PROFILE_FOLDER
 from ascendify.perf.stream import open_trace
+from ascendify.runfolder import RANK_LOG, profile_dir
 
 if TYPE_CHECKING:
     from ascendify.jobs.layout import JobLayout
 
 RANK_FOLDER = re.compile(r"rank_?(\d+)")
-_RANK_LOG = re.compile(r"rank_(\d+)\.log")
 _TRACE_SUFFIXES = (".json", ".json.gz")
 _SNIFF_CHARACTERS = 4096
 _TRACE_MARKS = (b'"traceEvents"', b'"schemaVersion"', b'"ph"')  # kineto's first keys, an event's
@@ -105,8 +104,8 @@ def _locations(path_or_job: str) -> tuple[list[Path], set[int]]:
     """The folders (or file) to search, and the ranks known to have run."""
     path = Path(path_or_job)
     if path.exists():
-        if path.is_dir() and (path / PROFILE_FOLDER).is_dir():
-            return [path / PROFILE_FOLDER], _ranks_logged(path)
+        if path.is_dir() and profile_dir(path).is_dir():
+            return [profile_dir(path)], _ranks_logged(path)
         return [path], set()
     if os.sep in path_or_job or path_or_job.startswith("."):
         raise AscendifyError(f"{path_or_job}: no such file or folder")
@@ -117,7 +116,7 @@ def _ranks_logged(log_dir: Path) -> set[int]:
     return {
         int(found.group(1))
         for child in log_dir.iterdir()
-        if (found := _RANK_LOG.fullmatch(child.name)) is not None
+        if (found := RANK_LOG.fullmatch(child.name)) is not None
     }
 
 
@@ -137,7 +136,7 @@ def _job_locations(job_id: str) -> tuple[list[Path], set[int]]:
 
 def job_profile_folders(layout: JobLayout, nodes: int) -> list[Path]:
     """The profile folders a job's node launchers wrote (``--profile``), node by node."""
-    folders = [layout.launcher_dir(node) / PROFILE_FOLDER for node in range(nodes)]
+    folders = [profile_dir(layout.launcher_dir(node)) for node in range(nodes)]
     return [folder for folder in folders if folder.is_dir()]
 
 

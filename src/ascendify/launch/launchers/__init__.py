@@ -10,7 +10,13 @@ spec (:class:`NestedLauncher`): the same plan and the same agent as a plain scri
 hang stacks, per-rank logs and metrics hold unchanged.
 
 Recognising a form (:func:`recognise`) imports nothing; reading its options imports the
-framework (and torch) only for that form.
+framework (and torch) only for that form, with its standard output sent to standard error: a
+framework that prints while it loads (DeepSpeed names its accelerator) must not spoil
+``--dry-run``'s JSON.
+
+Every option the framework's parser read is honoured or named: an option whose value is not the
+framework's default and that ascendify does not apply goes into the one disagreement line with
+what ascendify does instead (:func:`left_out`).
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import io
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ascendify.errors import AscendifyError
@@ -52,6 +58,7 @@ class Topology:
     node_rank: int
     master_addr: str
     master_port: int | None
+    devices: tuple[str, ...] = ()  # this node's cards, as the ranks get them
 
     @property
     def world_size(self) -> int:
@@ -67,7 +74,8 @@ class NestedLauncher:
     env: Mapping[str, str] = field(default_factory=dict)  # set alike on every rank
     # DeepSpeed: ``--local_rank=N`` goes into the command at this index (right after the script).
     local_rank_at: int | None = None
-    # DeepSpeed: CROSS_RANK, CROSS_SIZE, LOCAL_SIZE and every local card visible to each rank.
+    # DeepSpeed: CROSS_RANK, CROSS_SIZE, LOCAL_SIZE, every local card visible to each rank, and
+    # no OMP_NUM_THREADS (torchrun's default of 1 for several ranks; DeepSpeed's launcher sets none).
     deepspeed_env: bool = False
     disagreement: str = ""  # one line, empty when the launcher's counts match the topology
 
@@ -92,6 +100,11 @@ def nested_launcher(
     name: str, args: tuple[str, ...], topology: Topology, cwd: str
 ) -> NestedLauncher:
     """Read ``args`` with the framework's own parser; ``cwd`` is where relative files are."""
+    with contextlib.redirect_stdout(sys.stderr):
+        return _read_options(name, args, topology, cwd)
+
+
+def _read_options(name: str, args: tuple[str, ...], topology: Topology, cwd: str) -> NestedLauncher:
     try:
         if name == ACCELERATE:
             from ascendify.launch.launchers.accelerate import accelerate_launcher
@@ -112,9 +125,13 @@ def nested_launcher(
 
 
 def disagreement(
-    launcher: str, stated: Mapping[str, tuple[object, object]], topology: Topology
+    launcher: str,
+    stated: Mapping[str, tuple[object, object]],
+    topology: Topology,
+    left: Sequence[str] = (),
 ) -> str:
-    """One line naming the launcher's counts that differ from the topology ("" when none).
+    """One line naming the launcher's counts that differ from the topology and the options
+    ascendify leaves out (``left``, from :func:`left_out`); "" when there are none.
 
     ``stated`` maps an option as the launcher spells it to ``(value, what the topology says)``.
     """
@@ -123,12 +140,49 @@ def disagreement(
         for option, (value, expected) in stated.items()
         if value is not None and str(value) != str(expected)
     ]
-    if not differing:
+    parts = [f"{launcher} asks for {', '.join(differing)}"] if differing else []
+    if left:
+        parts.append(
+            f"{'' if parts else launcher + ' '}options ascendify leaves out: {', '.join(left)}"
+        )
+    if not parts:
         return ""
     return (
-        f"{launcher} asks for {', '.join(differing)}; ascendify's topology wins: "
+        f"{'; '.join(parts)}; ascendify's topology wins: "
         f"{topology.nnodes} node(s) x {topology.nproc_per_node} rank(s)"
     )
+
+
+def left_out(
+    parsed: argparse.Namespace,
+    defaults: argparse.Namespace,
+    applied: Collection[str],
+    instead: Mapping[str, str],
+    flag: Callable[[str], str],
+) -> list[str]:
+    """``OPTION VALUE (what ascendify does instead)`` for every option given a value other than
+    the framework's default that ascendify does not apply (not in ``applied``): those ``instead``
+    explains, and any other one too (a newer framework's), so none is dropped without a word."""
+    pieces = []
+    for dest, value in vars(parsed).items():
+        if dest in applied or value == getattr(defaults, dest, value):
+            continue
+        shown = flag(dest) if value is True else f"{flag(dest)} {value}"
+        pieces.append(f"{shown} ({instead.get(dest, 'not applied by ascendify')})")
+    return pieces
+
+
+def narrowing(topology: Topology) -> str:
+    """What ascendify does instead of a launcher's own choice of cards."""
+    return (
+        f"the ranks use the job's devices {','.join(topology.devices) or 'found'}: narrow them "
+        "with ASCEND_RT_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES and --nproc-per-node"
+    )
+
+
+# What ascendify does where a launcher would start remote nodes itself.
+PLACES_NODES = "ascendify places the nodes: --nnodes, --node-rank, --master-addr or the platform"
+STARTS_NODES = "ascendify starts each node's ranks itself, without ssh, pdsh or mpirun"
 
 
 def parse_with(

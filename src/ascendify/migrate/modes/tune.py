@@ -16,6 +16,7 @@ from ascendify.errors import AscendifyError
 from ascendify.migrate._imports import Import, Insertion, local_name_of
 from ascendify.migrate._modes import Target
 from ascendify.migrate._rule import (
+    REGISTERED,
     Context,
     Edit,
     Finding,
@@ -25,7 +26,6 @@ from ascendify.migrate._rule import (
     binding_trigger,
     checks,
     finishes,
-    load_rules,
 )
 from ascendify.migrate._settings import Settings
 from ascendify.migrate.rules._ports import import_fused_optimizers
@@ -61,7 +61,7 @@ class TuneRule(Rule):
 
 def tune_codes(spec: str) -> frozenset[str]:
     """The codes ``--tune`` names: ``safe``, ``all``, or rule names and codes separated by commas."""
-    rules = [rule for rule in load_rules().rules.values() if rule.mode == TUNE]
+    rules = [rule for rule in REGISTERED.rules.values() if rule.mode == TUNE]  # all in this module
     codes: set[str] = set()
     for word in filter(None, (part.strip() for part in spec.split(","))):
         if word == ALL_SET:

@@ -1,7 +1,7 @@
 """Framework configuration (transformers, accelerate, DeepSpeed): one migration rule per rule of
 :mod:`ascendify.configs.rules`, made from that table, and the checker of their Python findings
-(keywords of ``TrainingArguments(...)`` and model-loading calls). Their findings in YAML, JSON and shell
-files are made by :mod:`ascendify.migrate._configs`.
+(keywords of ``TrainingArguments(...)`` and model-loading calls, DeepSpeed configs written as dict
+literals). Their findings in YAML, JSON and shell files are made by :mod:`ascendify.migrate._configs`.
 """
 
 from __future__ import annotations
@@ -17,16 +17,21 @@ from ascendify.configs import (
     ConfigRule,
     call_findings,
 )
+from ascendify.configs.deepspeed import TRIGGER_WORDS as DEEPSPEED_WORDS
+from ascendify.configs.deepspeed import dict_findings
 from ascendify.migrate._modes import Target
 from ascendify.migrate._rule import Context, Edit, Finding, Operation, Rule, checks
 from ascendify.targets import Safety
 
 _PYTHON_FAMILY = "CFG1"  # the rules whose settings a Python call may hold
+_DEEPSPEED_FAMILY = "CFG3"  # the rules of DeepSpeed configs, which a Python dict may hold
 
 
 def _rule_class(rule: ConfigRule) -> type[Rule]:
     operation = Operation.MODIFY if rule.left is None else Operation(rule.left.value)
     python = rule.code.startswith(_PYTHON_FAMILY)
+    deepspeed = rule.code.startswith(_DEEPSPEED_FAMILY)
+    words = TRIGGER_WORDS if python else DEEPSPEED_WORDS if deepspeed else ()
     attributes = {
         "__doc__": rule.docstring,
         "__module__": __name__,
@@ -37,7 +42,7 @@ def _rule_class(rule: ConfigRule) -> type[Rule]:
         "operation": operation,
         "targets": frozenset(Target(target) for target in rule.targets),
         "triggers": tuple(token.encode() for token in TRIGGERS) if python else (),
-        "trigger_words": tuple(word.encode() for word in TRIGGER_WORDS) if python else (),
+        "trigger_words": tuple(word.encode() for word in words),
     }
     made: type[Rule] = type(f"Config{rule.code}", (Rule,), attributes)  # subclassing registers it
     assert (made.safety is Safety.REPORT_ONLY) == (rule.left is not None), rule.code
@@ -47,6 +52,9 @@ def _rule_class(rule: ConfigRule) -> type[Rule]:
 CONFIG_RULES: dict[str, type[Rule]] = {rule.code: _rule_class(rule) for rule in RULES}
 _PYTHON_RULES = tuple(
     rule for code, rule in CONFIG_RULES.items() if code.startswith(_PYTHON_FAMILY)
+)
+_DEEPSPEED_RULES = tuple(
+    rule for code, rule in CONFIG_RULES.items() if code.startswith(_DEEPSPEED_FAMILY)
 )
 
 
@@ -61,4 +69,13 @@ def _settings_in_call(context: Context, node: ast.AST, parent: ast.AST | None) -
     assert isinstance(node, ast.Call)
     target = context.modes.target.value
     for found in call_findings(node, context.names, context.source, target):
+        yield config_finding(found)
+
+
+@checks(ast.Dict, rules=_DEEPSPEED_RULES)
+def _deepspeed_dict(context: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+    assert isinstance(node, ast.Dict)
+    if isinstance(parent, ast.Dict):
+        return  # a section of a config: read with the config that holds it
+    for found in dict_findings(node, context.source, context.modes.target.value):
         yield config_finding(found)

@@ -16,7 +16,6 @@ from ascendify.errors import AscendifyError
 FOLDER = Path(__file__).parent
 DIR_VARIABLE = "ASCENDIFY_PROFILE_DIR"  # the run's profile/ folder: each rank writes rank_<r>/
 STEPS_VARIABLE = "ASCENDIFY_PROFILE_STEPS"  # FIRST-LAST, both included, counted from 0
-PROFILE_FOLDER = "profile"  # in a run's log folder
 DEFAULT_STEPS = "5-8"  # four steps after five of warm-up (allocator, caches, compilation)
 _STEPS = re.compile(r"(\d+)(?:-(\d+))?")
 
