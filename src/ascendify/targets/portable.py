@@ -53,6 +53,8 @@ _NOT_PORTABLE = "has no device-agnostic counterpart; keep it behind a device che
 
 PORTABLE_TARGETS: tuple[PortableTarget, ...] = (
     PortableTarget("torch.cuda.is_available", "torch.accelerator.is_available", Safety.SAFE),
+    # The same class since torch 2.5 (the portable result needs 2.6): raised by every device.
+    PortableTarget("torch.cuda.OutOfMemoryError", "torch.OutOfMemoryError", Safety.SAFE),
     *(
         PortableTarget(f"torch.cuda.{name}", f"{HELPER_MODULE}.{name}", Safety.SAFE)
         for name in _HELPER_FUNCTIONS

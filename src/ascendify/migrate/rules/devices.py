@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import bisect
 import builtins
+import dataclasses
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -558,7 +559,11 @@ def check_device_to_other_module(
                     f"{old!r} passed to {called}(), which the migration cannot read: "
                     f"if it is a device there, write {new!r}"
                 )
-                yield DeviceToUnknownCall.finding(literal, message)
+                # Dropped where a user's rule rewrote the argument (-r change_argument).
+                reported = ctx.span(literal)
+                yield dataclasses.replace(
+                    DeviceToUnknownCall.finding(literal, message), reported=reported
+                )
 
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
