@@ -59,6 +59,7 @@ from ascendify.targets.portable import (
     HELPER_IS_AVAILABLE,
     HELPER_MODULE,
     HELPER_MODULE_OBJECT,
+    HELPER_SEED_RNG_STATE,
     LEGACY_TENSOR_DTYPES,
     module_member,
     portable_target,
@@ -149,7 +150,12 @@ class PortableApi(PortableRule):
     """What it does: rewrites ``torch.cuda`` APIs to device-agnostic spellings:
     ``torch.cuda.is_available`` -> ``torch.accelerator.is_available``, ``torch.cuda.amp`` ->
     ``torch.amp``, and ``synchronize``, ``set_device``, ``device_count``, ``manual_seed``,
-    ``Event``, memory statistics, legacy ``FloatTensor`` constructors ... -> ``portable_device.*``.
+    ``Event``, memory statistics, legacy ``FloatTensor`` constructors, the RNG state functions
+    and what model-parallel RNG trackers use (``_lazy_call``, ``default_generators``,
+    ``torch.cuda.device``, ``torch._C._cuda_setRNGState``) ... -> ``portable_device.*``; a
+    ``torch.cuda.manual_seed`` in a function that reads the CUDA RNG state (a tracker seeding the
+    state it forks) -> ``portable_device.seed_rng_state``, which seeds the CPU's generator on a host
+    without an accelerator.
 
     Why: ``torch.accelerator`` raises on a CPU-only host and CPU events cannot time; the helper
     does the right thing on NPU, CUDA and CPU.
@@ -436,15 +442,19 @@ def _guarded_regions(
 def _cuda_only_names(
     ctx: Context, region: list[ast.AST], guards: _Guards, helpers: dict[str, list[ast.AST]]
 ) -> Iterator[str]:
-    """``torch.cuda`` names that ``region`` (and the functions of this file it calls, however
-    deep) leaves running on CUDA only: those with no device-agnostic spelling, unless a check that
+    """``torch.cuda`` names that ``region`` (and the functions and methods of this file it calls,
+    however deep) leaves running on CUDA only: those with no device-agnostic spelling, unless a check that
     an accelerator is present guards them and the device module has them (``mem_get_info``)."""
     index = ctx.nodes
     pending, seen = list(region), set()
     while pending:
         for node in index.subtree(index.number(pending.pop())):
             if isinstance(node, ast.Call):
-                called = called_name(node.func)
+                # f(), self.f(), and a method of the file called on any object (tracker.add()).
+                func = node.func
+                called = called_name(func) or (
+                    func.attr if isinstance(func, ast.Attribute) else None
+                )
                 for helper in helpers.get(called or "", ()):
                     if id(helper) not in seen:
                         seen.add(id(helper))
@@ -788,12 +798,33 @@ def check_cuda_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iter
         return
     local = node.id if isinstance(node, ast.Name) else _root(node)
     new = target.portable + tail
+    if qualified in _SEEDS and _saves_rng_state(ctx, node):
+        new = HELPER_SEED_RNG_STATE  # an RNG tracker seeds the state it saved: the CPU's too
     current = ctx.state(_PortableFile).moved.get(local, binding.qualified)
     spelled_now = ".".join([current, *rest])
     if spelled_now == new:
         return
     text = local + new[len(current) :] if new.startswith(current + ".") else _spell(ctx, new)
     yield PortableApi.finding(node, f"{qualified} -> {new}", ctx.replace(node, text))
+
+
+_SEEDS = frozenset({"torch.cuda.manual_seed", "torch.cuda.random.manual_seed"})
+_STATE_READS = frozenset({"torch.cuda.get_rng_state", "torch.cuda.random.get_rng_state"})
+
+
+def _saves_rng_state(ctx: Context, node: ast.AST) -> bool:
+    """Whether the function around ``node`` reads the CUDA RNG state (``orig =
+    torch.cuda.get_rng_state(); torch.cuda.manual_seed(seed); named = torch.cuda.get_rng_state()``):
+    the seed then makes a state to keep, which must be the generator's in use, the CPU's included."""
+    index = ctx.nodes
+    scope = index.scopes[index.number(node)]
+    if scope == 0:
+        return False  # the module's own statements: a seed for the whole program
+    return any(
+        isinstance(inner, ast.Name | ast.Attribute)
+        and ctx.names.qualified_name(inner) in _STATE_READS
+        for inner in (index.nodes[n] for n in range(scope, index.last[scope] + 1))
+    )
 
 
 def _is_module_value(node: ast.AST, parent: ast.AST | None) -> bool:
