@@ -62,6 +62,7 @@ CORPUS = (
     Script("star_imports", ("--cpu",), ()),
     Script("nanogpt_ddp", ("--cpu",), (), distributed=True),
     Script("device_inventory", ("--cpu",), (), cuda_only=("inventory",)),
+    Script("flag_trainer", (), ()),
 )
 
 

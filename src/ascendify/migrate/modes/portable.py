@@ -200,7 +200,11 @@ class PortableGuardKept(PortableRule):
     use_cuda:``) and for the ``torch.cuda.device_count()`` that bounds a loop
     (``for i in range(torch.cuda.device_count())``, directly or through a name), whose body a
     CPU host would run once when widened. What the block calls of the file's own functions counts
-    as part of it.
+    as part of it. A name held for such a block and also read where no CUDA-only call follows
+    (``self.cuda = torch.cuda.is_available()``, then ``"cuda" if self.cuda else "cpu"``) is
+    split: those other reads become ``torch.accelerator.is_available()`` (PRT101), so the device
+    chosen is the host's accelerator; where the name holds more than the check (``not
+    args.no_cuda and ...``), the row says that what it chooses stays on the CPU of an NPU host.
 
     Why: widened to ``torch.accelerator.is_available()``, the check would let an NPU host run a
     CUDA call, which raises there; kept, such a host skips the block as a CPU host does (a loop
@@ -233,6 +237,13 @@ class _Guards:
     lasts: list[int] = field(default_factory=list)
     # id of a check or loop bound kept -> why: what it guards that runs on CUDA only
     kept: dict[int, str] = field(default_factory=dict)
+    # A name holding a kept check that also guards code reaching no CUDA-only call (the device
+    # choice of ``self.cuda = torch.cuda.is_available()``): id of its first check -> those uses,
+    # each then asks for any accelerator itself, the name staying for the CUDA-only uses.
+    split: dict[int, list[ast.expr]] = field(default_factory=dict)
+    # The same where the name holds more than the check (``not args.no_cpu and ...``), which a
+    # use cannot ask again: id of each of its checks -> what the report adds (the CPU fallback).
+    fallback: dict[int, str] = field(default_factory=dict)
 
     def holds(self, index: NodeIndex, node: ast.AST) -> bool:
         """Whether ``node`` lies inside such a block."""
@@ -260,7 +271,7 @@ def _guards(ctx: Context) -> _Guards:
         return guards
     guards.ready = True
     index = ctx.nodes
-    held = _held_checks(ctx)
+    held, bare = _held_checks(ctx)
     checked = [
         found
         for number in index.walk_order(index.of(*_REGION_HOLDERS))
@@ -276,11 +287,15 @@ def _guards(ctx: Context) -> _Guards:
             guards.firsts.append(first)
             guards.lasts.append(last)
     helpers = _own_functions(ctx)
+    free: list[ast.expr] = []  # holder uses guarding only what runs on any device
     for checks_, region in checked:
         blocking = next(_cuda_only_names(ctx, region, guards, helpers), None)
         if blocking is not None:
             reason = f"the check guards {blocking}"
             guards.kept.update((id(check), reason) for check in checks_)
+        else:
+            free += [check for check in checks_ if _holder(check) in held]
+    _split_holders(guards, held, bare, free)
     # A loop over range(device_count()) runs its body once on a CPU host once the bound is widened
     # (portable_device.device_count() is 1 there), where the original ran it never.
     for bounds, region in _device_loops(ctx):
@@ -289,6 +304,27 @@ def _guards(ctx: Context) -> _Guards:
             reason = f"the loop it bounds calls {blocking}"
             guards.kept.update((id(bound), reason) for bound in bounds)
     return guards
+
+
+def _split_holders(guards: _Guards, held: _Held, bare: set[str], free: list[ast.expr]) -> None:
+    """A name whose check is kept for some uses and not needed by others (``free``): those others
+    ask for any accelerator where the name holds the check alone, or are reported as falling back
+    to the CPU on a host with another accelerator."""
+    by_key: dict[str, list[ast.expr]] = {}
+    for use in free:
+        key = _holder(use)
+        if key is not None and id(use) not in guards.kept and id(held[key][0]) in guards.kept:
+            by_key.setdefault(key, []).append(use)
+    for key, uses in by_key.items():
+        if key in bare:
+            guards.split[id(held[key][0])] = uses
+            continue
+        lines = ", ".join(sorted({str(use.lineno) for use in uses}, key=int))
+        note = (
+            f"; what {key} also chooses (line {lines}) stays on the CPU of a host with another "
+            "accelerator: it holds more than the check"
+        )
+        guards.fallback.update((id(check), note) for check in held[key])
 
 
 # A name or ``self.x`` -> the ``torch.cuda.is_available`` calls of every value the file gives it
@@ -301,11 +337,13 @@ _BINDERS = (
 )  # fmt: skip
 
 
-def _held_checks(ctx: Context) -> _Held:
+def _held_checks(ctx: Context) -> tuple[_Held, set[str]]:
     """The names (``use_cuda``, ``self.use_cuda``) that hold a CUDA check wherever the file binds
-    them; a name also bound otherwise (a parameter, a loop, an assignment without the check) is not."""
+    them (a name also bound otherwise, a parameter, a loop, an assignment without the check, is
+    not), and those of them always given the bare call (``torch.cuda.is_available()``)."""
     held: _Held = {}
     other: set[str] = set()
+    mixed: set[str] = set()  # given more than the bare call somewhere
     index = ctx.nodes
     for number in index.walk_order(index.of(*_BINDERS)):
         node = index.nodes[number]
@@ -318,6 +356,8 @@ def _held_checks(ctx: Context) -> _Held:
                     continue
                 if checks_:
                     held.setdefault(key, []).extend(checks_)
+                    if not _is_bare_check(ctx, node.value):
+                        mixed.add(key)
                 else:
                     other.add(key)
         elif isinstance(node, ast.arg):
@@ -326,7 +366,17 @@ def _held_checks(ctx: Context) -> _Held:
             key = _holder(target)
             if key is not None:
                 other.add(key)
-    return {key: checks_ for key, checks_ in held.items() if key not in other}
+    held = {key: checks_ for key, checks_ in held.items() if key not in other}
+    return held, set(held) - mixed
+
+
+def _is_bare_check(ctx: Context, value: ast.expr) -> bool:
+    return (
+        isinstance(value, ast.Call)
+        and not value.args
+        and not value.keywords
+        and ctx.names.qualified_name(value.func) == _AVAILABILITY
+    )
 
 
 def _holder(node: ast.expr) -> str | None:
@@ -368,7 +418,7 @@ def _availability_checks(ctx: Context, test: ast.expr, held: _Held) -> list[ast.
         if isinstance(value, ast.Call) and ctx.names.qualified_name(value.func) == _AVAILABILITY:
             found.append(value.func)
         elif (key := _holder(value)) is not None and key in held:
-            found += held[key]
+            found += [value, *held[key]]
         elif isinstance(value, ast.Compare) and all(
             isinstance(op, ast.Eq | ast.In) for op in value.ops
         ):
@@ -391,7 +441,7 @@ def _negated_checks(ctx: Context, test: ast.expr, held: _Held) -> list[ast.expr]
         if isinstance(called, ast.Call) and ctx.names.qualified_name(called.func) == _AVAILABILITY:
             return [called.func]
         if (key := _holder(called)) is not None and key in held:
-            return held[key]
+            return [called, *held[key]]
     if isinstance(test, ast.Compare) and all(
         isinstance(op, ast.NotEq | ast.NotIn) for op in test.ops
     ):
@@ -788,7 +838,11 @@ def check_cuda_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iter
         return
     if id(node) in guards.kept:
         message = f"{qualified}() kept: {guards.kept[id(node)]}, which runs on CUDA only"
-        yield PortableGuardKept.finding(node, message)
+        yield PortableGuardKept.finding(node, message + guards.fallback.get(id(node), ""))
+        widened = _spell(ctx, target.portable) + "()"
+        for use in guards.split.get(id(node), ()):
+            message = f"{ctx.segment(use)} -> {widened} where it guards no CUDA-only call"
+            yield PortableApi.finding(use, message, ctx.replace(use, widened))
         return
     if not isinstance(node.ctx, ast.Load):
         return
