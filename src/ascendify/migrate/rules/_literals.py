@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Protocol
 
+from ascendify.migrate._modes import Target
 from ascendify.migrate._project_functions import DeviceFunction
 from ascendify.migrate._rule import Context, Edit, Finding, Rule, checks
 from ascendify.migrate.rules._flow import (
@@ -418,6 +419,8 @@ def _method_slots(
     ):
         # parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
         for keyword in node.keywords:
+            if _keeps_cuda_choice(ctx, kind, keyword):
+                continue
             if keyword.arg in _ARGPARSE_VALUE_KEYWORDS:
                 yield from kind.rewrite(ctx, keyword.value, kind.value_rule)
     elif func.attr in ("startswith", "endswith") and node.args and kind.is_holder(func.value):
@@ -425,6 +428,14 @@ def _method_slots(
     elif func.attr == "replace" and node.args and _text_of_holder(kind, func.value):
         # str(device).strip().lower().replace("cuda:", ""): parsing a device name
         yield from kind.rewrite(ctx, node.args[0], kind.value_rule, compared=True)
+
+
+def _keeps_cuda_choice(ctx: Context, kind: SlotKind, keyword: ast.keyword) -> bool:
+    """Portable code keeps ``"cuda"`` among a device option's choices: the command lines the
+    original accepted still parse, and the helper maps the device given (PRT304)."""
+    return (
+        keyword.arg == "choices" and kind.label == "device" and ctx.modes.target is Target.PORTABLE
+    )
 
 
 _TEXT_METHODS = frozenset({"strip", "lstrip", "rstrip", "lower", "upper", "replace"})
