@@ -19,6 +19,8 @@ HELPER_DEVICE = f"{HELPER_MODULE}.device"
 HELPER_BACKEND = f"{HELPER_MODULE}.backend()"
 HELPER_DEVICE_IDS = f"{HELPER_MODULE}.device_ids"
 HELPER_IS_AVAILABLE = f"{HELPER_MODULE}.is_available()"
+# torch.random.fork_rng for the host's device: the CPU's state alone without an accelerator.
+HELPER_FORK_RNG = f"{HELPER_MODULE}.fork_rng"
 # A device given at run time (an option, a configuration): "cuda"/"cuda:N" -> the host's device.
 HELPER_GIVEN_DEVICE = f"{HELPER_MODULE}.given_device"
 # Seeds the generator get_rng_state reads, the CPU's included (an RNG tracker's seeded fork).

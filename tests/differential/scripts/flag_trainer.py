@@ -1,6 +1,7 @@
 """A trainer that keeps CUDA's availability in an attribute and reads it twice: to pick its
 device and move batches there, and to guard a call that exists on CUDA only (the compute
-capability, to choose TF32). Without CUDA the original trains on the CPU."""
+capability, to choose TF32); a probe draws inside ``torch.random.fork_rng``, which must leave the
+generators as they were. Without CUDA the original trains on the CPU."""
 
 import hashlib
 import json
@@ -22,6 +23,10 @@ class Trainer:
     def step(self, x, y):
         if self.cuda:
             x, y = x.cuda(), y.cuda()
+        with torch.random.fork_rng(device_type="cuda"):  # a probe that must not move the seed
+            torch.manual_seed(0)
+            torch.rand(3)
+        x = nn.functional.dropout(x, 0.3)
         loss = nn.functional.cross_entropy(self.model(x), y)
         self.optimizer.zero_grad()
         loss.backward()

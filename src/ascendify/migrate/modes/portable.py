@@ -56,6 +56,7 @@ from ascendify.targets.portable import (
     HELPER_DEVICE,
     HELPER_DEVICE_IDS,
     HELPER_DEVICE_TYPE,
+    HELPER_FORK_RNG,
     HELPER_IS_AVAILABLE,
     HELPER_MODULE,
     HELPER_MODULE_OBJECT,
@@ -107,6 +108,7 @@ _CUDA_TRIGGERS = (b"cuda", b"CUDA")
 _AUTOCAST_POSITIONS = ("enabled", "dtype", "cache_enabled")  # torch.cuda.amp.autocast's order
 _AMP_DEVICE_FIRST = frozenset({"torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler"})
 _DDP = "torch.nn.parallel.DistributedDataParallel"
+_FORK_RNG = "torch.random.fork_rng"
 
 
 class PortableRule(Rule):
@@ -617,7 +619,9 @@ def _range_bounds(
 class PortableAmpDevice(PortableRule):
     """What it does: passes the host's device type to amp APIs that took CUDA for granted:
     ``torch.cuda.amp.autocast(...)`` (now ``torch.amp.autocast``), ``GradScaler(...)`` and
-    ``torch.amp.GradScaler()`` without a device.
+    ``torch.amp.GradScaler()`` without a device; ``torch.random.fork_rng(...)`` becomes
+    ``portable_device.fork_rng(...)``, which forks the CPU's state alone on a host without an
+    accelerator (``torch.cpu`` has no RNG state: ``fork_rng(device_type="cpu")`` raises).
 
     Why: ``torch.amp`` takes the device type first; without it the scaler is bound to CUDA.
 
@@ -988,6 +992,11 @@ def _move_import(
 def check_amp_call(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
     qualified = ctx.names.qualified_name(node.func)
+    if qualified == _FORK_RNG:
+        # torch.cpu has no RNG state: fork_rng(device_type="cpu") raises on a host without one.
+        message = f"{qualified}(...) -> {HELPER_FORK_RNG}(...): the host's device, else the CPU's"
+        yield PortableAmpDevice.finding(node, message, ctx.replace(node.func, HELPER_FORK_RNG))
+        return
     if qualified in CUDA_DEFAULT_DEVICE_CALLS:
         yield from _default_device(ctx, node, qualified)
         return
