@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 
 from ascendify.migrate._rule import Context, Finding, checks
-from ascendify.migrate.modes.portable import PortableRule
+from ascendify.migrate.modes.portable.mode import PortableRule
 from ascendify.migrate.rules._literals import holder_name
 from ascendify.migrate.rules.configured import configured_device_reads
 from ascendify.targets import Safety
