@@ -9,12 +9,12 @@ from pathlib import Path
 from tests.conftest import HANG_BOUND, ascendify_env
 
 
-def migrate_folder(source: Path, out: Path) -> Path:
-    """``ascendify migrate -i source -o out`` (no analysis) run as a user runs it; the migrated
-    copy of ``source``."""
+def migrate_folder(source: Path, out: Path, *options: str) -> Path:
+    """``ascendify migrate -i source -o out [options]`` (no analysis) run as a user runs it; the
+    migrated copy of ``source``."""
     done = subprocess.run(
         [sys.executable, "-m", "ascendify", "migrate", "-i", str(source), "-o", str(out),
-         "-j", "1", "--no-analysis"],
+         "-j", "1", "--no-analysis", *options],
         env=ascendify_env(), capture_output=True, text=True, timeout=HANG_BOUND, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -56,7 +56,7 @@ def test_no_flash_attn_or_xformers_is_left(migrated: Path) -> None:
     for library in ("flash_attn", "xformers"):
         assert f"import {library}" not in text
         assert f"from {library}" not in text
-    assert text.count("torch_npu.npu_fusion_attention(") == 8
+    assert text.count("torch_npu.npu_fusion_attention(") == 9
 
 
 def _assert_close(
@@ -82,6 +82,6 @@ def test_the_portable_forms_print_what_torch_attention_prints(tmp_path: Path) ->
     script = _migrate(tmp_path, "--target", "portable")
     text = script.read_text(encoding="utf-8")
     assert "import xformers" not in text
-    assert text.count("scaled_dot_product_attention(") == 8  # 7 ported, 1 the reference's own
+    assert text.count("scaled_dot_product_attention(") == 9  # 8 ported, 1 the reference's own
     ported = _outputs(script, "--portable", standin=False)
     _assert_close(ported, _outputs(script, "--portable", "--reference", standin=False))

@@ -43,6 +43,10 @@ class Script:
     # What code left on CUDA computes: the NPU migration runs it on the npu, where a CPU host and
     # the portable result (which keeps it behind CUDA's own checks) skip it.
     cuda_only: tuple[str, ...] = ()
+    # The NPU run's arguments where its command line differs (a device option: ``npu`` there, where
+    # the portable result takes the original's ``cuda`` and maps it, saying so on stderr).
+    npu_args: tuple[str, ...] | None = None
+    announced: str = ""  # what each portable run says on stderr
 
     @property
     def file(self) -> str:
@@ -62,6 +66,14 @@ CORPUS = (
     Script("star_imports", ("--cpu",), ()),
     Script("nanogpt_ddp", ("--cpu",), (), distributed=True),
     Script("device_inventory", ("--cpu",), (), cuda_only=("inventory",)),
+    Script("flag_trainer", (), ()),
+    Script(
+        "device_option",
+        ("--device", "cpu"),
+        ("--device", "cuda"),
+        npu_args=("--device", "npu"),
+        announced="portable_device: --device 'cuda' is run on",
+    ),
 )
 
 
@@ -88,10 +100,18 @@ def migrated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def _run(
-    script: Script, path: Path, args: tuple[str, ...], cwd: Path, standin: bool, *, autoload: bool
+    script: Script,
+    path: Path,
+    args: tuple[str, ...],
+    cwd: Path,
+    standin: bool,
+    *,
+    autoload: bool,
+    announced: str = "",
 ) -> object:
     """Run a script (alone or under torchrun) and return its JSON line; ``standin``: on an NPU
-    host (the stand-in), ``autoload``: where ``import torch`` loads torch_npu (2.6+)."""
+    host (the stand-in), ``autoload``: where ``import torch`` loads torch_npu (2.6+),
+    ``announced``: what it must say once on stderr."""
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     env.update(OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     if standin:
@@ -113,6 +133,8 @@ def _run(
     assert done.returncode == 0, done.stderr[-3000:]
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     assert len(lines) == 1, done.stdout
+    if announced:
+        assert done.stderr.count(announced) == 1, done.stderr  # once, however often it is read
     return json.loads(lines[0])
 
 
@@ -126,13 +148,16 @@ def test_cpu_original_portable_gpu_path_and_npu_gpu_path_train_identically(
     for leg, path, args, standin in (
         ("original", SCRIPTS / script.file, script.cpu_args, False),
         ("portable", migrated["portable"] / script.file, portable_args, False),
-        ("npu", migrated["npu"] / script.file, script.gpu_args, True),
+        ("npu", migrated["npu"] / script.file, script.npu_args or script.gpu_args, True),
         # The portable result on an NPU host: its GPU path on the (stand-in) NPU.
         ("portable-npu", migrated["portable"] / script.file, script.gpu_args, True),
     ):
         cwd = tmp_path / leg  # checkpoints are written to the working directory
         cwd.mkdir()
-        result = _run(script, path, args, cwd, standin, autoload=leg == "portable-npu")
+        announced = script.announced if leg.startswith("portable") else ""
+        result = _run(
+            script, path, args, cwd, standin, autoload=leg == "portable-npu", announced=announced
+        )
         assert isinstance(result, dict)
         runs[leg] = result
     assert runs["original"]["device"] == runs["portable"]["device"] == "cpu"

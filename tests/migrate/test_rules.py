@@ -15,6 +15,7 @@ from ascendify.migrate import (
     Changed,
     Failed,
     FileResult,
+    Modes,
     Rule,
     Settings,
     Unchanged,
@@ -25,6 +26,7 @@ from ascendify.migrate import (
     opt_in_codes,
 )
 from ascendify.migrate._configs import migrate_config
+from ascendify.migrate._modes import Target
 from ascendify.migrate._rule import DEFAULT_RUN
 from ascendify.migrate.rules._api import rule_for as api_rule_for
 from ascendify.targets import Safety, explicit_targets, load_facts
@@ -152,3 +154,20 @@ def test_every_table_entry_is_claimed_by_a_rule() -> None:
     load_rules()
     for target in explicit_targets():
         assert api_rule_for(target.cuda, target.safety) is not None, target
+
+
+def test_a_device_choice_whose_name_holds_more_than_the_check_is_reported_to_stay_on_the_cpu() -> (
+    None
+):
+    # the golden cases PRT105/device_choice_*: the row must say where the device is chosen
+    source = (
+        b"import torch\n"
+        b"use_cuda = not args.no_cuda and torch.cuda.is_available()\n"
+        b'device = torch.device("cuda" if use_cuda else "cpu")\n'
+        b"if use_cuda:\n"
+        b"    print(torch.cuda.get_device_properties(0))\n"
+    )
+    result = migrate_source(source, Settings(modes=Modes(target=Target.PORTABLE)))
+    assert isinstance(result, Changed)
+    (kept,) = [change.message for change in result.changes if change.code == "PRT105"]
+    assert "what use_cuda also chooses (line 3) stays on the CPU" in kept

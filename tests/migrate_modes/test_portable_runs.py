@@ -99,7 +99,12 @@ def test_result_is_device_agnostic_and_self_contained(migrated: dict[str, Path])
         assert '"nccl"' not in text
         helper = (result / "portable_device.py").read_text()
         assert not IMPORTS_ASCENDIFY.search(helper)
-        assert re.findall(r"^import (\w+)", helper, re.MULTILINE) == ["time", "torch"]
+        assert re.findall(r"^import (\w+)", helper, re.MULTILINE) == [
+            "contextlib",
+            "sys",
+            "time",
+            "torch",
+        ]
         assert "import portable_device" in text
 
 

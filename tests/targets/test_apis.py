@@ -12,6 +12,7 @@ from ascendify.targets import (
     npu_target,
     resolve_version,
 )
+from ascendify.targets.apis import TORCH_NAMES_SINCE
 from ascendify.targets.devices import DEVICE_PARAMETERS, ENV_VARS
 
 FACTS = load_facts("2.13.0")
@@ -20,8 +21,28 @@ FACTS = load_facts("2.13.0")
 @pytest.mark.parametrize("target", explicit_targets(), ids=lambda t: t.cuda)
 def test_every_emitted_npu_name_exists_in_the_real_wheel(target: ApiTarget) -> None:
     npu = target.npu
-    if npu is not None:
+    if npu is not None and npu not in TORCH_NAMES_SINCE:  # torch's own: the next test
         assert FACTS.has(npu), f"{npu} is not exported by torch_npu {FACTS.version}"
+
+
+@pytest.mark.parametrize("version", available_versions())
+def test_a_torch_name_is_emitted_only_for_a_release_whose_torch_has_it(version: str) -> None:
+    import torch  # here, not at the top: collecting the fast tests should not load torch
+
+    from ascendify.targets import match_api
+
+    facts = load_facts(version)
+    match = match_api("torch.cuda.OutOfMemoryError", facts)
+    assert match is not None
+    if version.startswith("2.1."):  # torch 2.1 has no torch.OutOfMemoryError
+        assert match.npu_name is None
+        assert match.target.note == (
+            "torch.OutOfMemoryError needs torch 2.5 or later; "
+            "torch_npu 2.1.0.post17 is built for torch 2.1"
+        )
+    else:
+        assert match.npu_name == "torch.OutOfMemoryError"
+    assert torch.OutOfMemoryError is torch.cuda.OutOfMemoryError  # one class: a rename
 
 
 def test_every_name_of_torch_cuda_is_classified() -> None:

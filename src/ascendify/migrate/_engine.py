@@ -202,6 +202,8 @@ def _without_overlaps(findings: list[Finding]) -> list[Finding]:
             group, last_end = finding.rule.priority, -1
             reserved.extend(f.edit for f in kept if f.edit is not None)
         edit = finding.edit
+        if finding.reported is not None and _within(finding.reported, reserved):
+            continue  # the text it reports on is a user rule's now
         if edit is not None and _nested(kept, edit):
             kept.append(dataclasses.replace(finding, edit=None))  # its row stays, its edit is in
             continue
@@ -215,6 +217,11 @@ def _without_overlaps(findings: list[Finding]) -> list[Finding]:
         kept.append(finding)
     kept.sort(key=lambda f: (f.start_line, f.end_line, f.rule.code))
     return kept
+
+
+def _within(span: tuple[int, int], edits: list[Edit]) -> bool:
+    start, end = span
+    return any(edit.start <= start and end <= edit.end for edit in edits)
 
 
 def _nested(kept: list[Finding], inner: Edit) -> bool:

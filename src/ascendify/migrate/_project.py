@@ -4,7 +4,9 @@
 Worked out once per run, before the files are migrated (:func:`project_names`), from the top-level
 imports of every Python file of SRC; each file's migration then binds the names its own imports of
 project modules bring (:meth:`ProjectNames.bind`). Only torch names are carried: they are what the
-rules look for.
+rules look for. The pass also reads which parameters of each module's top-level functions reach a
+device (:mod:`ascendify.migrate._project_functions`): a file that calls ``move(batch, "cuda")``
+from another module then passes a device (:meth:`ProjectNames.device_callables`).
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ import hashlib
 import io
 import re
 import tokenize
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
 
 from ascendify._fs import NotRead, read_source
 from ascendify._parallel import parallel_map
+from ascendify.migrate._project_functions import DeviceFunction, device_functions
 from ascendify.source import NameResolver, UndecodableSource, decode, import_bindings
 
 # A top-level import statement: one line, or a parenthesised list of names over several lines.
@@ -48,6 +51,9 @@ class _Module:
     bindings: tuple[tuple[str, str], ...]  # (local, qualified) of its torch imports
     stars: tuple[str, ...]  # modules it star-imports, resolved to project module names
     public: frozenset[str] | None  # its __all__ when it has one (None: every public name)
+    # The functions it takes from project modules, when it holds a CUDA literal: (module, name).
+    # Their device parameters are read after.
+    wants: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,13 +62,20 @@ class ProjectNames:
 
     # (module, local, qualified, whether a star import brings it: public and in any __all__)
     exports: frozenset[tuple[str, str, str, bool]] = frozenset()
+    # (module, function) of the top-level functions whose parameters reach a device.
+    functions: frozenset[tuple[str, DeviceFunction]] = frozenset()
 
     # Compared by a digest of the exports: the settings are looked up (registry_for, _index) once
     # per file, and a copy that crossed to a worker compared element by element cost milliseconds
     # per file with torch's 13,000 exports.
     @cached_property
     def _digest(self) -> str:
-        listed = "\n".join("\t".join(map(str, export)) for export in sorted(self.exports))
+        listed = "\n".join(
+            [
+                *("\t".join(map(str, export)) for export in sorted(self.exports)),
+                *(f"{module}\t{function}" for module, function in sorted(self.functions, key=str)),
+            ]
+        )
         # A module named from an undecodable file name holds surrogates.
         data = listed.encode("utf-8", "surrogatepass")
         return hashlib.blake2b(data, digest_size=16).hexdigest()
@@ -101,6 +114,47 @@ class ProjectNames:
                     if bound is None or bound.qualified == f"{node.module}.{alias.name}":
                         names.bind(local, qualified)
 
+    def device_callables(self, names: NameResolver, path: str) -> dict[str, DeviceFunction]:
+        """The project's functions with device parameters that the file at ``path`` imports, by
+        the dotted name its calls use (``move``, ``utils.move``, ``u.move``)."""
+        by_module: dict[str, dict[str, DeviceFunction]] = {}
+        for module, function in self.functions:
+            by_module.setdefault(module, {})[function.name] = function
+        found: dict[str, DeviceFunction] = {}
+        for node in names.imports:
+            for local, whole in _imported_project_modules(node, path, by_module):
+                for name, function in by_module[whole].items():
+                    found[f"{local}.{name}"] = function
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            offered = by_module.get(resolve_module(node, path, by_module) or "", {})
+            for alias in node.names:
+                imported = offered.get(alias.name)
+                if imported is not None:
+                    found[alias.asname or alias.name] = imported
+        return found
+
+
+def _imported_project_modules(
+    node: ast.Import | ast.ImportFrom, path: str, known: Collection[str]
+) -> Iterator[tuple[str, str]]:
+    """``(local dotted name, module)`` for each project module of ``known`` an import binds as a
+    module: ``import utils``, ``import pkg.utils as u``, ``from pkg import utils``."""
+    if isinstance(node, ast.Import):
+        package = path.split("/")[:-1]
+        for alias in node.names:
+            for module in (".".join([*package, alias.name]), alias.name):
+                if module in known:
+                    yield alias.asname or alias.name, module
+                    break
+        return
+    parent = resolve_package(node, path)
+    for alias in node.names:
+        for module in (f"{base}.{alias.name}".lstrip(".") for base in parent):
+            if module in known:
+                yield alias.asname or alias.name, module
+                break
+
 
 @cache
 def _index(project: ProjectNames) -> dict[str, dict[str, tuple[str, bool]]]:
@@ -121,18 +175,21 @@ def module_name(rel: str) -> str:
 def resolve_module(node: ast.ImportFrom, path: str, known: Iterable[str]) -> str | None:
     """The project module ``from X import ...`` in the file at ``path`` names: relative to the
     file's package (a ``from .x`` import, or a script beside its modules), else to SRC's root."""
+    names = known if isinstance(known, dict | set | frozenset) else set(known)
+    return next((name for name in resolve_package(node, path) if name and name in names), None)
+
+
+def resolve_package(node: ast.ImportFrom, path: str) -> list[str]:
+    """The module names ``from X import ...`` in the file at ``path`` may mean, the first first."""
     package = path.split("/")[:-1]
     if node.level:
         if node.level - 1 > len(package):
-            return None
+            return []
         base = package[: len(package) - (node.level - 1)]
-        candidates = [".".join([*base, *([node.module] if node.module else [])])]
-    elif node.module:
-        candidates = [".".join([*package, node.module]), node.module]
-    else:
-        return None
-    names = known if isinstance(known, dict | set | frozenset) else set(known)
-    return next((name for name in candidates if name and name in names), None)
+        return [".".join([*base, *([node.module] if node.module else [])])]
+    if node.module:
+        return [".".join([*package, node.module]), node.module]
+    return []
 
 
 @dataclass(frozen=True)
@@ -152,18 +209,28 @@ def _read_file(reading: _Reading, item: tuple[str, str]) -> tuple[str, _Module |
         data = read_source(reading.source / rel, reading.max_bytes).data
     except NotRead:  # copied or reported by the tree migration itself
         return module, None
-    if b"torch" not in data and b"*" not in data:
+    passes_devices = any(literal in data for literal in _CUDA_LITERALS)
+    if b"torch" not in data and b"*" not in data and not passes_devices:
         return module, None
-    return module, _read_module(data, rel, reading.modules)
+    return module, _read_module(data, rel, reading.modules, passes_devices)
 
 
-def _read_module(data: bytes, path: str, modules: frozenset[str]) -> _Module | None:
+_IN_NAME = re.compile(rb"[\w.]")
+# A string literal that starts with CUDA's device name: a file holding one may pass a device to a
+# function of another module.
+_CUDA_LITERALS = (b'"cuda', b"'cuda")
+
+
+def _read_module(
+    data: bytes, path: str, modules: frozenset[str], passes_devices: bool
+) -> _Module | None:
     statements = b"\n".join(_TOP_LEVEL_IMPORT.findall(b"\n" + data))
     try:
         tree = ast.parse(statements)
     except (SyntaxError, ValueError):
         return None  # an odd spelling (a continuation line): its names are not carried
     bindings, stars = [], []
+    wants: list[tuple[str, str]] = []
     for node in tree.body:
         assert isinstance(node, ast.Import | ast.ImportFrom)
         for local, qualified, _ in import_bindings(node):
@@ -173,7 +240,29 @@ def _read_module(data: bytes, path: str, modules: frozenset[str]) -> _Module | N
             star = resolve_module(node, path, modules)
             if star is not None:
                 stars.append(star)
-    return _Module(tuple(bindings), tuple(stars), _public_names(data))
+        if passes_devices:
+            wants.extend(_imported_functions(node, path, modules, data))
+    return _Module(tuple(bindings), tuple(stars), _public_names(data), tuple(wants))
+
+
+def _imported_functions(
+    node: ast.Import | ast.ImportFrom, path: str, modules: frozenset[str], data: bytes
+) -> Iterator[tuple[str, str]]:
+    """``(module, name)`` for each name an import takes from a project module, and for each
+    function the module's text calls of a project module it imports whole (``utils.move(``)."""
+    for local, whole in _imported_project_modules(node, path, modules):
+        # Starting with the name's text, the pattern is searched for as fast as bytes.find.
+        called = re.compile(re.escape(local.encode()) + rb"\.(\w+)[ \t]*\(")
+        names = {
+            match.group(1).decode()
+            for match in called.finditer(data)
+            if match.start() == 0 or not _IN_NAME.match(data, match.start() - 1)
+        }
+        yield from ((whole, name) for name in names)
+    if isinstance(node, ast.ImportFrom):
+        module = resolve_module(node, path, modules)
+        if module is not None:
+            yield from ((module, alias.name) for alias in node.names if alias.name != "*")
 
 
 def _public_names(data: bytes) -> frozenset[str] | None:
@@ -255,5 +344,35 @@ def project_names(
             yield local, qualified, public
 
     return ProjectNames(
-        frozenset((module, *export) for module in found for export in exports(module, frozenset()))
+        frozenset((module, *export) for module in found for export in exports(module, frozenset())),
+        _device_functions(shared, by_module, found.values(), jobs),
     )
+
+
+def _device_functions(
+    reading: _Reading, by_module: dict[str, str], modules: Iterable[_Module], jobs: int
+) -> frozenset[tuple[str, DeviceFunction]]:
+    """The device parameters of the functions the modules holding a CUDA literal import."""
+    wanted: dict[str, set[str]] = {}
+    for read in modules:
+        for module, name in read.wants:
+            wanted.setdefault(module, set()).add(name)
+    items = [
+        (module, by_module[module], frozenset(names)) for module, names in sorted(wanted.items())
+    ]
+    return frozenset(
+        (module, function)
+        for module, functions in parallel_map(_read_functions, reading, items, jobs)
+        for function in functions
+    )
+
+
+def _read_functions(
+    reading: _Reading, item: tuple[str, str, frozenset[str]]
+) -> tuple[str, tuple[DeviceFunction, ...]]:
+    module, rel, names = item
+    try:
+        data = read_source(reading.source / rel, reading.max_bytes).data
+    except NotRead:
+        return module, ()
+    return module, device_functions(data, names)

@@ -200,6 +200,9 @@ class Finding:
     end_line: int
     message: str
     edit: Edit | None = None
+    # A report's text (string offsets): a report on text an earlier rule group (the user's rules)
+    # rewrote is dropped with the text it spoke of. None: the report stands whatever is edited.
+    reported: tuple[int, int] | None = None
 
     def change(self) -> Change:
         operation = self.rule.operation

@@ -46,8 +46,14 @@ def _report(cuda: str, note: str) -> ApiTarget:
     return ApiTarget(cuda, None, Safety.REPORT_ONLY, note)
 
 
+# torch's own device-agnostic names a torch.cuda name may become, with the torch version that first
+# has each: emitted only where the release's torch has it.
+TORCH_NAMES_SINCE: dict[str, tuple[int, int]] = {"torch.OutOfMemoryError": (2, 5)}
+
 # Entries that differ from a same-name mapping: renames, caveats and APIs without a counterpart.
 _EXPLICIT: tuple[ApiTarget, ...] = (
+    # The same class as torch.cuda.OutOfMemoryError since torch 2.5, raised by every device.
+    ApiTarget("torch.cuda.OutOfMemoryError", "torch.OutOfMemoryError", Safety.SAFE),
     # CUDA graphs: renamed class; torch_npu documents graph capture for inference only.
     ApiTarget(
         "torch.cuda.CUDAGraph",
@@ -335,11 +341,30 @@ def _match_api(qualified_name: str, facts: TorchNpuFacts) -> ApiMatch | None:
             unknown = unknown or ApiMatch(target, None)
             continue
         npu_name = ".".join([target.npu, *parts[end:]])
+        if target.npu in TORCH_NAMES_SINCE:
+            return _torch_name(qualified_name, target, npu_name, facts)
         if facts.has(npu_name):
             return ApiMatch(target, npu_name)
         missing = f"{npu_name} does not exist in torch_npu {facts.version}"
         return ApiMatch(ApiTarget(qualified_name, None, Safety.REPORT_ONLY, missing), None)
     return unknown
+
+
+def _torch_name(
+    qualified_name: str, target: ApiTarget, npu_name: str, facts: TorchNpuFacts
+) -> ApiMatch:
+    """A torch name the release's torch may be too old to have (``torch.OutOfMemoryError``)."""
+    assert target.npu is not None
+    since = TORCH_NAMES_SINCE[target.npu]
+    torch = facts.torch_version()
+    if torch is not None and torch >= since:
+        return ApiMatch(target, npu_name)
+    built_for = "an unstated torch" if torch is None else f"torch {torch[0]}.{torch[1]}"
+    missing = (
+        f"{target.npu} needs torch {since[0]}.{since[1]} or later; "
+        f"torch_npu {facts.version} is built for {built_for}"
+    )
+    return ApiMatch(ApiTarget(qualified_name, None, Safety.REPORT_ONLY, missing), None)
 
 
 def _explicit_for(qualified_name: str) -> ApiTarget | None:

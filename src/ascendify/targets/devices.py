@@ -18,6 +18,14 @@ METHOD_RENAMES: dict[str, str] = {"cuda": "npu"}
 ATTRIBUTE_RENAMES: dict[str, str] = {"is_cuda": "is_npu"}
 
 
+# Keywords that take a device in any call: torch's, transformers' ``from_pretrained(device_map=...)``
+# and accelerate's (they take the NPU's name too).
+DEVICE_KEYWORDS = frozenset(
+    {"device", "device_type", "map_location", "output_device", "pin_memory_device",
+     "device_ids", "device_id", "device_map", "to_device"}
+)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class DeviceParameter:
     """A callable one of whose arguments is a device (or device type, or map_location)."""

@@ -6,6 +6,7 @@ The JSON files under ``data/`` are generated and committed; nothing here needs t
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -45,6 +46,11 @@ class TorchNpuFacts:
                 )
             module = module.rpartition(".")[0]
         return False
+
+    def torch_version(self) -> tuple[int, int] | None:
+        """The (major, minor) of the torch this release is built for (None when unstated)."""
+        found = re.search(r"(\d+)\.(\d+)", self.torch_requirement or "")
+        return None if found is None else (int(found.group(1)), int(found.group(2)))
 
     def _shadowed(self, module: str) -> bool:
         """Whether a package binds, over its submodule ``x``, the object ``x`` that the submodule

@@ -19,6 +19,12 @@ HELPER_DEVICE = f"{HELPER_MODULE}.device"
 HELPER_BACKEND = f"{HELPER_MODULE}.backend()"
 HELPER_DEVICE_IDS = f"{HELPER_MODULE}.device_ids"
 HELPER_IS_AVAILABLE = f"{HELPER_MODULE}.is_available()"
+# torch.random.fork_rng for the host's device: the CPU's state alone without an accelerator.
+HELPER_FORK_RNG = f"{HELPER_MODULE}.fork_rng"
+# A device given at run time (an option, a configuration): "cuda"/"cuda:N" -> the host's device.
+HELPER_GIVEN_DEVICE = f"{HELPER_MODULE}.given_device"
+# Seeds the generator get_rng_state reads, the CPU's included (an RNG tracker's seeded fork).
+HELPER_SEED_RNG_STATE = f"{HELPER_MODULE}.seed_rng_state"
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,8 @@ _NOT_PORTABLE = "has no device-agnostic counterpart; keep it behind a device che
 
 PORTABLE_TARGETS: tuple[PortableTarget, ...] = (
     PortableTarget("torch.cuda.is_available", "torch.accelerator.is_available", Safety.SAFE),
+    # The same class since torch 2.5 (the portable result needs 2.6): raised by every device.
+    PortableTarget("torch.cuda.OutOfMemoryError", "torch.OutOfMemoryError", Safety.SAFE),
     *(
         PortableTarget(f"torch.cuda.{name}", f"{HELPER_MODULE}.{name}", Safety.SAFE)
         for name in _HELPER_FUNCTIONS
@@ -61,6 +69,19 @@ PORTABLE_TARGETS: tuple[PortableTarget, ...] = (
         PortableTarget(f"torch.cuda.{name}", f"{HELPER_MODULE}.module().{name}", Safety.SAFE)
         for name in _DEVICE_MODULE_MEMBERS
     ),
+    # RNG state: the accelerator's generator, or the CPU's on a host without one (the family of
+    # model-parallel RNG trackers: Megatron-LM, DeepSpeed, fairscale, apex).
+    *(
+        PortableTarget(f"{namespace}.{name}", f"{HELPER_MODULE}.{name}", Safety.SAFE)
+        for namespace in ("torch.cuda", "torch.cuda.random")
+        for name in ("get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all")
+    ),
+    PortableTarget("torch.cuda.default_generators", f"{HELPER_MODULE}.default_generators()",
+                   Safety.SAFE),
+    PortableTarget("torch.cuda._lazy_call", f"{HELPER_MODULE}.lazy_call", Safety.SAFE),
+    PortableTarget("torch.cuda.device", f"{HELPER_MODULE}.device_scope", Safety.SAFE),
+    # The trackers' setter for old torch, chosen where torch._C has it (a CUDA build of torch).
+    PortableTarget("torch._C._cuda_setRNGState", f"{HELPER_MODULE}.set_rng_state", Safety.SAFE),
     # torch.cpu has no is_bf16_supported: False without an accelerator, as torch.cuda's is there.
     PortableTarget("torch.cuda.is_bf16_supported",
                    f'getattr({HELPER_MODULE}.module(), "is_bf16_supported", bool)', Safety.SAFE),
@@ -96,7 +117,8 @@ def portable_target(qualified: str) -> tuple[PortableTarget, str] | None:
     Any other ``torch.cuda`` member is reported: it may not exist on every device.
     """
     if not (qualified == "torch.cuda" or qualified.startswith("torch.cuda.")):
-        return None
+        exact = _BY_NAME.get(qualified)  # a private CUDA name of torch._C
+        return None if exact is None else (exact, "")
     name = qualified
     while name != "torch.cuda":
         target = _BY_NAME.get(name)

@@ -68,6 +68,9 @@ def forms(dtype):
             ),
             "xformers_causal": sdpa(q, k, v, is_causal=True),
             "xformers": sdpa(q, k_long, v_long),
+            "expressions": sdpa(
+                q * 0.5, k_long[:, :7], v_long[:, :7], attn_mask=causal_lower_right(6, 7)
+            ),
         }
     else:
         outputs = {
@@ -80,6 +83,8 @@ def forms(dtype):
                 q, k, v, attn_bias=xops.LowerTriangularMask()
             ),
             "xformers": xops.memory_efficient_attention(q, k_long, v_long),
+            # expressions as arguments, read twice by the causal mask's lengths
+            "expressions": flash_attn_func(q * 0.5, k_long[:, :7], v_long[:, :7], causal=True),
         }
         if not portable:
             outputs["varlen_causal"] = varlen_causal(q_packed, k_packed, v_packed, cu_seqlens)

@@ -1,12 +1,13 @@
 """A trainer whose device handling lives in the project's helpers (utils.py): select_device
-answers a CUDA index (an int) or "cpu", state_dict_to_device takes a device string. It prints one
-JSON line: the losses."""
+answers a CUDA index (an int) or "cpu", state_dict_to_device takes a device string, and move takes
+one by position or by its keyword (its parameter is not named for devices). It prints one JSON
+line: the losses."""
 
 import argparse
 import json
 
 import torch
-from utils import select_device, state_dict_to_device
+from utils import move, select_device, state_dict_to_device
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--gpu", type=int, default=None)
@@ -21,8 +22,12 @@ generator = torch.Generator().manual_seed(1)
 losses = []
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for _ in range(3):
-    inputs = torch.rand(5, 4, generator=generator).to(device)
-    loss = model(inputs).pow(2).mean()
+    inputs = move(torch.rand(5, 4, generator=generator), "cuda" if args.gpu is not None else "cpu")
+    batch = move(
+        {"target": torch.rand(5, 2, generator=generator)},
+        where="cuda" if args.gpu is not None else "cpu",
+    )
+    loss = (model(inputs) - batch["target"]).pow(2).mean()
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()

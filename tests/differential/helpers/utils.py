@@ -11,3 +11,10 @@ def select_device(gpu):
 
 def state_dict_to_device(state_dict, device):
     return {key: value.to(device) for key, value in state_dict.items()}
+
+
+def move(value, where):
+    """A tensor, or a dict of them, on ``where`` (a name that says nothing of devices)."""
+    if isinstance(value, dict):
+        return {key: move(item, where) for key, item in value.items()}
+    return value.to(where)

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Protocol
 
+from ascendify.migrate._modes import Target
+from ascendify.migrate._project_functions import DeviceFunction
 from ascendify.migrate._rule import Context, Edit, Finding, Rule, checks
 from ascendify.migrate.rules._flow import (
     may_call_own_function,
@@ -24,6 +26,7 @@ from ascendify.migrate.rules._flow import (
     value_alternatives,
 )
 from ascendify.migrate.rules._own import in_cuda_test_beside_npu
+from ascendify.source import dotted_parts
 
 _QUOTED = re.compile(r"""([rRuUfFbB]{0,2})('''|\"\"\"|'|")""")
 
@@ -127,6 +130,8 @@ class SlotKind:
     # Attributes holding such a value on any object (".type" of a torch.device).
     holder_attributes: frozenset[str] = field(default_factory=frozenset)
     rewriter: LiteralRewriter | None = None  # None: each literal becomes ``convert`` of it
+    # Whether the parameters of the project's own functions that reach a device are such slots.
+    project_parameters: bool = False
 
     def is_holder(self, node: ast.expr) -> bool:
         if isinstance(node, ast.Call):
@@ -251,6 +256,7 @@ def _slot_calls(active: frozenset[type[Rule]]) -> _SlotCalls:
 
 def slot_arguments(ctx: Context, node: ast.Call) -> Iterator[tuple[SlotKind, ast.expr, type[Rule]]]:
     """The arguments of a call that sit in a slot (a device or backend parameter), with their rule."""
+    yield from _project_slot_arguments(ctx, node)
     # Most calls of a file have none: tell them apart before resolving the callable's name.
     if not _slot_calls(ctx.rules).may_have_slots(ctx, node):
         return
@@ -272,6 +278,50 @@ def slot_arguments(ctx: Context, node: ast.Call) -> Iterator[tuple[SlotKind, ast
         for keyword in node.keywords:
             if keyword.arg in kind.keywords and keyword.arg not in seen:
                 yield kind, keyword.value, kind.keyword_rules.get(keyword.arg, kind.argument_rule)
+
+
+@dataclass
+class _ProjectCallables:
+    """Per file: the project's functions with device parameters it imports, by the dotted name
+    its calls use, and the last parts of those names (found on the first call the file makes)."""
+
+    by_name: dict[str, DeviceFunction] | None = None
+    last_names: frozenset[str] = frozenset()
+
+    def of(self, ctx: Context) -> dict[str, DeviceFunction]:
+        if self.by_name is None:
+            self.by_name = ctx.settings.project.device_callables(ctx.names, ctx.path)
+            self.last_names = frozenset(name.rpartition(".")[2] for name in self.by_name)
+        return self.by_name
+
+
+def _project_slot_arguments(
+    ctx: Context, node: ast.Call
+) -> Iterator[tuple[SlotKind, ast.expr, type[Rule]]]:
+    """``move(batch, "cuda")`` where ``move`` is a function of another module of the project whose
+    second parameter reaches a device there: that argument is a device slot, as ``device=`` is
+    (a keyword named like a device is one for every call already)."""
+    if not ctx.settings.project.functions:
+        return
+    callables = ctx.state(_ProjectCallables)
+    known = callables.of(ctx)
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    if called not in callables.last_names or may_call_own_function(ctx, node):
+        return
+    parts = dotted_parts(func)
+    function = known.get(".".join(parts)) if parts else None
+    if function is None:
+        return
+    for kind, _ in _kinds(ctx):
+        if not kind.project_parameters:
+            continue
+        for position in function.positions:
+            if position < len(node.args) and not _starred_before(node, position):
+                yield kind, node.args[position], kind.argument_rule
+        for keyword in node.keywords:
+            if keyword.arg in function.keywords and keyword.arg not in kind.keywords:
+                yield kind, keyword.value, kind.argument_rule
 
 
 def _sinks(ctx: Context, node: ast.Call) -> Iterator[tuple[str, ast.expr]]:
@@ -369,6 +419,8 @@ def _method_slots(
     ):
         # parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
         for keyword in node.keywords:
+            if _keeps_cuda_choice(ctx, kind, keyword):
+                continue
             if keyword.arg in _ARGPARSE_VALUE_KEYWORDS:
                 yield from kind.rewrite(ctx, keyword.value, kind.value_rule)
     elif func.attr in ("startswith", "endswith") and node.args and kind.is_holder(func.value):
@@ -376,6 +428,14 @@ def _method_slots(
     elif func.attr == "replace" and node.args and _text_of_holder(kind, func.value):
         # str(device).strip().lower().replace("cuda:", ""): parsing a device name
         yield from kind.rewrite(ctx, node.args[0], kind.value_rule, compared=True)
+
+
+def _keeps_cuda_choice(ctx: Context, kind: SlotKind, keyword: ast.keyword) -> bool:
+    """Portable code keeps ``"cuda"`` among a device option's choices: the command lines the
+    original accepted still parse, and the helper maps the device given (PRT304)."""
+    return (
+        keyword.arg == "choices" and kind.label == "device" and ctx.modes.target is Target.PORTABLE
+    )
 
 
 _TEXT_METHODS = frozenset({"strip", "lstrip", "rstrip", "lower", "upper", "replace"})

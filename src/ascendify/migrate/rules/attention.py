@@ -157,7 +157,7 @@ def _port(ctx: Context, node: ast.Call, form: AttentionForm) -> str:
     else:
         first, tensor = _read_once(ctx, _required(args, "q"), "q")
         head = f"{tensor}.shape[{1 if form.layout == 'TND' else 2}]"
-        inputs = ", ".join([first, *(_needed(ctx, args, name, repeated=False) for name in "kv")])
+        inputs = ", ".join([first, *(_needed(ctx, args, name) for name in "kv")])
     options = [*_mask(ctx, form, args, tensor), f"scale={_scale(ctx, args, tensor)}"]
     dropout = args.get("dropout_p")
     if not _is_constant(dropout, 0) and not _is_constant(dropout, 0.0):
@@ -183,16 +183,26 @@ def sdpa_port(ctx: Context, node: ast.Call, qualified: str) -> str:
     if form is FLASH_ATTN_VARLEN_FUNC:
         raise Unported("torch has no attention over packed sequences of different lengths")
     args = _bound(node, form)
+    causal = _causal(ctx, form, args)
+    # flash-attn's causal mask reads the lengths of q and k: an expression (q.transpose(1, 2)) is
+    # bound to a name where the port first reads it, so it is computed once.
+    lengths = causal is not False and form is FLASH_ATTN_FUNC
+    read: dict[str, str] = {}
     if form is FLASH_ATTN_QKVPACKED_FUNC:
         inputs = f"*{_atom(ctx, _required(args, 'qkv'))}.transpose(1, 3).unbind(2)"
     else:
-        moved = (f"{_atom(ctx, _required(args, name))}.transpose(1, 2)" for name in "qkv")
+        moved = []
+        for name in "qkv":
+            tensor = _required(args, name)
+            if lengths and name in "qk":
+                first, read[name] = _read_once(ctx, tensor, name)
+            else:
+                first = _atom(ctx, tensor)
+            moved.append(f"{first}.transpose(1, 2)")
         inputs = ", ".join(moved)
     options = []
-    causal = _causal(ctx, form, args)
-    if causal is not False and form is FLASH_ATTN_FUNC:  # from the bottom-right corner
-        q, k = (_needed(ctx, args, name, repeated=True) for name in "qk")
-        mask = f"{CAUSAL_LOWER_RIGHT}({q}.shape[1], {k}.shape[1])"
+    if lengths:  # from the bottom-right corner
+        mask = f"{CAUSAL_LOWER_RIGHT}({read['q']}.shape[1], {read['k']}.shape[1])"
         options.append(f"attn_mask={mask}" + ("" if causal is True else f" if {causal} else None"))
     elif causal is not False:  # as many queries as keys, or xformers' top-left triangle: torch's
         options.append(f"is_causal={True if causal is True else f'bool({causal})'}")
@@ -209,11 +219,8 @@ def _required(args: dict[str, ast.expr], name: str) -> ast.expr:
     return args[name]
 
 
-def _needed(ctx: Context, args: dict[str, ast.expr], name: str, *, repeated: bool) -> str:
-    node = _required(args, name)
-    if repeated and not _simple(node):
-        raise Unported(f"{ctx.segment(node)} is read more than once by the port: bind it to a name")
-    return ctx.segment(node)
+def _needed(ctx: Context, args: dict[str, ast.expr], name: str) -> str:
+    return ctx.segment(_required(args, name))
 
 
 def _read_once(ctx: Context, node: ast.expr, name: str) -> tuple[str, str]:

@@ -7,7 +7,6 @@ import ast
 import re
 from collections.abc import Iterator
 
-from ascendify.migrate._modes import EVERY_TARGET, Target
 from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks
 from ascendify.migrate.rules._literals import holder_name
 from ascendify.targets import Safety
@@ -28,8 +27,8 @@ class ConfiguredDevice(Rule):
     the migration never sees: ``"cuda"`` then reaches ``.to()`` on an NPU host and raises (minGPT
     run with ``--trainer.device=cuda`` failed after both migrations without a word).
 
-    Example: ``self.device = config.device`` is left and reported: give ``npu`` there (portable
-    code: the host's device type, ``portable_device.device_type()``), or map it where it is read.
+    Example: ``self.device = config.device`` is left and reported: give ``npu`` there, or map it
+    where it is read (the portable target maps it at run time: PRT304).
 
     Fix safety: report only.
     """
@@ -39,7 +38,6 @@ class ConfiguredDevice(Rule):
     summary = "device read from a configuration or the command line (left in place)"
     safety = Safety.REPORT_ONLY
     operation = Operation.ADVICE
-    targets = EVERY_TARGET
     triggers = (b"cuda",)  # the file is GPU code: its configured device may well be CUDA
 
 
@@ -47,10 +45,20 @@ class ConfiguredDevice(Rule):
 def check_configured_device(
     ctx: Context, node: ast.AST, parent: ast.AST | None
 ) -> Iterator[Finding]:
+    assert isinstance(node, ast.Module)
+    for statement, value in configured_device_reads(ctx):
+        message = (
+            f"{ctx.segment(value)} is a device named outside the code (configuration or "
+            'command line): "cuda" given there is not migrated; give "npu" there'
+        )
+        yield ConfiguredDevice.finding(statement, message)
+
+
+def configured_device_reads(ctx: Context) -> Iterator[tuple[ast.stmt, ast.expr]]:
+    """(the assignment, the value read) where a device-named holder takes a configuration's or
+    the command line's device (``self.device = config.device``, ``device = args.device``)."""
     # The reads name no CUDA token, so their lines are not visited one by one: the assignments
     # of a file that names CUDA come from the pass over its statements.
-    assert isinstance(node, ast.Module)
-    wanted = "the host's device type" if ctx.modes.target is Target.PORTABLE else '"npu"'
     for statement in ctx.names.assignments:
         if statement.value is None:
             continue
@@ -59,11 +67,7 @@ def check_configured_device(
         if not any(_DEVICE.match(holder_name(target) or "") for target in targets):
             continue
         if _DEVICE.match(holder_name(value) or "") and _is_settings(value):
-            message = (
-                f"{ctx.segment(value)} is a device named outside the code (configuration or "
-                f'command line): "cuda" given there is not migrated; give {wanted} there'
-            )
-            yield ConfiguredDevice.finding(statement, message)
+            yield statement, value
 
 
 def _is_settings(value: ast.expr) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import bisect
 import builtins
+import dataclasses
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from ascendify.migrate.rules._own import (
 from ascendify.targets import Safety
 from ascendify.targets.devices import (
     CUDA_DEVICE_TYPE,
+    DEVICE_KEYWORDS,
     DEVICE_PARAMETERS,
     NPU_DEVICE_TYPE,
     RENAMED_DEVICE_PARAMETERS,
@@ -42,8 +44,9 @@ class DeviceArgument(Rule):
     keywords of any call (``device=``, ``device_type=``, ``output_device=``, ...), the device
     positions of torch factories and constructors (``torch.device("cuda", 0)``,
     ``torch.autocast("cuda")``, ``torch.amp.GradScaler("cuda")``, ``x.to("cuda:0")``,
-    ``init_device_mesh("cuda", ...)``), including conditional values, f-strings and
-    ``"cuda:{}".format(i)``.
+    ``init_device_mesh("cuda", ...)``), the parameters of the project's own functions in other
+    modules that hand the value on to a device (``move(batch, "cuda")`` where ``utils.move`` calls
+    ``obj.to(where)``), including conditional values, f-strings and ``"cuda:{}".format(i)``.
 
     Why: on an Ascend host the device type is ``npu``; a ``cuda`` device cannot be created.
 
@@ -114,13 +117,6 @@ def to_npu_device(value: str) -> str | None:
     return None
 
 
-_DEVICE_KEYWORDS = frozenset(
-    {"device", "device_type", "map_location", "output_device", "pin_memory_device",
-     "device_ids", "device_id",
-     # transformers' from_pretrained(device_map="cuda") and accelerate take the NPU's name too
-     "device_map", "to_device"}
-)  # fmt: skip
-
 # Names of variables, attributes, parameters and keys holding a device.
 _DEVICE_HOLDER = re.compile(
     r"(?:^|_)(?:dev|device)(?:s|_type|_name|_str)?$|(?:^|_)map_location$", re.I
@@ -130,12 +126,13 @@ slot_kind(
     SlotKind(
         label="device",
         holder=_DEVICE_HOLDER,
-        keywords=_DEVICE_KEYWORDS,
+        keywords=DEVICE_KEYWORDS,
         convert=to_npu_device,
         argument_rule=DeviceArgument,
         value_rule=DeviceValue,
         keyword_rules={"map_location": MapLocation},
         holder_attributes=frozenset({"type"}),
+        project_parameters=True,
     ),
     {
         parameter.callable: Parameter(
@@ -562,7 +559,11 @@ def check_device_to_other_module(
                     f"{old!r} passed to {called}(), which the migration cannot read: "
                     f"if it is a device there, write {new!r}"
                 )
-                yield DeviceToUnknownCall.finding(literal, message)
+                # Dropped where a user's rule rewrote the argument (-r change_argument).
+                reported = ctx.span(literal)
+                yield dataclasses.replace(
+                    DeviceToUnknownCall.finding(literal, message), reported=reported
+                )
 
 
 _BUILTIN_NAMES = frozenset(dir(builtins))

@@ -7,6 +7,7 @@ import ast
 import re
 from collections.abc import Iterator
 
+from ascendify.migrate._modes import EVERY_TARGET
 from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks
 from ascendify.targets import Safety
 
@@ -34,6 +35,7 @@ class UnfollowedStarImport(Rule):
     summary = "torch used through a star import the migration cannot follow (reported)"
     safety = Safety.REPORT_ONLY
     operation = Operation.UNSUPPORTED
+    targets = EVERY_TARGET  # the portable target cannot follow it either
     triggers = (b"cuda",)
 
 

@@ -15,6 +15,6 @@ import portable_device
 use_cuda = not args.no_cuda and torch.accelerator.is_available()
 if use_cuda:
     free, total = portable_device.module().mem_get_info()
-    state = portable_device.module().get_rng_state_all()
+    state = portable_device.get_rng_state_all()
 if not use_cuda:
     raise SystemExit("needs an accelerator")

@@ -1,4 +1,4 @@
-# rules: PRT001 PRT101 PRT102 PRT102 PRT102 PRT105 PRT105 PRT105
+# rules: PRT001 PRT101 PRT101 PRT102 PRT102 PRT105 PRT105 PRT105
 # modes: portable
 import torch
 
@@ -32,7 +32,7 @@ def get_gpu_memory(max_gpus=None):
         else min(max_gpus, torch.cuda.device_count())
     )
     for gpu_id in range(num_gpus):
-        with torch.cuda.device(gpu_id):
+        with portable_device.device_scope(gpu_id):
             properties = torch.cuda.get_device_properties(gpu_id)
             memory.append(properties.total_memory - portable_device.memory_allocated())
     return memory

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from ascendify.migrate._rule import Context, Operation
-from ascendify.migrate.modes.portable import PortableRule
+from ascendify.migrate.modes.portable.mode import PortableRule
 from ascendify.migrate.rules._ports import PORTERS, Port, Porter
 from ascendify.migrate.rules.apex import port_apex
 from ascendify.migrate.rules.attention import sdpa_port

@@ -1,0 +1,7 @@
+# rules:
+# modes: portable
+from common import *
+
+import torch
+
+message = "from common import * brings torch.cuda helpers"
