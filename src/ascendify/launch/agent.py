@@ -128,8 +128,9 @@ class RankFailure:
 
 
 # Why an attempt ended: a rank exited non-zero or was killed ("exit"), could not start, no rank
-# wrote for --hang-timeout seconds, a node was lost or failed, or a launcher was stopped.
-CAUSES = ("exit", "start", "hang", "node", "stopped")
+# wrote for --hang-timeout seconds, a node was lost or failed, a launcher was stopped, or a node
+# asked to join an elastic job (the nodes restart to take it in).
+CAUSES = ("exit", "start", "hang", "node", "stopped", "join")
 HANG_EXIT_CODE = 124  # as timeout(1) ends a command that ran too long
 DUMPED = (
     f"ended by the launcher's stack-dump signal {DUMP_SIGNAL.name}, sent while the job was silent "

@@ -33,6 +33,19 @@ class NodeAssignment:
     master_port: int
     job_id: str
     rank_table: RankTable | None
+    # An elastic membership (see rendezvous): this node's place among the nodes that met, and
+    # the node hosting the ranks' master; None: the spec's node rank, node count and master.
+    group_rank: int | None = None
+    group_world_size: int | None = None
+    master_addr: str | None = None
+
+    def place(self, spec: LaunchSpec) -> tuple[int, int, str]:
+        """(node index, node count, master address) of this node in the job as it met."""
+        return (
+            spec.node_rank if self.group_rank is None else self.group_rank,
+            spec.nnodes if self.group_world_size is None else self.group_world_size,
+            self.master_addr or spec.master_addr,
+        )
 
 
 @dataclass(frozen=True)
@@ -92,9 +105,14 @@ def plan_node(
 ) -> LaunchPlan:
     """The plan of attempt ``attempt``; ``resume`` is the checkpoint passed as ``--resume=``."""
     table_file, table_json = _rank_table_file(spec, assignment.rank_table)
+    group_rank, group_size, master_addr = assignment.place(spec)
     argv = spec.command if resume is None else (*spec.command, f"--resume={resume}")
+    # The ranks see the job as it met: node index and count, master (the node rank is a name).
+    placed = replace(
+        spec, command=argv, node_rank=group_rank, nnodes=group_size, master_addr=master_addr
+    )
     workers = tuple(
-        _worker(replace(spec, command=argv), assignment, local_rank, table_file, attempt)
+        _worker(placed, assignment, local_rank, table_file, attempt)
         for local_rank in range(spec.nproc_per_node)
     )
     return LaunchPlan(
@@ -103,9 +121,9 @@ def plan_node(
         platform_reason=spec.platform_reason,
         origins=spec.origins,
         node_rank=spec.node_rank,
-        nnodes=spec.nnodes,
+        nnodes=group_size,
         world_size=assignment.world_size,
-        master_addr=spec.master_addr,
+        master_addr=master_addr,
         master_port=assignment.master_port,
         log_dir=spec.log_dir,
         rank_table_file=table_file,

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-# What a restart may cure: a rank that died, a lost node, a hang. A command that cannot start, or a
-# launcher stopped by the platform, would end the same way again.
-RESTART_CAUSES = ("exit", "hang", "node")
+# What a restart may cure: a rank that died, a lost node, a hang; and a node that asks to join an
+# elastic job is taken in by one. A command that cannot start, or a launcher stopped by the
+# platform, would end the same way again.
+RESTART_CAUSES = ("exit", "hang", "node", "join")
 
 
 def restarts(state: str, cause: str | None, attempt: int, max_restarts: int) -> bool:
