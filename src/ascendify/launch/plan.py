@@ -18,6 +18,7 @@ from ascendify.launch.launchers import NestedLauncher
 from ascendify.launch.ranktable import RankTable, assemble, to_json
 from ascendify.launch.spec import LaunchSpec
 from ascendify.launch.starthook import FOLDER, STACKS_VARIABLE
+from ascendify.savenow import SAVE_NOW_VARIABLE
 
 # davincirun raises HCCL's 120 s link set-up timeout: big jobs need the time.
 HCCL_CONNECT_TIMEOUT = "1800"
@@ -184,6 +185,8 @@ def _worker(
     }
     if table_file is not None:
         env["RANK_TABLE_FILE"] = str(table_file)
+    # Created just before the launcher stops the rank (SIGTERM): save now (see ascendify.savenow).
+    env[SAVE_NOW_VARIABLE] = str(spec.log_dir / "save_now" / f"attempt_{attempt}" / f"rank_{rank}")
     defaults = {
         "HCCL_CONNECT_TIMEOUT": HCCL_CONNECT_TIMEOUT,
         "ASCEND_PROCESS_LOG_PATH": str(spec.log_dir / "ascend" / f"rank_{rank}"),
