@@ -397,3 +397,31 @@ def test_rerun_checks_its_new_hyperparameters_before_starting(
     with pytest.raises(SpecError, match="hyper: data_url is given twice"):
         rerun(store, old.id, hyper={"data_url": "/other"})
     assert [job.id for job in store.jobs()] == [old.id]  # nothing submitted
+
+
+@pytest.mark.parametrize("spelling", [{"nodes": 3, "elastic": "2:3"}, {"nodes": "2:3"}])
+def test_an_elastic_job_runs_its_launchers_with_min_max(
+    project: Path, spelling: dict[str, object]
+) -> None:
+    spec = resolve({"code_dir": str(project), "boot_file": "rank.py", **spelling})
+    assert (spec.nodes, spec.elastic) == (3, 2)
+    assert JobSpec.from_json(spec.to_json()) == spec
+    layout = JobLayout(Path("/jobs/j1"), "j1")
+    argv = agent_argv(spec, layout, node=2, addresses=("a", "b", "c"), master_port=1, python="py")
+    assert argv[argv.index("--nnodes") + 1] == "2:3"
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"nodes": 3, "elastic": "2:4"}, "elastic: 2:4: MAX must be the node count (3)"),
+        ({"nodes": 3, "elastic": "0:3"}, "elastic: 0:3: MIN must be from 1 to the node count"),
+        ({"nodes": 3, "elastic": "two"}, "elastic: must be MIN:MAX (nodes), got 'two'"),
+    ],
+)
+def test_a_bad_elastic_range_names_the_field(
+    project: Path, raw: dict[str, object], message: str
+) -> None:
+    with pytest.raises(SpecError) as error:
+        resolve({"code_dir": str(project), "boot_file": "rank.py", **raw})
+    assert message in str(error.value)

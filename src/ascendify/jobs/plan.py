@@ -124,8 +124,9 @@ def agent_argv(
     if spec.resume_from_latest:
         argv += ["--resume-from-latest", spec.resume_from_latest]
     if spec.nodes > 1:
+        nnodes = f"{spec.elastic}:{spec.nodes}" if spec.elastic else str(spec.nodes)
         argv += [
-            "--nnodes", str(spec.nodes),
+            "--nnodes", nnodes,
             "--node-rank", str(node),
             "--master-addr", addresses[0],
             "--master-port", str(master_port),

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ascendify._fs import shown
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.node import NodeResult
+from ascendify.jobs.report import membership_note
 from ascendify.jobs.spec import JobSpec
 from ascendify.jobs.store import JobStore
 from ascendify.launch.restart import restarts
@@ -160,8 +161,10 @@ def restart_line(attempt: dict[str, Any], max_restarts: int, job_id: str) -> str
         f"rank {rank} {f'killed by signal {-code}' if code < 0 else f'exited with {code}'}, "
         for rank, code in failed[:1]
     )
+    membership = membership_note(attempt)
+    ran_on = f" (it ran on {membership})" if membership else ""
     return (
-        f"attempt {number} ended ({attempt['cause']}): {who}{attempt['reason']}; "
+        f"attempt {number} ended ({attempt['cause']}): {who}{attempt['reason']}{ran_on}; "
         f"restart {number + 1} of {max_restarts}; see `ascendify job describe {job_id}`"
     )
 
