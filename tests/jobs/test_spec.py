@@ -425,3 +425,14 @@ def test_a_bad_elastic_range_names_the_field(
     with pytest.raises(SpecError) as error:
         resolve({"code_dir": str(project), "boot_file": "rank.py", **raw})
     assert message in str(error.value)
+
+
+def test_describe_names_the_nodes_that_left_and_joined_and_the_stores_host() -> None:
+    from ascendify.jobs.report import membership_note
+
+    met = 1796461715.2  # 2026-12-05T09:08:35+00:00
+    attempt = {"membership": {"members": [0, 1], "left": [2], "joined": [], "time": met, "host": 1}}
+    assert membership_note(attempt) == (
+        "nodes 0, 1 (store on node 1); node(s) 2 left at 2026-12-05T09:08:35+00:00"
+    )
+    assert membership_note({"attempt": 0}) == ""  # one node: no membership
