@@ -90,6 +90,7 @@ while step < steps:
     dist.all_reduce(total)
     step, value = step + 1, value + total.item()
     note(event="step", rank=rank, step=step)
+    print(f"step {step}", flush=True)  # output: what a hang timeout watches
     if rank == 0 and (step % every == 0 or stop):
         try:
             save(step, value, tear=step == tear_at and not (ckpts / "torn").exists())
