@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ascendify.heartbeat import heartbeat
+from ascendify.savenow import save_requested, saving
 
 __version__ = "0.1.0"
-__all__ = ["heartbeat"]
+__all__ = ["heartbeat", "save_requested", "saving"]

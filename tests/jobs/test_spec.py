@@ -460,3 +460,42 @@ def test_a_code_dir_nested_too_deep_is_refused_before_anything_is_kept(
     assert str(project / "d") in str(refused.value)
     assert store.jobs() == []
     assert not store.root.exists() or not [p for p in store.root.iterdir() if p.is_dir()]
+
+
+@pytest.mark.parametrize("spelling", [{"nodes": 3, "elastic": "2:3"}, {"nodes": "2:3"}])
+def test_an_elastic_job_runs_its_launchers_with_min_max(
+    project: Path, spelling: dict[str, object]
+) -> None:
+    spec = resolve({"code_dir": str(project), "boot_file": "rank.py", **spelling})
+    assert (spec.nodes, spec.elastic) == (3, 2)
+    assert JobSpec.from_json(spec.to_json()) == spec
+    layout = JobLayout(Path("/jobs/j1"), "j1")
+    argv = agent_argv(spec, layout, node=2, addresses=("a", "b", "c"), master_port=1, python="py")
+    assert argv[argv.index("--nnodes") + 1] == "2:3"
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"nodes": 3, "elastic": "2:4"}, "elastic: 2:4: MAX must be the node count (3)"),
+        ({"nodes": 3, "elastic": "0:3"}, "elastic: 0:3: MIN must be from 1 to the node count"),
+        ({"nodes": 3, "elastic": "two"}, "elastic: must be MIN:MAX (nodes), got 'two'"),
+    ],
+)
+def test_a_bad_elastic_range_names_the_field(
+    project: Path, raw: dict[str, object], message: str
+) -> None:
+    with pytest.raises(SpecError) as error:
+        resolve({"code_dir": str(project), "boot_file": "rank.py", **raw})
+    assert message in str(error.value)
+
+
+def test_describe_names_the_nodes_that_left_and_joined_and_the_stores_host() -> None:
+    from ascendify.jobs.report import membership_note
+
+    met = 1796461715.2  # 2026-12-05T09:08:35+00:00
+    attempt = {"membership": {"members": [0, 1], "left": [2], "joined": [], "time": met, "host": 1}}
+    assert membership_note(attempt) == (
+        "nodes 0, 1 (store on node 1); node(s) 2 left at 2026-12-05T09:08:35+00:00"
+    )
+    assert membership_note({"attempt": 0}) == ""  # one node: no membership

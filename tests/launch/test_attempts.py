@@ -28,6 +28,8 @@ PATH = {"PATH": os.environ["PATH"], "PYTHONPATH": "/user/lib"}
         ("stopped", "exit", 0, True),  # another node's rank failed
         ("failed", "hang", 1, True),
         ("failed", "node", 0, True),
+        ("stopped", "join", 0, True),  # a node asks to join an elastic job
+        ("stopped", "join", 2, False),
         ("failed", "exit", 2, False),  # the last allowed attempt
         ("failed", "start", 0, False),  # the command cannot start: again would not help
         ("stopped", "stopped", 0, False),  # a launcher was stopped by a signal
@@ -171,6 +173,16 @@ def test_a_file_a_stopped_attempt_wrote_at_its_end_is_skipped_with_the_reason(
     # Written again by a later attempt: complete again.
     _checkpoint(open_one, 3000)
     assert latest_checkpoint("ckpt-*.pt", tmp_path, stopped).path == open_one
+
+
+def test_a_save_written_during_a_teardown_no_process_outlived_is_complete(
+    tmp_path: Path,
+) -> None:
+    # The ranks saved when asked and ended within the grace period: nothing was killed mid-write.
+    _checkpoint(tmp_path / "ckpt-1.pt", 1000)
+    saved = _checkpoint(tmp_path / "ckpt-2.pt", 2005)
+    stopped = (StoppedAttempt(0, began=2000.0, ended=2010.0, killed=False),)
+    assert latest_checkpoint("ckpt-*.pt", tmp_path, stopped).path == saved
 
 
 def test_a_file_still_growing_is_skipped(tmp_path: Path) -> None:

@@ -324,7 +324,7 @@ def test_unknown_command_is_a_usage_error(run_cli: RunCli) -> None:
     ("args", "message"),
     [
         (["--nproc-per-node", "0"], "at least 1 or 'auto'"),
-        (["--nnodes", "1:4"], "elastic node ranges are not supported"),
+        (["--nnodes", "4:1"], "--nnodes 4:1: MIN must be at least 1 and at most MAX"),
         (["--local-ranks-filter", "a"], "ranks like 0,1"),
         (["--module", "--no-python"], "exclude each other"),
     ],

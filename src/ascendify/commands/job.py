@@ -52,7 +52,11 @@ def _spec_flags() -> tuple[tuple[str, dict[str, Any]], ...]:
         ("--data-url", {"metavar": "URL", "help": "input channel: path, s3:// or obs://"}),
         ("--train-url", {"metavar": "URL", "help": "output channel: path, s3:// or obs://"}),
         ("--log-url", {"metavar": "URL", "help": "also copy the logs here at the end"}),
-        ("--nodes", {"metavar": "N", "help": "node count (default 1)"}),
+        ("--nodes", {"metavar": "N", "help": "node count (default 1); MIN:MAX as --elastic"}),
+        (
+            "--elastic",
+            {"metavar": "MIN:MAX", "help": "go on while MIN of the nodes remain (MAX = --nodes)"},
+        ),
         ("--cards", {"metavar": "N", "help": "cards (ranks) per node (default 1)"}),
         (
             "--flavor",

@@ -33,7 +33,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N|auto",
         help="ranks on this node (default: auto = cards)",
     )
-    add("--nnodes", metavar="N", help="number of nodes (torchrun's MIN:MAX only as N:N)")
+    add(
+        "--nnodes",
+        metavar="N|MIN:MAX",
+        help="number of nodes; MIN:MAX goes on while at least MIN remain (torchrun's spelling)",
+    )
     add("--node-rank", "--node_rank", type=int, metavar="I", help="this node's index, from 0")
     add("--master-addr", "--master_addr", metavar="ADDR", help="address of node 0")
     add(
@@ -206,7 +210,8 @@ def run(args: argparse.Namespace) -> int:
     options = LaunchOptions(
         command=command,
         nproc_per_node=_nproc(args.nproc_per_node),
-        nnodes=_nnodes(args.nnodes),
+        nnodes=_nnodes(args.nnodes)[1],
+        min_nnodes=_nnodes(args.nnodes)[0],
         node_rank=args.node_rank,
         master_addr=args.master_addr,
         master_port=args.master_port,
@@ -324,7 +329,7 @@ def _emit(args: argparse.Namespace, command: tuple[str, ...]) -> int:
     job = JobManifest(
         name=args.name,
         image=args.image,
-        nnodes=_nnodes(args.nnodes) or 1,
+        nnodes=_nnodes(args.nnodes)[1] or 1,
         nproc_per_node=int(nproc),
         command=command,
         accelerator=args.accelerator,
@@ -340,16 +345,18 @@ def _say(message: str) -> None:
             print(f"ascendify run: {line}", file=sys.stderr, flush=True)
 
 
-def _nnodes(value: str | None) -> int | None:
+def _nnodes(value: str | None) -> tuple[int | None, int | None]:
+    """``--nnodes N`` or torchrun's ``MIN:MAX``: (MIN, MAX), MIN None for a fixed count."""
     if value is None:
-        return None
-    low, _, high = value.partition(":")
-    if high and low != high:
-        raise AscendifyError(f"--nnodes {value}: elastic node ranges are not supported, give N")
+        return None, None
+    low, colon, high = value.partition(":")
     try:
-        return int(low)
+        least, most = int(low), int(high if colon else low)
     except ValueError:
-        raise AscendifyError(f"--nnodes must be a whole number, got {value!r}") from None
+        raise AscendifyError(f"--nnodes takes a whole number or MIN:MAX, got {value!r}") from None
+    if colon and not 1 <= least <= most:
+        raise AscendifyError(f"--nnodes {value}: MIN must be at least 1 and at most MAX")
+    return (least if colon else None), most
 
 
 def _nproc(value: str | None) -> str | None:

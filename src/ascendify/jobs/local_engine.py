@@ -1,9 +1,9 @@
 """The local engine: every node of the job is a node agent on this machine, on its own loopback
 address (127.0.0.1, 127.0.0.2, ...), so a multi-node job can be tried on one host.
 
-A node agent (other than node 0's, which hosts the rendezvous) killed while the job runs is
-started again, as a platform restarts a lost pod: it joins the job's next attempt, at most
-``max_restarts`` times."""
+A node agent (other than node 0's, which hosts the rendezvous, unless the job is elastic: then
+the store moves to a surviving node) killed while the job runs is started again, as a platform
+restarts a lost pod: it joins the job's next attempt, at most ``max_restarts`` times."""
 
 from __future__ import annotations
 
@@ -54,7 +54,9 @@ def run_nodes(
                 grace_period=spec.grace_period,
                 started=started,
             )
-            job_goes_on = node > 0 and not (stop.is_set() or node_0_ended.is_set())
+            # An elastic job's store moves to a surviving node: node 0 may come back too.
+            store_left = node == 0 and not spec.elastic
+            job_goes_on = not (store_left or stop.is_set() or node_0_ended.is_set())
             if not (result.lost and job_goes_on and rejoins < spec.max_restarts):
                 break
             plan = replace(plan, steps=plan.steps[-1:])  # the launcher alone joins again

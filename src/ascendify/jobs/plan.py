@@ -126,8 +126,9 @@ def agent_argv(
     if spec.profile:
         argv.append(f"--profile={spec.profile}")
     if spec.nodes > 1:
+        nnodes = f"{spec.elastic}:{spec.nodes}" if spec.elastic else str(spec.nodes)
         argv += [
-            "--nnodes", str(spec.nodes),
+            "--nnodes", nnodes,
             "--node-rank", str(node),
             "--master-addr", addresses[0],
             "--master-port", str(master_port),

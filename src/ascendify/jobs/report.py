@@ -143,10 +143,29 @@ def _attempt_lines(attempt: dict[str, Any]) -> list[str]:
         "    exit codes: "
         + ", ".join(f"rank {rank}: {code}" for rank, code in attempt["exit_codes"].items()),
     ]
+    membership = membership_note(attempt)
+    if membership:
+        lines.append(f"    {membership}")
     for rank, stack in sorted(attempt["stacks"].items(), key=lambda item: int(item[0])):
         lines.append(f"    stack of rank {rank}:")
         lines += [f"      {line}" for line in stack.splitlines()]
     return lines
+
+
+def membership_note(attempt: dict[str, Any]) -> str:
+    """The nodes an attempt of a multi-node job ran on, who left or joined when they met, and
+    which node held the rendezvous store ("" for one node)."""
+    membership = attempt.get("membership")
+    if not membership:
+        return ""
+    members = ", ".join(map(str, membership["members"]))
+    changes = [
+        f"node(s) {', '.join(map(str, membership[key]))} {key} at {_when(membership['time'])}"
+        for key in ("left", "joined")
+        if membership[key]
+    ]
+    note = f"nodes {members} (store on node {membership['host']})"
+    return note + (f"; {'; '.join(changes)}" if changes else "")
 
 
 def _root_cause_lines(root: dict[str, Any]) -> list[str]:

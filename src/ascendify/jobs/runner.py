@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ascendify._fs import shown
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.node import NodeResult
+from ascendify.jobs.report import membership_note
 from ascendify.jobs.spec import JobSpec
 from ascendify.jobs.store import JobStore
 from ascendify.launch.restart import restart_told, restarts
@@ -153,8 +154,10 @@ def _watch_attempts(
 
 def restart_line(attempt: dict[str, Any], max_restarts: int, job_id: str) -> str:
     """What a restart is told as in the runner's log and the job's events: as the launcher tells
-    it on the console, and where to see more."""
-    return f"{restart_told(attempt, max_restarts)}; see `ascendify job describe {job_id}`"
+    it on the console, the nodes it ran on, and where to see more."""
+    membership = membership_note(attempt)
+    ran_on = f" (it ran on {membership})" if membership else ""
+    return f"{restart_told(attempt, max_restarts, ran_on)}; see `ascendify job describe {job_id}`"
 
 
 def _engine(name: str) -> Any:

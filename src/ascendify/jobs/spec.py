@@ -138,6 +138,7 @@ class JobSpec:
     hang_timeout: float = HANG_TIMEOUT  # seconds without output from any rank (0: no detection)
     resume_from_latest: str | None = None  # glob in train_url: the newest goes as --resume=
     profile: str | None = None  # steps FIRST-LAST every rank profiles (ascendify run --profile)
+    elastic: int = 0  # MIN of ``elastic: MIN:MAX``: the job goes on while MIN nodes remain
     # The code dir's own name: its copy's name in each node's job dir (ModelArts' user-job-dir),
     # kept when code_dir becomes a job's snapshot (the runner's spec, a rerun).
     code_name: str = ""
@@ -251,6 +252,7 @@ def resolve(raw: Mapping[str, Any]) -> JobSpec:
         else _boot_file(raw.get("boot_file"), code_dir, module=module, no_python=no_python)
     )
     cards, flavor = _cards(raw)
+    nodes, least = _nodes(raw)
     engine = _text(raw, "engine") or "local"
     if engine not in ENGINES:
         raise SpecError("engine", f"{engine!r} is not one of {', '.join(ENGINES)}")
@@ -267,7 +269,7 @@ def resolve(raw: Mapping[str, Any]) -> JobSpec:
         data_url=_url(raw, "data_url"),
         train_url=_url(raw, "train_url"),
         log_url=_url(raw, "log_url"),
-        nodes=_count(raw, "nodes", MAX_NODES),
+        nodes=nodes,
         cards=cards,
         flavor=flavor,
         env=_table(raw, "env"),
@@ -283,6 +285,7 @@ def resolve(raw: Mapping[str, Any]) -> JobSpec:
         resume_from_latest=_text(raw, "resume_from_latest"),
         profile=_profile_steps(raw),
         code_name=_code_name(raw, code_dir),
+        elastic=least,
     )
     # A manifest's pods run the command in their image's working directory, not in a job dir.
     if boot_command is not None and spec.engine not in MANIFEST_ENGINES:
@@ -462,6 +465,25 @@ def _count(raw: Mapping[str, Any], key: str, most: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
         raise SpecError(key, f"must be a whole number from 1 to {most}, got {_shown(value)}")
     return value
+
+
+def _nodes(raw: Mapping[str, Any]) -> tuple[int, int]:
+    """``nodes`` and MIN of an elastic job (0: fixed), from ``elastic: MIN:MAX`` (MAX = nodes)
+    or torchrun's ``nodes: MIN:MAX`` spelling."""
+    nodes, elastic = raw.get("nodes", 1), raw.get("elastic", 0)
+    if isinstance(nodes, str) and ":" in nodes:
+        elastic, nodes = nodes, nodes.partition(":")[2]
+    count = _count({"nodes": nodes}, "nodes", MAX_NODES)
+    text = str(elastic)
+    least, colon, most = text.partition(":")
+    shown = f"{text}" if colon else f"{text}:{count}"
+    if not (least.isdecimal() and (not colon or most.isdecimal())) or len(text) > 20:
+        raise SpecError("elastic", f"must be MIN:MAX (nodes), got {_shown(elastic)}")
+    if colon and int(most) != count:
+        raise SpecError("elastic", f"{shown}: MAX must be the node count ({count})")
+    if (colon or int(least)) and not 1 <= int(least) <= count:
+        raise SpecError("elastic", f"{shown}: MIN must be from 1 to the node count ({count})")
+    return count, (0 if int(least) == count else int(least))
 
 
 def _restarts(raw: Mapping[str, Any], key: str, default: int) -> int:

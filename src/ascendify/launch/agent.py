@@ -53,6 +53,7 @@ from ascendify.launch.hints import hint_for
 from ascendify.launch.plan import LaunchPlan, WorkerPlan, stacks_dir
 from ascendify.launch.resume import StoppedAttempt, files_open_for_writing, signatures
 from ascendify.runfolder import SUMMARY_NAME, times_path
+from ascendify.savenow import request_save
 from ascendify.textfile import parse_json, read_text
 
 POLL_INTERVAL = 0.05
@@ -131,8 +132,9 @@ class RankFailure:
 
 
 # Why an attempt ended: a rank exited non-zero or was killed ("exit"), could not start, no rank
-# wrote for --hang-timeout seconds, a node was lost or failed, or a launcher was stopped.
-CAUSES = ("exit", "start", "hang", "node", "stopped")
+# wrote for --hang-timeout seconds, a node was lost or failed, a launcher was stopped, or a node
+# asked to join an elastic job (the nodes restart to take it in).
+CAUSES = ("exit", "start", "hang", "node", "stopped", "join")
 HANG_EXIT_CODE = 124  # as timeout(1) ends a command that ran too long
 DUMPED = (
     f"ended by the launcher's stack-dump signal {DUMP_SIGNAL.name}, sent while the job was silent "
@@ -551,6 +553,8 @@ class Agent:
         writing = files_open_for_writing(
             [p.pid for rank in running for p in tree(rank.process.pid)] + [p.pid for p in strays]
         ) if running else set()  # fmt: skip
+        for rank in running:  # see ascendify.savenow: the ranks may save before they end
+            request_save(rank.plan.env)
         for rank in reversed(self._ranks):
             _signal_group(rank.process.pid, signal.SIGTERM)
         signal_all(strays, signal.SIGTERM)
@@ -561,7 +565,8 @@ class Agent:
                 break
             time.sleep(POLL_INTERVAL)
         strays = still_alive(strays)
-        if strays or any(rank.process.poll() is None for rank in running):
+        killed = bool(strays) or any(rank.process.poll() is None for rank in running)
+        if killed:
             for rank in self._ranks:
                 _signal_group(rank.process.pid, signal.SIGKILL)
             signal_all(strays, signal.SIGKILL)
@@ -573,7 +578,7 @@ class Agent:
         still_alive(strays)  # reap the killed ones that were our children
         if running:
             self._teardown = StoppedAttempt(
-                self.plan.attempt, began, time.time(), signatures(writing)
+                self.plan.attempt, began, time.time(), signatures(writing), killed
             )
         return len(running)
 

@@ -59,6 +59,7 @@ def run_attempts(
             started = time.time()
             try:
                 assignment, peers = meet(attempt, noted.came)
+                attempt = getattr(peers, "attempt", attempt)  # a late node is taken in a later one
             except Exception as error:
                 if noted.signum is None:
                     if result is None:
@@ -81,7 +82,9 @@ def run_attempts(
                 failure = peers.recorded_failure()  # a node that failed after ours ended
                 if failure is not None:
                     result = replace(result, state="stopped", root_cause=failure)
-            history.append(attempt_record(attempt, started, result))
+            history.append(
+                attempt_record(attempt, started, result, getattr(peers, "membership", None))
+            )
             _write_history(spec.log_dir, history)
             cause = failure.cause if failure is not None else None
             if not restarts(result.state, cause, attempt, spec.max_restarts):
@@ -169,10 +172,14 @@ class _SignalsNoted:
         return self.signum
 
 
-def attempt_record(attempt: int, started: float, result: RunResult) -> dict[str, Any]:
-    """One attempt as ``run_summary.json`` and ``job describe`` show it."""
+def attempt_record(
+    attempt: int, started: float, result: RunResult, membership: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """One attempt as ``run_summary.json`` and ``job describe`` show it; on many nodes with the
+    membership it ran with (``members``, who ``left`` and ``joined`` since the last one, when the
+    nodes met and which node hosted the store)."""
     failure = result.root_cause
-    return {
+    record: dict[str, Any] = {
         "attempt": attempt,
         "start": started,
         "end": time.time(),
@@ -183,6 +190,9 @@ def attempt_record(attempt: int, started: float, result: RunResult) -> dict[str,
         "exit_codes": {str(rank): code for rank, code in result.exit_codes.items()},
         "stacks": {str(rank): text for rank, text in result.stacks.items()},
     }
+    if membership is not None:
+        record["membership"] = membership
+    return record
 
 
 def _write_history(log_dir: Path, history: list[dict[str, Any]]) -> None:

@@ -19,6 +19,7 @@ from ascendify.launch.launchers import NestedLauncher
 from ascendify.launch.ranktable import RankTable, assemble, to_json
 from ascendify.launch.spec import LaunchSpec
 from ascendify.launch.starthook import FOLDER, STACKS_VARIABLE
+from ascendify.savenow import SAVE_NOW_VARIABLE
 
 # davincirun raises HCCL's 120 s link set-up timeout: big jobs need the time.
 HCCL_CONNECT_TIMEOUT = "1800"
@@ -34,6 +35,19 @@ class NodeAssignment:
     master_port: int
     job_id: str
     rank_table: RankTable | None
+    # An elastic membership (see rendezvous): this node's place among the nodes that met, and
+    # the node hosting the ranks' master; None: the spec's node rank, node count and master.
+    group_rank: int | None = None
+    group_world_size: int | None = None
+    master_addr: str | None = None
+
+    def place(self, spec: LaunchSpec) -> tuple[int, int, str]:
+        """(node index, node count, master address) of this node in the job as it met."""
+        return (
+            spec.node_rank if self.group_rank is None else self.group_rank,
+            spec.nnodes if self.group_world_size is None else self.group_world_size,
+            self.master_addr or spec.master_addr,
+        )
 
 
 @dataclass(frozen=True)
@@ -81,6 +95,7 @@ LAUNCHER_VARIABLES = (
     "GROUP_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_ERROR_FILE",
     "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "ASCENDIFY_RESTART_COUNT",
     "RANK_ID", "RANK_SIZE", "DEVICE_ID", "ASCEND_DEVICE_ID", "JOB_ID", "RANK_TABLE_FILE",
+    SAVE_NOW_VARIABLE,
 )  # fmt: skip
 
 
@@ -104,9 +119,14 @@ def plan_node(
 ) -> LaunchPlan:
     """The plan of attempt ``attempt``; ``resume`` is the checkpoint passed as ``--resume=``."""
     table_file, table_json = _rank_table_file(spec, assignment.rank_table)
+    group_rank, group_size, master_addr = assignment.place(spec)
     argv = spec.command if resume is None else (*spec.command, f"--resume={resume}")
+    # The ranks see the job as it met: node index and count, master (the node rank is a name).
+    placed = replace(
+        spec, command=argv, node_rank=group_rank, nnodes=group_size, master_addr=master_addr
+    )
     workers = tuple(
-        _worker(replace(spec, command=argv), assignment, local_rank, table_file, attempt)
+        _worker(placed, assignment, local_rank, table_file, attempt)
         for local_rank in range(spec.nproc_per_node)
     )
     return LaunchPlan(
@@ -115,9 +135,9 @@ def plan_node(
         platform_reason=spec.platform_reason,
         origins=spec.origins,
         node_rank=spec.node_rank,
-        nnodes=spec.nnodes,
+        nnodes=group_size,
         world_size=assignment.world_size,
-        master_addr=spec.master_addr,
+        master_addr=master_addr,
         master_port=assignment.master_port,
         log_dir=spec.log_dir,
         rank_table_file=table_file,
@@ -178,6 +198,8 @@ def _worker(
     }
     if table_file is not None:
         env["RANK_TABLE_FILE"] = str(table_file)
+    # Created just before the launcher stops the rank (SIGTERM): save now (see ascendify.savenow).
+    env[SAVE_NOW_VARIABLE] = str(spec.log_dir / "save_now" / f"attempt_{attempt}" / f"rank_{rank}")
     defaults = {
         "HCCL_CONNECT_TIMEOUT": HCCL_CONNECT_TIMEOUT,
         "ASCEND_PROCESS_LOG_PATH": str(runfolder.ascend_log_dir(spec.log_dir, rank)),

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-# What a restart may cure: a rank that died, a lost node, a hang. A command that cannot start, or a
-# launcher stopped by the platform, would end the same way again.
-RESTART_CAUSES = ("exit", "hang", "node")
+# What a restart may cure: a rank that died, a lost node, a hang; and a node that asks to join an
+# elastic job is taken in by one. A command that cannot start, or a launcher stopped by the
+# platform, would end the same way again.
+RESTART_CAUSES = ("exit", "hang", "node", "join")
 
 
 def restarts(state: str, cause: str | None, attempt: int, max_restarts: int) -> bool:
@@ -17,10 +18,10 @@ def restarts(state: str, cause: str | None, attempt: int, max_restarts: int) -> 
     return state in ("failed", "stopped") and cause in RESTART_CAUSES and attempt < max_restarts
 
 
-def restart_told(attempt: dict[str, Any], max_restarts: int) -> str:
+def restart_told(attempt: dict[str, Any], max_restarts: int, ran_on: str = "") -> str:
     """A restart as the console, the job's events and its page tell it: the attempt (a record
-    of ``run_summary.json``'s ``attempts``), the rank that ended it and its exit code, why, and
-    which restart follows."""
+    of ``run_summary.json``'s ``attempts``), the rank that ended it and its exit code, why,
+    ``ran_on`` (where the job's runner knows the nodes), and which restart follows."""
     number = attempt["attempt"]
     codes = attempt["exit_codes"]
     first = attempt.get("rank")  # the rank that failed first, where the record names it
@@ -33,6 +34,6 @@ def restart_told(attempt: dict[str, Any], max_restarts: int) -> str:
         for rank, code in failed[:1]
     )
     return (
-        f"attempt {number} ended ({attempt['cause']}): {who}{attempt['reason']}; "
+        f"attempt {number} ended ({attempt['cause']}): {who}{attempt['reason']}{ran_on}; "
         f"restart {number + 1} of {max_restarts}"
     )

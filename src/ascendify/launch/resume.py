@@ -5,8 +5,9 @@ The search is a bounded walk of the folder the pattern names: directory links ar
 entries are looked at, and a stop signal ends it at once. Only regular, non-empty files are
 candidates. A file is not complete when an attempt that was stopped may have been writing it:
 open for writing by one of its processes when its teardown began, or written after the
-teardown began, or still growing while the launcher looks at it; such files are skipped, and
-the log says which and why.
+teardown began by an attempt whose processes had to be killed (one whose ranks all ended within
+the grace period, as a rank that saves when asked does, finished what it wrote), or still
+growing while the launcher looks at it; such files are skipped, and the log says which and why.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class StoppedAttempt:
     began: float
     ended: float
     writing: dict[str, tuple[int, int]] = field(default_factory=dict)
+    killed: bool = True  # a process was still running at the end of the grace period
 
 
 @dataclass(frozen=True)
@@ -207,7 +209,7 @@ def _incomplete(
     mtime = mtime_ns / 1e9
     real = os.path.realpath(path)
     for attempt in stopped:
-        if attempt.began - TIMESTAMP_SLACK <= mtime <= attempt.ended:
+        if attempt.killed and attempt.began - TIMESTAMP_SLACK <= mtime <= attempt.ended:
             return f"written while attempt {attempt.attempt}'s ranks were being stopped"
         if attempt.writing.get(real) == (size, mtime_ns):
             return (

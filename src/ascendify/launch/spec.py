@@ -19,7 +19,8 @@ class LaunchOptions:
 
     command: tuple[str, ...]
     nproc_per_node: str | None = None  # a number or "auto"
-    nnodes: int | None = None
+    nnodes: int | None = None  # with min_nnodes: the most nodes (torchrun's MIN:MAX)
+    min_nnodes: int | None = None  # the job goes on while at least this many nodes remain
     node_rank: int | None = None
     master_addr: str | None = None
     master_port: int | None = None
@@ -85,6 +86,12 @@ class LaunchSpec:
     resume_from_latest: str | None = None
     device_kind: str = "cpu"  # "npu", "cuda" or "cpu": the cards ``devices`` names
     launcher: NestedLauncher | None = None  # accelerate/deepspeed/torchrun on the command line
+    min_nnodes: int = 0  # elastic: the fewest nodes the job goes on with (0: all nnodes)
+
+    @property
+    def least_nodes(self) -> int:
+        """The fewest nodes the job runs on: ``nnodes`` unless elastic (``--nnodes MIN:MAX``)."""
+        return self.min_nnodes or self.nnodes
 
     @property
     def multi_node(self) -> bool:

@@ -126,7 +126,22 @@ def resolve_spec(
         resume_from_latest=options.resume_from_latest,
         device_kind=kind,
         launcher=launcher,
+        min_nnodes=_least_nodes(options, place),
     )
+
+
+def _least_nodes(options: LaunchOptions, place: _Place) -> int:
+    """``MIN`` of ``--nnodes MIN:MAX`` (0 for a fixed count)."""
+    least = options.min_nnodes
+    if least is None or least == place.nnodes:
+        return 0
+    if not 1 <= least <= place.nnodes:
+        raise AscendifyError(f"--nnodes {least}:{place.nnodes}: MIN must be from 1 to MAX")
+    if place.table is not None:
+        raise AscendifyError(
+            f"--nnodes {least}:{place.nnodes}: a platform rank table fixes the nodes; give N"
+        )
+    return least
 
 
 def _check_seconds(options: LaunchOptions) -> None:
