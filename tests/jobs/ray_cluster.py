@@ -113,9 +113,9 @@ def _watch() -> None:
 
 @contextlib.contextmanager
 def ray_cluster(
-    cpus_per_node: int = 2, dashboard: bool = False, npus_per_node: int = 0
+    cpus_per_node: int = 2, dashboard: bool = False, npus_per_node: int = 0, nodes: int = 2
 ) -> Iterator[str]:
-    """Start a head and a second node; yield the cluster address; tear both down.
+    """Start a head and (``nodes`` 2) a second node; yield the cluster address; tear all down.
 
     ``dashboard`` also starts the head's dashboard on port 8265 (``ray job submit`` needs it).
     """
@@ -145,14 +145,16 @@ def ray_cluster(
             if time.monotonic() > deadline or processes[0].poll() is not None:
                 raise RuntimeError(f"Ray head did not start: {(temp / 'head.log').read_text()}")
             time.sleep(0.2)
-        processes.append(
-            _start([f"--address={address}", f"--node-ip-address={NODE_ADDRESS}", *common],
-                   temp / "node.log")
-        )  # fmt: skip
-        _tell(guard, str(processes[1].pid))
-        while _nodes_alive(address) < 2:
-            if time.monotonic() > deadline or processes[1].poll() is not None:
-                raise RuntimeError(f"Ray node did not join: {(temp / 'node.log').read_text()}")
+        if nodes == 2:
+            processes.append(
+                _start([f"--address={address}", f"--node-ip-address={NODE_ADDRESS}", *common],
+                       temp / "node.log")
+            )  # fmt: skip
+            _tell(guard, str(processes[1].pid))
+        while _nodes_alive(address) < nodes:
+            if time.monotonic() > deadline or processes[-1].poll() is not None:
+                log = temp / ("node.log" if nodes == 2 else "head.log")
+                raise RuntimeError(f"Ray node did not join: {log.read_text()}")
             time.sleep(0.5)
         yield address
     finally:

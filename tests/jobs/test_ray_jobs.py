@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 import signal
 import tempfile
@@ -27,7 +28,7 @@ from tests.jobs.conftest import (
     running,
     wait_for,
 )
-from tests.jobs.ray_cluster import HEAD_ADDRESS, NODE_ADDRESS
+from tests.jobs.ray_cluster import HEAD_ADDRESS, NODE_ADDRESS, ray_cluster
 from tests.storage.conftest import read_objects
 
 pytestmark = [pytest.mark.slow, RAY]
@@ -140,3 +141,28 @@ def test_killed_runner_on_ray_leaves_no_rank(
     # A worker killed outright cannot remove its node's unpacked code (see docs/jobs.md, Limits).
     for leftover in Path(tempfile.gettempdir()).glob(f"ascendify-job-{job_id}-*"):
         shutil.rmtree(leftover)
+
+
+def test_a_cluster_that_asks_for_a_token_is_checked_at_submit(
+    job: JobCli, jobs_dir: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without the check, the submit was accepted and the runner's log alone said "Failed to
+    # connect"; the job stayed without a verdict the user would see.
+    token = secrets.token_hex(16)
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")  # the head, and every process below, use it
+    monkeypatch.setenv("RAY_AUTH_TOKEN", token)
+    with ray_cluster(cpus_per_node=1, nodes=1) as address:
+        spec = tmp_path / "job.yaml"
+        spec.write_text(
+            f"code_dir: {project}\nboot_file: rank.py\nengine: ray\naddress: '{address}'\n"
+            f"cards: 1\ntrain_url: {tmp_path / 'out'}\nhyper: {{mode: probe}}\n"
+        )
+        for env in ({"RAY_AUTH_MODE": "disabled"}, {"RAY_AUTH_TOKEN": secrets.token_hex(16)}):
+            refused = job("submit", str(spec), env=env)
+            assert refused.returncode == 2, refused.stderr
+            assert f"the Ray cluster at {address} refused this machine's token" in refused.stderr
+            assert "Traceback" not in refused.stderr
+        assert JobStore(jobs_dir).jobs() == []  # nothing recorded for a refused submit
+        accepted = job("submit", str(spec), "--wait")
+        assert accepted.returncode == 0, accepted.stderr
+        assert (tmp_path / "out").is_dir()

@@ -54,7 +54,8 @@ STORAGE_VARIABLES = (
 
 
 def check_cluster(address: str | None) -> str:
-    """The cluster address, checked: Ray installed, and something answers there."""
+    """The cluster address, checked: Ray installed, something answers there, and it takes this
+    process's authentication token where it asks for one."""
     address = address or os.environ.get(ADDRESS_VARIABLE)
     if not address:
         raise AscendifyError(f"engine ray needs --address HOST:PORT (or {ADDRESS_VARIABLE})")
@@ -70,7 +71,28 @@ def check_cluster(address: str | None) -> str:
             f"no Ray cluster answers at {address} ({error.strerror or error}): "
             "is `ray start --head` running there?"
         ) from None
+    _check_token(address)
     return address
+
+
+def _check_token(address: str) -> None:
+    """Ask the cluster's control store once, as ``ray.init`` would: a cluster started with token
+    authentication (Ray's default from 2.61) refuses a missing or wrong token, which the job's
+    runner would otherwise meet later, in its own log, as "Failed to connect"."""
+    try:
+        from ray._raylet import GcsClient  # the client ray.init uses; not a public module
+        from ray.exceptions import AuthenticationError
+    except ImportError:  # a Ray without token authentication (before 2.52), or a new layout
+        return
+    try:
+        GcsClient(address=address)
+    except AuthenticationError as error:
+        first = str(error).split(". ")[0].removeprefix("RPC error: ")
+        raise AscendifyError(
+            f"the Ray cluster at {address} refused this machine's token ({first}): give its token "
+            "as RAY_AUTH_TOKEN (or a file: RAY_AUTH_TOKEN_PATH, ~/.ray/auth_token) with "
+            "RAY_AUTH_MODE=token, which the job's runner inherits"
+        ) from None
 
 
 def bundle(spec: JobSpec) -> dict[str, float]:
