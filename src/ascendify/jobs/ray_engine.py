@@ -80,7 +80,8 @@ def _check_token(address: str) -> None:
     authentication (Ray's default from 2.61) refuses a missing or wrong token, which the job's
     runner would otherwise meet later, in its own log, as "Failed to connect"."""
     try:
-        from ray._raylet import GcsClient  # the client ray.init uses; not a public module
+        # The client ray.init uses; not a public module (nor typed).
+        from ray._raylet import GcsClient  # type: ignore[attr-defined]
         from ray.exceptions import AuthenticationError
     except ImportError:  # a Ray without token authentication (before 2.52), or a new layout
         return
