@@ -16,14 +16,13 @@ timing so both sides read from the page cache.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import statistics
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
+
+from _child import child_figures, load_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
@@ -106,19 +105,6 @@ def make_logs(folder: Path, megabytes: int) -> int:
     return total
 
 
-def _child(folder: Path, mode: str) -> dict[str, float | str]:
-    output = subprocess.run(
-        [sys.executable, "-c", CHILD, str(SRC), str(folder), mode],
-        check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
-    result: dict[str, float | str] = json.loads(output)
-    return result
-
-
-def _load(averages: tuple[float, float, float]) -> str:
-    return " ".join(f"{value:.2f}" for value in averages)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=int, default=1024)
@@ -127,17 +113,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         size = make_logs(folder, args.mb)
-        _child(folder, "read")  # warm the page cache
+        child_figures(CHILD, str(SRC), str(folder), "read")  # warm the page cache
         load_before = os.getloadavg()
         runs: dict[str, list[dict[str, float | str]]] = {"read": [], "explain": []}
         for _ in range(args.repeat):
             for mode, results in runs.items():
-                results.append(_child(folder, mode))
+                results.append(child_figures(CHILD, str(SRC), str(folder), mode))
     load_after = os.getloadavg()
     mb = size / 1e6
     print(
         f"{mb:.0f} MB in {RANKS} rank logs, medians of {args.repeat}; load average (1, 5, 15 min) "
-        f"{_load(load_before)} before, {_load(load_after)} after"
+        f"{load_text(load_before)} before, {load_text(load_after)} after"
     )
     for mode, results in runs.items():
         seconds = statistics.median(float(r["seconds"]) for r in results)

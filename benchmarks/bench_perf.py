@@ -20,10 +20,10 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
+
+from _child import child_figures, load_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
@@ -92,19 +92,6 @@ def make_trace(path: Path, megabytes: int) -> int:
         return out.tell()
 
 
-def _child(path: Path, mode: str) -> dict[str, float | str]:
-    output = subprocess.run(
-        [sys.executable, "-c", CHILD, str(SRC), str(path), mode],
-        check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
-    result: dict[str, float | str] = json.loads(output)
-    return result
-
-
-def _load(averages: tuple[float, float, float]) -> str:
-    return " ".join(f"{value:.2f}" for value in averages)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=int, default=200)
@@ -115,17 +102,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "rank0.pt.trace.json"
         size = make_trace(path, args.mb)
-        _child(path, "read")  # warm the page cache
+        child_figures(CHILD, str(SRC), str(path), "read")  # warm the page cache
         load_before = os.getloadavg()
         runs: dict[str, list[dict[str, float | str]]] = {mode: [] for mode in modes}
         for _ in range(args.repeat):
             for mode, results in runs.items():
-                results.append(_child(path, mode))
+                results.append(child_figures(CHILD, str(SRC), str(path), mode))
     load_after = os.getloadavg()
     mb = size / 1e6
     print(
         f"{mb:.0f} MB kineto trace, medians of {args.repeat}; load average (1, 5, 15 min) "
-        f"{_load(load_before)} before, {_load(load_after)} after"
+        f"{load_text(load_before)} before, {load_text(load_after)} after"
     )
     for mode, results in runs.items():
         seconds = statistics.median(float(r["seconds"]) for r in results)
