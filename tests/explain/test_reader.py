@@ -418,6 +418,12 @@ def test_a_wrapped_exception_message_gives_the_advice_on_its_next_lines(tmp_path
     fix = _root_fix(tmp_path / "wrapped", wrapped)
     assert "Decrease GPU memory utilization or reduce GPU memory used by other processes." in fix
     assert "Loading weights" not in fix  # the message ended with its sentence
+    # torchrun's tee puts the rank's prefix before each line of the message
+    prefixed = "".join(f"[rank1]: {line}\n" for line in wrapped.splitlines())
+    fix = _root_fix(tmp_path / "prefixed", prefixed)
+    assert "Decrease GPU memory utilization or reduce GPU memory used by other processes." in fix
+    other = _root_fix(tmp_path / "other", wrapped.replace("GPU memory utilization (", "[rank2]: ("))
+    assert "Decrease" not in other  # another rank's line is not this message's
     # a message that ends its sentence takes nothing from the next line, nor does one followed
     # by a traceback's frame, a log record or another exception
     for after in (

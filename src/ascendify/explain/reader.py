@@ -334,8 +334,9 @@ _ASSERT = re.compile(r"(?:^|\s\s)assert\s{1,8}(?P<check>\S.{0,300}?)\s*$")
 def message_around(chunk: bytes, start: int, end: int) -> tuple[str, str]:
     """Of the exception line ``chunk[start:end]``: the condition of the ``assert`` statement a
     bare ``AssertionError`` comes from (the traceback shows it on a line just above), and the
-    lines that continue its message where the message was wrapped (its line ends mid-sentence).
-    Only :data:`NEAR` bytes either side are looked at."""
+    lines that continue its message where the message was wrapped (its line ends mid-sentence),
+    without the prefix its line has, if they repeat it. Only :data:`NEAR` bytes either side are
+    looked at."""
     line = chunk[start : min(end, start + LINE_LIMIT)].decode("utf-8", "replace").rstrip("\r")
     check = ""
     name = exception_name(line)
@@ -347,9 +348,13 @@ def message_around(chunk: bytes, start: int, end: int) -> tuple[str, str]:
                 break
     more: list[str] = []
     after = chunk[end : end + NEAR].decode("utf-8", "replace").split("\n")[1 : 1 + MESSAGE_LINES]
+    # the prefix a launcher puts before every line of the rank ("[rank0]: ", vLLM's worker tag)
+    prefix = line[: line.find(name)] if name is not None else ""
     last = line
     for raw in after:
         below = printable(raw.rstrip("\r"))
+        if prefix and below.startswith(prefix):
+            below = below[len(prefix) :]
         if _ENDS_SENTENCE.search(last) or not _GOES_ON.match(below) or exception_name(below):
             break
         more.append(below.strip())
