@@ -498,6 +498,15 @@ CASES = [
         ("set_flag", "wait_flag"),
     ),
     Case(
+        "https://github.com/huawei-csl/pto-dsl/pull/90",
+        "[Error]: The aicore execution is abnormal. \n"
+        "EZ9999[PID: 8146] 2026-03-16-20:13:22.806.034 (EZ9999):  The error from device(chipId:7, "
+        "dieId:0), serial number is 6, there is an exception of fftsplus aicore error, core id is 12\n"
+        "       Kernel task happen error, retCode=0x26, [aicore exception].\n",
+        "ACL-AIVEC",
+        ("pipe barrier",),
+    ),
+    Case(
         "https://github.com/vllm-project/vllm-ascend/issues/13086",
         '(TaskRunner pid=1513738)   File "vllm_ascend/ascend_forward_context.py", line 271, in '
         "select_moe_comm_method\n"
@@ -524,6 +533,8 @@ NEAR_MISSES = [
         "CUDA-CUBLAS-INIT",
     ),
     ("ERROR: errorString: none\n", "ACL-AIVEC"),
+    ("ERROR: there is an aicpu error, retry later\n", "ACL-AIVEC"),
+    ("Kernel task happen error, retCode=0x2a, [aicpu exception].\n", "ACL-AIVEC"),
     ("INFO soc_version: ascend910b, no error\n", "CANN-SOC-UNSUPPORTED"),
     (
         "EZ9999[PID: 1] (EZ9999):  The error from device(chipId:2, dieId:1), serial number is 409\n",

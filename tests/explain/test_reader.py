@@ -475,6 +475,34 @@ def test_an_exception_saying_what_the_call_lacked_gives_that_as_the_fix(tmp_path
     assert "the exception itself says" not in plain
 
 
+def test_of_two_lines_of_one_entry_the_one_that_says_why_is_the_headline(tmp_path: Path) -> None:
+    # hw-native-sys/PTOAS#721: the device names the fault, then says what it was two lines below
+    fault = (
+        "[ERROR] aclrtSynchronizeStream(stream) failed: 507014 (main.cpp:84)\n"
+        "EZ9999[PID: 3577609] (EZ9999):  The error from device(chipId:2, dieId:1), serial number "
+        "is 409, there is an exception of aicore error, core id is 18\n"
+        "        TraceBack (most recent call last):\n"
+        "       The extend info: errcode:(0, 0, 0) errorStr: timeout or trap error. fsmId:1\n"
+    )
+    (tmp_path / "rank_0.log").write_text(fault)
+    verdict = explain_paths([tmp_path])
+    assert verdict.root is not None
+    assert "errorStr: timeout or trap error" in verdict.root.headline.text
+    assert dict(verdict.root.headline.fields)["why"] == "timeout or trap error"
+    assert verdict.root.wrapper is not None
+    assert "507014" in verdict.root.wrapper.text
+    # too far below (more lines than a fault report has) it is another fault's line
+    far = tmp_path / "far"
+    far.mkdir()
+    filler = "".join(f"        frame {n}\n" for n in range(20))
+    (far / "rank_0.log").write_text(
+        fault.replace("        TraceBack", filler + "        TraceBack")
+    )
+    verdict = explain_paths([far])
+    assert verdict.root is not None
+    assert "there is an exception of aicore error" in verdict.root.headline.text
+
+
 def test_a_detail_says_which_line_it_came_out_from_under(tmp_path: Path) -> None:
     (tmp_path / "rank_0.log").write_text(
         "RuntimeError: call aclnnMoeDistributeDispatchV3 failed, error code is 561002\n"

@@ -83,6 +83,12 @@ class Finding:
         return f"{fix}; the check that failed: assert {check}" if check else fix
 
     @property
+    def told(self) -> bool:
+        """Whether the line filled one of its entry's pattern groups (the module, the peer, the
+        device's reason), not only advice."""
+        return any(name not in ("advice", "assertion") for name, _ in self.fields)
+
+    @property
     def peer(self) -> int | None:
         """The rank this one waited for, where the line names it."""
         value = dict(self.fields).get("peer", "")
