@@ -507,6 +507,15 @@ CASES = [
         ("pipe barrier",),
     ),
     Case(
+        "https://github.com/vllm-project/vllm-ascend/issues/7384",
+        "[rank11]:[E313 06:55:06.502248200 compiler_depend.ts:1693] [Rank 1] HCCL watchdog thread "
+        "terminated with exception: [PID: 335] 2026-03-13-06:55:06.896.485 "
+        "Execution_Error_ROCE_CQE(EI0013): An error CQE occurred during operator execution. Local "
+        "information: server xx.xx.xx.199, device ID 3, device IP 10.20.13.9.\n",
+        "HCCL-EI0013",
+        ("hccn_tool", "peer process"),
+    ),
+    Case(
         "https://github.com/vllm-project/vllm-ascend/issues/13086",
         '(TaskRunner pid=1513738)   File "vllm_ascend/ascend_forward_context.py", line 271, in '
         "select_moe_comm_method\n"
@@ -533,6 +542,7 @@ NEAR_MISSES = [
         "CUDA-CUBLAS-INIT",
     ),
     ("ERROR: errorString: none\n", "ACL-AIVEC"),
+    ("ERROR EI00130: a CQE count of 3 was read\n", "HCCL-EI0013"),
     ("ERROR: there is an aicpu error, retry later\n", "ACL-AIVEC"),
     ("Kernel task happen error, retCode=0x2a, [aicpu exception].\n", "ACL-AIVEC"),
     ("INFO soc_version: ascend910b, no error\n", "CANN-SOC-UNSUPPORTED"),
