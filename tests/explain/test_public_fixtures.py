@@ -516,6 +516,15 @@ CASES = [
         ("hccn_tool", "peer process"),
     ),
     Case(
+        "https://github.com/hiyouga/LlamaFactory/issues/4388",
+        "RuntimeError: matmul_implement_npu:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:92 NPU "
+        "function error: call aclnnMatmul failed, error code is 161002\n"
+        "[PID: 595606] 2025-11-28-18:37:41.744.591 AclNN_Parameter_Error(EZ1001): Self dtype "
+        "DT_FLOAT or mat2 dtype DT_FLOAT not support under keep type mode.\n",
+        "ACLNN-INNER",
+        ("shape, dtype or layout",),
+    ),
+    Case(
         "https://github.com/vllm-project/vllm-ascend/issues/13086",
         '(TaskRunner pid=1513738)   File "vllm_ascend/ascend_forward_context.py", line 271, in '
         "select_moe_comm_method\n"
@@ -542,6 +551,7 @@ NEAR_MISSES = [
         "CUDA-CUBLAS-INIT",
     ),
     ("ERROR: errorString: none\n", "ACL-AIVEC"),
+    ("[PID: 1] 2025-11-28-18:37:41 AclNN_Parameter_Error(EZ1001):\n", "ACLNN-INNER"),
     ("ERROR EI00130: a CQE count of 3 was read\n", "HCCL-EI0013"),
     ("ERROR: there is an aicpu error, retry later\n", "ACL-AIVEC"),
     ("Kernel task happen error, retCode=0x2a, [aicpu exception].\n", "ACL-AIVEC"),
