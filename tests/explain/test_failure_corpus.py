@@ -55,11 +55,11 @@ def test_the_corpus_is_large_enough_and_split_by_thread() -> None:
     assert not dev_threads & test_threads
 
 
-# What the held-out split gave the first time it was read (63 cases, 27 of them Ascend): right
-# 74.6 %, Ascend 74.1 %, a useful fix 54.0 %, no waiting rank blamed. Issue 44 asks for 85 %, 80 %
-# and 80 %: not met yet. These floors keep what was reached; raise them only from a held-out
-# reading, never by tuning on the held-out cases.
-HELD_OUT_FLOORS = {"right": 0.74, "ascend": 0.74, "fix": 0.53}
+# What the held-out split gave when last read (88 cases, 37 of them Ascend; 2026-12-05, after the
+# catalogue grew from the development split): right 78.4 %, Ascend 75.7 %, a useful fix 60.2 %, no
+# waiting rank blamed. Issue 44 asks for 85 %, 80 % and 80 %: not met yet. These floors keep what
+# was reached; raise them only from a held-out reading, never by tuning on the held-out cases.
+HELD_OUT_FLOORS = {"right": 0.78, "ascend": 0.75, "fix": 0.60}
 
 
 def test_the_held_out_split_keeps_its_rates() -> None:

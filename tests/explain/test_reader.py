@@ -399,6 +399,110 @@ def test_an_exception_that_advises_gives_its_advice_as_the_fix(tmp_path: Path) -
     assert "the exception itself says: Please launch" in verdict.root.headline.fix
 
 
+def _root_fix(folder: Path, text: str) -> str:
+    folder.mkdir()
+    (folder / "rank_0.log").write_text(text)
+    verdict = explain_paths([folder])
+    assert verdict.root is not None
+    return verdict.root.headline.fix
+
+
+def test_a_wrapped_exception_message_gives_the_advice_on_its_next_lines(tmp_path: Path) -> None:
+    # vllm-project/vllm-ascend#14628: the message wraps at the terminal's width, mid-sentence
+    wrapped = (
+        "ValueError: Free memory on device (8.0/64.0 GiB) on startup is less than desired\n"
+        "GPU memory utilization (0.9, 57.6 GiB). Decrease GPU memory utilization or\n"
+        "reduce GPU memory used by other processes.\n"
+        "Loading weights took 3 s\n"
+    )
+    fix = _root_fix(tmp_path / "wrapped", wrapped)
+    assert "Decrease GPU memory utilization or reduce GPU memory used by other processes." in fix
+    assert "Loading weights" not in fix  # the message ended with its sentence
+    # torchrun's tee puts the rank's prefix before each line of the message
+    prefixed = "".join(f"[rank1]: {line}\n" for line in wrapped.splitlines())
+    fix = _root_fix(tmp_path / "prefixed", prefixed)
+    assert "Decrease GPU memory utilization or reduce GPU memory used by other processes." in fix
+    other = _root_fix(tmp_path / "other", wrapped.replace("GPU memory utilization (", "[rank2]: ("))
+    assert "Decrease" not in other  # another rank's line is not this message's
+    # a message that ends its sentence takes nothing from the next line, nor does one followed
+    # by a traceback's frame, a log record or another exception
+    for after in (
+        "Decrease the batch size\n",
+        '  File "train.py", line 3, in <module>\n',
+        "INFO 09-10 03:36:31 Decrease nothing\n",
+        "RuntimeError: Decrease it\n",
+    ):
+        ended = _root_fix(
+            tmp_path / f"ended{len(after)}",
+            "ValueError: the checkpoint has no weights.\n" + after,
+        )
+        assert "Decrease" not in ended, after
+    cut = _root_fix(
+        tmp_path / "cut", "ValueError: the checkpoint has no weights for\nRuntimeError: Decrease\n"
+    )
+    assert "Decrease" not in cut  # another exception never continues a message, cut or not
+
+
+def test_a_bare_assertion_error_names_the_assert_above_it(tmp_path: Path) -> None:
+    # modelscope/ms-swift#6011, as vLLM's worker printed it
+    prefix = "(Worker_TP2 pid=3549) ERROR 09-26 15:11:03 [multiproc_executor.py:654] "
+    fix = _root_fix(
+        tmp_path / "bare",
+        f'{prefix}  File "/x/pyhccl.py", line 90, in __init__\n'
+        f"{prefix}    assert isinstance(device, torch.device)\n"
+        f"{prefix}AssertionError\n",
+    )
+    assert fix.endswith("the check that failed: assert isinstance(device, torch.device)")
+    # an AssertionError with its own message, or an assert too far above, names no check
+    told = _root_fix(tmp_path / "told", "    assert n > 0\nAssertionError: n must be positive\n")
+    assert "check that failed" not in told
+    far = _root_fix(tmp_path / "far", "    assert n > 0\nfirst\nsecond\nthird\nAssertionError\n")
+    assert "check that failed" not in far
+    not_indented = _root_fix(tmp_path / "prose", "we assert nothing\nAssertionError\n")
+    assert "check that failed" not in not_indented
+
+
+def test_an_exception_saying_what_the_call_lacked_gives_that_as_the_fix(tmp_path: Path) -> None:
+    # huggingface/trl#434
+    fix = _root_fix(
+        tmp_path / "lacked",
+        "ValueError: You passed `packing=False` to the SFTTrainer, but you didn't pass a "
+        "`dataset_text_field` or `formatting_func` argument.\n",
+    )
+    assert "the exception itself says: You passed `packing=False`" in fix
+    assert "dataset_text_field" in fix
+    plain = _root_fix(tmp_path / "plain", "ValueError: you passed a list of 3 tensors\n")
+    assert "the exception itself says" not in plain
+
+
+def test_of_two_lines_of_one_entry_the_one_that_says_why_is_the_headline(tmp_path: Path) -> None:
+    # hw-native-sys/PTOAS#721: the device names the fault, then says what it was two lines below
+    fault = (
+        "[ERROR] aclrtSynchronizeStream(stream) failed: 507014 (main.cpp:84)\n"
+        "EZ9999[PID: 3577609] (EZ9999):  The error from device(chipId:2, dieId:1), serial number "
+        "is 409, there is an exception of aicore error, core id is 18\n"
+        "        TraceBack (most recent call last):\n"
+        "       The extend info: errcode:(0, 0, 0) errorStr: timeout or trap error. fsmId:1\n"
+    )
+    (tmp_path / "rank_0.log").write_text(fault)
+    verdict = explain_paths([tmp_path])
+    assert verdict.root is not None
+    assert "errorStr: timeout or trap error" in verdict.root.headline.text
+    assert dict(verdict.root.headline.fields)["why"] == "timeout or trap error"
+    assert verdict.root.wrapper is not None
+    assert "507014" in verdict.root.wrapper.text
+    # too far below (more lines than a fault report has) it is another fault's line
+    far = tmp_path / "far"
+    far.mkdir()
+    filler = "".join(f"        frame {n}\n" for n in range(20))
+    (far / "rank_0.log").write_text(
+        fault.replace("        TraceBack", filler + "        TraceBack")
+    )
+    verdict = explain_paths([far])
+    assert verdict.root is not None
+    assert "there is an exception of aicore error" in verdict.root.headline.text
+
+
 def test_a_detail_says_which_line_it_came_out_from_under(tmp_path: Path) -> None:
     (tmp_path / "rank_0.log").write_text(
         "RuntimeError: call aclnnMoeDistributeDispatchV3 failed, error code is 561002\n"

@@ -100,6 +100,9 @@ def reference(source: Source, catalogue: Catalogue) -> list[Finding]:
                     when = timestamps.line_time(line, year)
                 if when is None:
                     when = reader.time_near(data, start, end, year)
+                context = ("", "")
+                if exception_name(line) is not None:
+                    context = reader.message_around(data, start, end)
                 found.append(
                     Finding(
                         who=who,
@@ -111,7 +114,7 @@ def reference(source: Source, catalogue: Catalogue) -> list[Finding]:
                         exception=exception_name(line) if signature.exception else None,
                         oom=oom.parse(line),
                         marked=marked,
-                        fields=reader._fields(signature, line),
+                        fields=reader._fields(signature, line, context),
                     )
                 )
         start = end + 1

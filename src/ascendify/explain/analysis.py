@@ -45,8 +45,21 @@ class RankReport:
     @property
     def headline(self) -> Finding:
         """The finding that says most about this rank: a specific cause, then a specific echo,
-        then generic lines; the earliest of its kind."""
-        return min(self.findings, key=_weight)
+        then generic lines; the earliest of its kind, unless a line of the same entry just below
+        it fills the entry's fields where it does not (the device's own words for an aicore
+        fault under the line that only names the fault)."""
+        first = min(self.findings, key=_weight)
+        if first.told:
+            return first
+        below = (
+            finding
+            for finding in self.findings
+            if finding.signature is first.signature
+            and finding.path == first.path
+            and first.line_no < finding.line_no <= first.line_no + WRAPPER_REACH
+            and finding.told
+        )
+        return next(below, first)
 
     @property
     def role(self) -> str:

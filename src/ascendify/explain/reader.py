@@ -77,7 +77,16 @@ class Finding:
         fields = dict(self.fields)
         fix = filled(self.signature.fix, fields)
         advice = fields.get("advice")
-        return f"{fix}; the exception itself says: {advice}" if advice else fix
+        if advice:
+            fix = f"{fix}; the exception itself says: {advice}"
+        check = fields.get("assertion")
+        return f"{fix}; the check that failed: assert {check}" if check else fix
+
+    @property
+    def told(self) -> bool:
+        """Whether the line filled one of its entry's pattern groups (the module, the peer, the
+        device's reason), not only advice."""
+        return any(name not in ("advice", "assertion") for name, _ in self.fields)
 
     @property
     def peer(self) -> int | None:
@@ -216,7 +225,10 @@ class _FileScan:
         if when is None:
             when = timestamps.line_time(line, self.year)
         if when is None:
-            when = self._time_near(start, end, chunk, at)
+            when = time_near(*self._around(start, end, chunk, at), self.year)
+        context = ("", "")
+        if exception_name(line) is not None:  # its message may go on below, or name a check above
+            context = message_around(*self._around(start, end, chunk, at))
         return Finding(
             who=who,
             signature=signature,
@@ -227,40 +239,49 @@ class _FileScan:
             exception=exception_name(line) if signature.exception else None,
             oom=oom.parse(line),
             marked=marked,
-            fields=_fields(signature, line),
+            fields=_fields(signature, line, context),
         )
 
-    def _time_near(self, start: int, end: int, chunk: bytes | None, at: int) -> float | None:
-        """:func:`time_near` of the line at the file's bytes ``start:end``, from ``chunk`` when
-        it holds the bytes around the line, else from the file."""
+    def _around(self, start: int, end: int, chunk: bytes | None, at: int) -> tuple[bytes, int, int]:
+        """Bytes holding :data:`NEAR` bytes either side of the line at the file's bytes
+        ``start:end``, and the line's bounds in them: ``chunk`` when it holds them, else the
+        file's."""
         low = max(0, start - NEAR)
         if chunk is not None and at <= low and end + NEAR <= at + len(chunk):
-            return time_near(chunk, start - at, end - at, self.year)
+            return chunk, start - at, end - at
         resume = self.handle.tell()
         self.handle.seek(low)
         around = self.handle.read(end + NEAR - low)
         self.handle.seek(resume)
-        return time_near(around, start - low, end - low, self.year)
+        return around, start - low, end - low
 
 
 # An exception whose message tells the user what to do ("please launch with torchrun", "try
 # setting X", "did you mean"): that advice is the most specific fix there is.
 _ADVICE = re.compile(
     r"\b(?:[Pp]lease|[Tt]ry|[Cc]onsider|[Mm]ake sure|[Yy]ou (?:can|should|need|must|may)|"
-    r"[Dd]id you mean|[Ss]et \S+ to)\b"
+    r"[Dd]id you mean|[Ss]et \S+ to|"
+    # what the call lacked: "... but you didn't pass a `dataset_text_field` argument"
+    r"[Yy]ou (?:didn't|did not|forgot to) (?:pass|set|provide|give|specify))\b"
     # an imperative opening a sentence: "... at start. Decrease GPU memory utilization or ..."
     r"|(?:(?<=\. )|(?<=: )|(?<=; ))(?:Decrease|Increase|Reduce|Lower|Raise|Use|Set|Install|Upgrade|"
     r"Downgrade|Check|Enable|Disable|Add|Remove)\b"
 )
 
 
-def _fields(signature: Signature, line: str) -> tuple[tuple[str, str], ...]:
-    """What the line tells: the signature's pattern groups, and the advice it gives: a Python
-    exception's whole message when it advises, else the line from its advice on."""
+def _fields(
+    signature: Signature, line: str, context: tuple[str, str] = ("", "")
+) -> tuple[tuple[str, str], ...]:
+    """What the line tells: the signature's pattern groups, the check a bare AssertionError
+    failed on and the advice it gives: a Python exception's whole message (with the lines that
+    continue it, ``context``'s second part) when it advises, else the line from its advice on."""
     fields = signature.fields(line) if signature.patterns else {}
+    check, more = context
+    if check:
+        fields["assertion"] = check
     name = exception_name(line) if signature.exception else None
     if name is not None:
-        message = line[line.find(name) + len(name) + 1 :].strip()
+        message = f"{line[line.find(name) + len(name) + 1 :].strip()} {more}".strip()
         if _ADVICE.search(message):
             fields["advice"] = message[:ADVICE_LIMIT]
     elif (advice := _ADVICE.search(line)) is not None:
@@ -303,6 +324,48 @@ def _who(source: Source, line: str) -> tuple[int | str, str]:
     if named is not None:
         return named, stripped
     return source.label, line
+
+
+MESSAGE_LINES = 3  # lines below an exception's line read as the rest of its message
+_ENDS_SENTENCE = re.compile(r"[.!?:;)\]}>]\s*$")
+# A line that goes on with a message: it starts like prose, not like a log record, a traceback's
+# frame (indented), a prefixed rank's line or another exception.
+_GOES_ON = re.compile(
+    r"^(?!Traceback|During handling|The above exception|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b"
+    r"|[IWEF]\d{4} )[A-Za-z0-9`'\"]"
+)
+_ASSERT = re.compile(r"(?:^|\s\s)assert\s{1,8}(?P<check>\S.{0,300}?)\s*$")
+
+
+def message_around(chunk: bytes, start: int, end: int) -> tuple[str, str]:
+    """Of the exception line ``chunk[start:end]``: the condition of the ``assert`` statement a
+    bare ``AssertionError`` comes from (the traceback shows it on a line just above), and the
+    lines that continue its message where the message was wrapped (its line ends mid-sentence),
+    without the prefix its line has, if they repeat it. Only :data:`NEAR` bytes either side are
+    looked at."""
+    line = chunk[start : min(end, start + LINE_LIMIT)].decode("utf-8", "replace").rstrip("\r")
+    check = ""
+    name = exception_name(line)
+    if name is not None and name.endswith("AssertionError") and line.rstrip(" :").endswith(name):
+        before = chunk[max(0, start - NEAR) : start].decode("utf-8", "replace").split("\n")
+        for above in reversed(before[-4:-1]):
+            if (found := _ASSERT.search(printable(above.rstrip("\r")))) is not None:
+                check = found.group("check")
+                break
+    more: list[str] = []
+    after = chunk[end : end + NEAR].decode("utf-8", "replace").split("\n")[1 : 1 + MESSAGE_LINES]
+    # the prefix a launcher puts before every line of the rank ("[rank0]: ", vLLM's worker tag)
+    prefix = line[: line.find(name)] if name is not None else ""
+    last = line
+    for raw in after:
+        below = printable(raw.rstrip("\r"))
+        if prefix and below.startswith(prefix):
+            below = below[len(prefix) :]
+        if _ENDS_SENTENCE.search(last) or not _GOES_ON.match(below) or exception_name(below):
+            break
+        more.append(below.strip())
+        last = below
+    return check, " ".join(more)
 
 
 def time_near(chunk: bytes, start: int, end: int, year: int) -> float | None:
