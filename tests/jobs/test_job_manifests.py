@@ -18,7 +18,27 @@ from ascendify.cli import main
 from ascendify.launch import LaunchOptions, resolve_spec
 from tests.launch.k8s_schemas import problems
 
-ISSUE_EXAMPLE = ["job", "submit", "--engine", "volcano", "--image", "IMG", "--nodes", "2", "--cards", "2", "--max-restarts", "3", "--hang-timeout", "120", "--env", "FOO=1", "--boot-file", "train.py", "--dry-run"]
+ISSUE_EXAMPLE = [
+    "job",
+    "submit",
+    "--engine",
+    "volcano",
+    "--image",
+    "IMG",
+    "--nodes",
+    "2",
+    "--cards",
+    "2",
+    "--max-restarts",
+    "3",
+    "--hang-timeout",
+    "120",
+    "--env",
+    "FOO=1",
+    "--boot-file",
+    "train.py",
+    "--dry-run",
+]
 
 
 def dry_run(
@@ -86,3 +106,15 @@ def test_a_pytorchjob_pod_with_modelarts_variables_is_placed_by_the_operator() -
     spec = resolve_spec(LaunchOptions(command=("python", "train.py")), pod)
     assert (spec.platform, spec.node_rank, spec.nnodes) == ("pytorchjob", 2, 3)
     assert spec.master_addr == "train-master-0"
+
+
+def test_a_pre_start_script_a_pod_would_not_run_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "train.py").write_text("")
+    (tmp_path / "ma-pre-start.sh").write_text("pip install flash-attn\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["job", "validate", *ISSUE_EXAMPLE[2:-1]]) == 2
+    err = capsys.readouterr().err
+    assert "code_dir: engine volcano cannot honour its ma-pre-start.sh" in err
+    assert main(["job", "validate", "--engine", "local", "--boot-file", "train.py"]) == 0

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from ascendify.jobs.spec import JobSpec
 
 TASK_NAME = "worker"  # ModelArts' role of PyTorch and MindSpore nodes (its Volcano task)
+# Files of the code a node runs before the launcher, as ModelArts does.
+PRE_START_SCRIPT = "ma-pre-start.sh"
+REQUIREMENTS = "requirements.txt"
 
 # Every variable a node's processes get; a job's env may not set them (as on ModelArts, where
 # users may not define MA_* variables).

@@ -14,14 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ascendify.jobs.container import container_env
+from ascendify.jobs.container import PRE_START_SCRIPT, REQUIREMENTS, container_env
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.spec import JobSpec
 from ascendify.launch.options import JOB_SETTINGS, LaunchOptions, to_argv
 from ascendify.limits import MAX_LOCAL_NODES
-
-PRE_START_SCRIPT = "ma-pre-start.sh"
-REQUIREMENTS = "requirements.txt"
 
 
 @dataclass(frozen=True)

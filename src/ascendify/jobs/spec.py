@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ascendify.errors import AscendifyError
-from ascendify.jobs.container import CONTAINER_VARIABLES
+from ascendify.jobs.container import CONTAINER_VARIABLES, PRE_START_SCRIPT
 from ascendify.jobs.flavor import FlavorError, parse_flavor
 from ascendify.launch.manifests import KINDS as MANIFEST_KINDS
 from ascendify.launch.options import JOB_SETTINGS, job_default, job_value
@@ -300,6 +300,12 @@ def _check_manifest_fields(spec: JobSpec) -> None:
     for name, why in MANIFEST_REFUSED.items():
         if getattr(spec, name):
             raise SpecError(name, f"engine {spec.engine} cannot honour it: {why}")
+    if (spec.code_dir / PRE_START_SCRIPT).is_file():
+        raise SpecError(
+            "code_dir",
+            f"engine {spec.engine} cannot honour its {PRE_START_SCRIPT}: a pod runs only the "
+            "launcher; build the script's steps into the image",
+        )
 
 
 def check_fits(spec: JobSpec) -> None:

@@ -324,9 +324,9 @@ class LaunchOptions:
         None,
         "--profile",
         help="profile steps FIRST-LAST of every rank (optimizer steps, from 0) into the log "
-        "dir's profile/rank_<r>/; read them with `ascendify perf LOG_DIR`",
+        "dir's profile/rank_<r>/; read them with `ascendify perf` (the log dir or a job's id)",
         metavar="STEPS",
-        form="optional",
+        form="optional",  # --profile alone takes const's steps; to_argv writes --profile=STEPS
         const=_default_steps,
         check=_profile_steps,
         group="recovery",
