@@ -81,9 +81,10 @@ class Setting:
     ``form``: ``value`` (FLAG VALUE), ``switch`` (FLAG alone), ``repeat`` (FLAG VALUE once per
     item), ``optional`` (FLAG or FLAG=VALUE; ``const`` gives the value of FLAG alone). ``parse``
     turns the flag's text into the field's value (argparse's ``type`` where it is a plain
-    conversion); ``read`` maps the parsed value to fields (a flag that sets two), ``write`` the
-    options to the flag's words. ``job``: a job spec takes the setting under the same name, with
-    ``job_default`` where a job's default differs (say why where it is declared).
+    conversion); ``read`` maps the flag's text to fields (ValueError: it is wrong) and ``write``
+    the options to the flag's value (None: not given), for a flag that sets two fields or a
+    value not written as ``str()`` writes it. ``job``: a job spec takes the setting under the
+    same name, with ``job_default`` where a job's default differs (say why where it is declared).
     """
 
     flags: tuple[str, ...]
@@ -98,7 +99,7 @@ class Setting:
     job_default: Any = None
     const: Callable[[], str] | None = None
     read: Callable[[Any], Mapping[str, Any]] | None = None
-    write: Callable[[LaunchOptions], list[str]] | None = None
+    write: Callable[[LaunchOptions], str | None] | None = None
     shown_default: bool = False  # "(DEFAULT)" ends the help
 
     @property
@@ -123,29 +124,29 @@ def _node_count(text: str) -> dict[str, int | None]:
     try:
         least, most = int(low), int(high if colon else low)
     except ValueError:
-        raise AscendifyError(f"--nnodes takes a whole number or MIN:MAX, got {text!r}") from None
+        raise ValueError(f"takes a whole number or MIN:MAX, got {text!r}") from None
     if colon and not 1 <= least <= most:
-        raise AscendifyError(f"--nnodes {text}: MIN must be at least 1 and at most MAX")
+        raise ValueError(f"{text}: MIN must be at least 1 and at most MAX")
     return {"min_nnodes": least if colon else None, "nnodes": most}
 
 
-def _write_node_count(options: LaunchOptions) -> list[str]:
+def _write_node_count(options: LaunchOptions) -> str | None:
     if options.nnodes is None:
-        return []
+        return None
     least = f"{options.min_nnodes}:" if options.min_nnodes is not None else ""
-    return ["--nnodes", f"{least}{options.nnodes}"]
+    return f"{least}{options.nnodes}"
 
 
 def _ranks(text: str) -> dict[str, tuple[int, ...]]:
     try:
         return {"local_ranks_filter": tuple(int(item) for item in text.split(",") if item.strip())}
     except ValueError:
-        raise AscendifyError(f"--local-ranks-filter takes ranks like 0,1, got {text!r}") from None
+        raise ValueError(f"takes ranks like 0,1, got {text!r}") from None
 
 
-def _write_ranks(options: LaunchOptions) -> list[str]:
+def _write_ranks(options: LaunchOptions) -> str | None:
     ranks = options.local_ranks_filter
-    return [] if ranks is None else ["--local-ranks-filter", ",".join(map(str, ranks))]
+    return None if ranks is None else ",".join(map(str, ranks))
 
 
 def _profile_steps(steps: str) -> None:
@@ -400,6 +401,11 @@ def _setting(name: str) -> Setting:
     return next(how for one, how in settings() if one.name == name)
 
 
+def flag(name: str) -> str:
+    """How setting ``name`` is spelled on the command line (``--node-rank``)."""
+    return _setting(name).flag
+
+
 def add_arguments(
     parser: argparse.ArgumentParser, names: tuple[str, ...] | None = None, job: bool = False
 ) -> None:
@@ -448,7 +454,10 @@ def from_args(ns: argparse.Namespace) -> LaunchOptions:
         if value is None:
             continue
         if how.read is not None:
-            given.update(how.read(value))
+            try:
+                given.update(how.read(value))
+            except ValueError as error:
+                raise AscendifyError(f"{how.flag} {error}") from None
         elif how.form == "repeat":
             given[one.name] = tuple(value)
         else:
@@ -463,9 +472,10 @@ def to_argv(options: LaunchOptions) -> tuple[str, ...]:
     argv: list[str] = []
     for one, how in settings():
         value = getattr(options, one.name)
-        if how.write is not None:
-            argv += how.write(options)
-        elif not how.flags or value == one.default:
+        written = how.write(options) if how.write is not None else None
+        if written is not None:
+            argv += [how.flag, written]
+        elif how.write is not None or not how.flags or value == one.default:
             continue
         elif how.form == "switch":
             argv.append(how.flag)
@@ -488,10 +498,12 @@ def _word(value: object) -> str:
 def check(options: LaunchOptions) -> LaunchOptions:
     """``options`` when every setting is within its bounds; else AscendifyError naming the flag."""
     if options.module and options.verbatim:
-        raise AscendifyError("--no-python and --module exclude each other")
+        raise AscendifyError(f"{flag('verbatim')} and {flag('module')} exclude each other")
     least, most = options.min_nnodes, options.nnodes
     if least is not None and (most is None or not 1 <= least <= most):
-        raise AscendifyError(f"--nnodes {least}:{most}: MIN must be at least 1 and at most MAX")
+        raise AscendifyError(
+            f"{flag('nnodes')} {least}:{most}: MIN must be at least 1 and at most MAX"
+        )
     for one, how in settings():
         value = getattr(options, one.name)
         if value is None or value == one.default:
