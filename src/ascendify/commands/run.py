@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help="print the plan as JSON and start nothing"
     )
-    from ascendify.launch.manifests import KINDS
+    from ascendify.launch.manifests import DEFAULT_ACCELERATOR, KINDS
 
     kube = parser.add_argument_group("Kubernetes manifest instead of a run")
     kube.add_argument(
@@ -42,9 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     kube.add_argument("--image", help="container image that has ascendify and the training code")
     kube.add_argument("--name", default="ascendify-job", help="job name (default: ascendify-job)")
-    kube.add_argument(
-        "--accelerator", default="huawei.com/Ascend910", help="device resource per card"
-    )
+    kube.add_argument("--accelerator", default=DEFAULT_ACCELERATOR, help="device resource per card")
     parser.add_argument("command", metavar="CMD", help="e.g. python")
     parser.add_argument(
         "args", nargs=argparse.REMAINDER, metavar="ARGS", help="passed through verbatim"
