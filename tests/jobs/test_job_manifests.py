@@ -7,6 +7,7 @@ manifest is printed, nothing starts.
 
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,9 @@ import pytest
 import yaml
 
 from ascendify.cli import main
+from ascendify.commands import run as run_command
 from ascendify.launch import LaunchOptions, resolve_spec
+from ascendify.launch.options import from_args
 from tests.launch.k8s_schemas import problems
 
 ISSUE_EXAMPLE = [
@@ -118,3 +121,33 @@ def test_a_pre_start_script_a_pod_would_not_run_is_refused(
     err = capsys.readouterr().err
     assert "code_dir: engine volcano cannot honour its ma-pre-start.sh" in err
     assert main(["job", "validate", "--engine", "local", "--boot-file", "train.py"]) == 0
+
+
+@pytest.mark.parametrize("engine", ["volcano", "pytorchjob", "ascendjob"])
+def test_a_job_pod_places_itself_with_the_modelarts_variables_set(
+    engine: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    """Node 1's pod: its command, resolved (in-process) with its env and what the platform adds."""
+    argv = [*ISSUE_EXAMPLE[:3], engine, *ISSUE_EXAMPLE[4:]]
+    manifest = dry_run(argv, tmp_path, capsys, monkeypatch)
+    spec = manifest["spec"]
+    groups = spec.get("tasks") or list(
+        (spec.get("pytorchReplicaSpecs") or spec["replicaSpecs"]).values()
+    )
+    [container] = groups[-1]["template"]["spec"]["containers"]
+    pod = {e["name"]: e["value"] for e in container["env"] if "value" in e}
+    pod.update(PATH=os.environ["PATH"], MA_CURRENT_IP="10.0.0.2", MA_CURRENT_INSTANCE_NAME="p1")
+    if engine == "volcano":  # the env and svc plugins
+        pod.update(VC_TASK_INDEX="1", VC_WORKER_HOSTS="train-worker-0.train,train-worker-1.train")
+    else:  # the operator
+        pod.update(MASTER_ADDR="train-master-0", MASTER_PORT="23456", RANK="1", WORLD_SIZE="4")
+        pod.update(LOCAL_WORLD_SIZE="2")
+    parser = argparse.ArgumentParser()
+    run_command.add_arguments(parser)
+    options = from_args(parser.parse_args(container["command"][2:]))
+    placed = resolve_spec(options, pod)
+    assert (placed.node_rank, placed.nnodes, placed.nproc_per_node) == (1, 2, 2)
+    assert placed.master_addr == (
+        "train-worker-0.train" if engine == "volcano" else "train-master-0"
+    )
+    assert (placed.max_restarts, placed.hang_timeout) == (3, 120.0)
