@@ -76,7 +76,7 @@ HANG_RANGE = r"--hang-timeout must be 0 \(off\) or a number of seconds from 1"
 @pytest.mark.parametrize(
     ("flag", "value", "message"),
     [
-        ("max_restarts", -1, "--max-restarts must be from 0 to 1000, got -1"),
+        ("max_restarts", -1, "--max-restarts must be a whole number from 0 to 1000, got -1"),
         ("hang_timeout", -1.0, HANG_RANGE),
         ("hang_timeout", float("nan"), HANG_RANGE),
         # A thousandth of a second made every healthy job a hang.

@@ -20,7 +20,8 @@ TOPOLOGIES = [(1, 1), (1, 8), (2, 8), (5, 16)]  # (pods, cards per pod)
 
 def job(nnodes: int = 2, nproc: int = 8, accelerator: str = "huawei.com/Ascend910") -> JobManifest:
     command = ("accelerate", "launch", "train.py", "--lr", "0.1")
-    return JobManifest("llama-sft", "registry.local/train:1", nnodes, nproc, command, accelerator)
+    options = LaunchOptions(command=command, nnodes=nnodes, nproc_per_node=str(nproc))
+    return JobManifest("llama-sft", "registry.local/train:1", options, accelerator)
 
 
 def pod_specs(manifest: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:

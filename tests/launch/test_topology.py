@@ -230,7 +230,10 @@ def test_nproc_disagreeing_with_the_platform_table_is_an_error() -> None:
             LaunchOptions(command=("python",), nnodes=2, node_rank=2, master_addr="m"),
             "outside 0..1",
         ),
-        (LaunchOptions(command=("python",), nproc_per_node="many"), "whole number"),
+        (
+            LaunchOptions(command=("python",), nproc_per_node="many"),
+            "takes a number of at least 1 or 'auto'",
+        ),
         (LaunchOptions(command=("python",), nnodes=2), "needs --master-addr"),
     ],
 )

@@ -273,7 +273,7 @@ def test_enter_fails_on_access_denied(restricted: Restricted, tmp_path: Path) ->
     argv = [f"--data_url=s3://{restricted.allowed}", f"--train_url=s3://{restricted.forbidden}/o"]
     plan = plan_channels(argv, restricted.env, tmp_path)
     with pytest.raises(AccessDeniedError, match=restricted.forbidden) as caught:
-        JobChannels(plan, log=[].append).__enter__()
+        JobChannels(plan, upload_interval=0, log=[].append).__enter__()
     assert not (tmp_path / "inputs").exists()
     for secret in plan.settings.secrets():
         assert secret not in str(caught.value)

@@ -23,11 +23,11 @@ NAME = "job"
 HELP = "Training jobs from a spec (code dir, boot file, flavor, nodes), ModelArts-style."
 
 
-# Flags that map one-to-one to spec fields (the spec file's keys are these in snake_case).
+# Flags that map one-to-one to spec fields (the spec file's keys are these in snake_case); the
+# launcher's settings a job passes through come from launch/options.py.
 def _spec_flags() -> tuple[tuple[str, dict[str, Any]], ...]:
     """The spec fields as flags (built when parsing: the engine names come from the library)."""
     from ascendify.jobs.spec import ENGINES, MANIFEST_ENGINES
-    from ascendify.perf.starthook import DEFAULT_STEPS
 
     return (
         (
@@ -70,30 +70,6 @@ def _spec_flags() -> tuple[tuple[str, dict[str, Any]], ...]:
             {"action": "store_const", "const": True, "help": "pip install the code's requirements"},
         ),
         ("--image", {"help": f"container image ({', '.join(MANIFEST_ENGINES)})"}),
-        ("--grace-period", {"type": float, "metavar": "S", "help": "SIGTERM -> SIGKILL wait (5)"}),
-        ("--max-restarts", {"type": int, "metavar": "N", "help": "restart after a failure (0)"}),
-        (
-            "--hang-timeout",
-            {
-                "type": float,
-                "metavar": "S",
-                "help": "no rank output for S s is a hang (1800; 0 off)",
-            },
-        ),
-        (
-            "--resume-from-latest",
-            {"metavar": "GLOB", "help": "newest match in train_url goes as --resume=PATH"},
-        ),
-        (
-            "--profile",
-            {
-                "nargs": "?",
-                "const": DEFAULT_STEPS,
-                "metavar": "STEPS",
-                "help": f"profile optimizer steps FIRST-LAST (from 0; {DEFAULT_STEPS}) of every rank; read "
-                "them with `ascendify perf ID`",
-            },
-        ),
     )
 
 
@@ -181,8 +157,12 @@ def _limit(text: str) -> int:
 
 def _spec_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("spec", nargs="?", type=Path, metavar="SPEC", help="TOML or YAML spec")
+    from ascendify.launch.options import JOB_SETTINGS
+    from ascendify.launch.options import add_arguments as add_launcher_arguments
+
     for flag, options in _spec_flags():
         parser.add_argument(flag, **options)
+    add_launcher_arguments(parser, JOB_SETTINGS, job=True)
     parser.add_argument("--hyper", action="append", default=[], metavar="K=V", help="repeatable")
     parser.add_argument(
         "--env",
@@ -234,11 +214,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _spec(args: argparse.Namespace) -> JobSpec:
     from ascendify.jobs.spec import load_spec_file, pairs, resolve
+    from ascendify.launch.options import JOB_SETTINGS
 
     _profile_steps_or_spec(args)
     raw = load_spec_file(args.spec) if args.spec is not None else {}
-    for flag, _options in _spec_flags():
-        key = flag[2:].replace("-", "_")
+    keys = [flag[2:].replace("-", "_") for flag, _options in _spec_flags()]
+    for key in (*keys, *JOB_SETTINGS):
         value = getattr(args, key)
         if value is not None:
             raw[key] = value

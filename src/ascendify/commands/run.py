@@ -26,162 +26,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "Ascend's (RANK_ID, RANK_SIZE, DEVICE_ID, RANK_TABLE_FILE, ...). Flags not given come from "
         "the platform (ModelArts/Volcano, PyTorchJob, Slurm, OpenMPI); --dry-run shows which."
     )
-    add = parser.add_argument
-    add(
-        "--nproc-per-node",
-        "--nproc_per_node",
-        metavar="N|auto",
-        help="ranks on this node (default: auto = cards)",
-    )
-    add(
-        "--nnodes",
-        metavar="N|MIN:MAX",
-        help="number of nodes; MIN:MAX goes on while at least MIN remain (torchrun's spelling)",
-    )
-    add("--node-rank", "--node_rank", type=int, metavar="I", help="this node's index, from 0")
-    add("--master-addr", "--master_addr", metavar="ADDR", help="address of node 0")
-    add(
-        "--master-port", "--master_port", type=int, metavar="PORT", help="rendezvous port on node 0"
-    )
-    add(
-        "--local-addr",
-        "--local_addr",
-        metavar="ADDR",
-        help="this node's address (rank-table server_id)",
-    )
-    add(
-        "--hccn-conf",
-        "--hccn_conf",
-        type=Path,
-        metavar="FILE",
-        help="device IPs (address_<id>=ip lines)",
-    )
-    add(
-        "--log-dir",
-        "--log_dir",
-        type=Path,
-        metavar="DIR",
-        help="per-rank log files go here (default: a new folder under "
-        "$XDG_CACHE_HOME/ascendify/logs, else ~/.cache/ascendify/logs)",
-    )
-    add(
-        "--job-id",
-        "--job_id",
-        metavar="ID",
-        help="JOB_ID for the ranks (default: from the platform)",
-    )
-    add(
-        "--cwd",
-        type=Path,
-        metavar="DIR",
-        help="the ranks' working directory (default: the current one)",
-    )
-    add("-m", "--module", action="store_true", help="CMD is a Python module: run `python -m CMD`")
-    add(
-        "--no-python",
-        "--no_python",
-        action="store_true",
-        help="run CMD as given even if it ends in .py",
-    )
-    add(
-        "-t",
-        "--tee",
-        type=int,
-        choices=range(4),
-        default=3,
-        help="console: 0 none, 1 stdout, 2 stderr, 3 both",
-    )
-    add(
-        "--local-ranks-filter",
-        "--local_ranks_filter",
-        metavar="R,R",
-        help="show only these local ranks",
-    )
-    add(
-        "--grace-period", type=float, default=10.0, metavar="S", help="SIGTERM -> SIGKILL wait (10)"
-    )
-    add(
-        "--join-timeout",
-        type=float,
-        default=300.0,
-        metavar="S",
-        help="wait for nodes / rank table (300)",
-    )
-    add("--dry-run", action="store_true", help="print the plan as JSON and start nothing")
-    recovery = parser.add_argument_group(
-        "recovery",
-        "A failed rank, a lost node or a hang stops every rank of every node; with restarts left "
-        "the whole job starts again (ASCENDIFY_RESTART_COUNT, TORCHELASTIC_RESTART_COUNT).",
-    )
-    recovery.add_argument(
-        "--max-restarts",
-        "--max_restarts",
-        type=int,
-        default=0,
-        metavar="N",
-        help="restart the job up to N times (0)",
-    )
-    recovery.add_argument(
-        "--hang-timeout",
-        type=float,
-        default=0.0,
-        metavar="S",
-        help="no output nor progress (I/O, Python stack) from any rank for S seconds is a hang: "
-        "record every rank's stack (0: off; else at least 1)",
-    )
-    recovery.add_argument(
-        "--nan-check",
-        action="store_true",
-        help="every rank checks each torch operator's output: the first NaN or inf ends the job, "
-        "naming the rank, step, operator, module and line (as compare dump --nan-check)",
-    )
-    from ascendify.perf.starthook import DEFAULT_STEPS
+    from ascendify.launch.options import add_arguments as add_launcher_arguments
 
-    recovery.add_argument(
-        "--profile",
-        nargs="?",
-        const=DEFAULT_STEPS,
-        metavar="STEPS",
-        help="profile steps FIRST-LAST of every rank (optimizer steps, from 0; default "
-        f"{DEFAULT_STEPS}) into the log dir's profile/rank_<r>/; read them with "
-        "`ascendify perf LOG_DIR`",
+    add_launcher_arguments(parser)
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the plan as JSON and start nothing"
     )
-    recovery.add_argument(
-        "--resume-from-latest",
-        metavar="GLOB",
-        help="pass the newest complete matching file (relative: in --train_url's folder) as "
-        "--resume=PATH",
-    )
-    channels = parser.add_argument_group(
-        "input/output channels",
-        "--data_url and --train_url values that are s3:// or obs:// URLs are staged to local "
-        "dirs of the current folder, ./inputs/<name>_0 and ./outputs/<name>_0 (inputs before "
-        "the ranks start, outputs during and after the job; kept afterwards) and the ranks "
-        "get the local paths; MA_INPUTS/MA_OUTPUTS are read too.",
-    )
-    channels.add_argument(
-        "--input",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="also stage --NAME_url as an input channel (repeatable)",
-    )
-    channels.add_argument(
-        "--output",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="also upload --NAME_url as an output channel (repeatable)",
-    )
-    channels.add_argument(
-        "--upload-interval",
-        "--upload_interval",
-        type=float,
-        default=60.0,
-        metavar="S",
-        help="seconds between output uploads while the job runs (60)",
-    )
-    from ascendify.launch.manifests import KINDS
+    from ascendify.launch.manifests import DEFAULT_ACCELERATOR, KINDS
 
     kube = parser.add_argument_group("Kubernetes manifest instead of a run")
     kube.add_argument(
@@ -191,51 +42,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     kube.add_argument("--image", help="container image that has ascendify and the training code")
     kube.add_argument("--name", default="ascendify-job", help="job name (default: ascendify-job)")
-    kube.add_argument(
-        "--accelerator", default="huawei.com/Ascend910", help="device resource per card"
+    kube.add_argument("--accelerator", default=DEFAULT_ACCELERATOR, help="device resource per card")
+    parser.add_argument("command", metavar="CMD", help="e.g. python")
+    parser.add_argument(
+        "args", nargs=argparse.REMAINDER, metavar="ARGS", help="passed through verbatim"
     )
-    add("command", metavar="CMD", help="e.g. python")
-    add("args", nargs=argparse.REMAINDER, metavar="ARGS", help="passed through verbatim")
 
 
 def run(args: argparse.Namespace) -> int:
-    from ascendify.launch import LaunchOptions
+    from ascendify.launch.options import check, from_args
 
     _profile_steps_or_command(args)
-    command = (args.command, *args.args)
+    options = check(from_args(args))
     if args.emit:
-        return _emit(args, command)
-    if args.no_python and args.module:
-        raise AscendifyError("--no-python and --module exclude each other")
-    options = LaunchOptions(
-        command=command,
-        nproc_per_node=_nproc(args.nproc_per_node),
-        nnodes=_nnodes(args.nnodes)[1],
-        min_nnodes=_nnodes(args.nnodes)[0],
-        node_rank=args.node_rank,
-        master_addr=args.master_addr,
-        master_port=args.master_port,
-        local_addr=args.local_addr,
-        hccn_conf=args.hccn_conf,
-        log_dir=args.log_dir,
-        job_id=args.job_id,
-        module=args.module,
-        verbatim=args.no_python,
-        tee=args.tee,
-        local_ranks_filter=_ranks(args.local_ranks_filter),
-        grace_period=args.grace_period,
-        join_timeout=args.join_timeout,
-        inputs=tuple(args.input),
-        outputs=tuple(args.output),
-        upload_interval=args.upload_interval,
-        max_restarts=args.max_restarts,
-        hang_timeout=args.hang_timeout,
-        resume_from_latest=args.resume_from_latest,
-        cwd=args.cwd,
-    )
-    if not args.nan_check or args.dry_run:
-        return launch(options, dry_run=args.dry_run, profile=args.profile)
-    return _launch_with_nan_check(options, args.profile)
+        return _emit(args, options)
+    if not options.nan_check or args.dry_run:
+        return launch(options, dry_run=args.dry_run)
+    return _launch_with_nan_check(options)
 
 
 def _profile_steps_or_command(args: argparse.Namespace) -> None:
@@ -247,7 +70,7 @@ def _profile_steps_or_command(args: argparse.Namespace) -> None:
         args.profile = DEFAULT_STEPS
 
 
-def _launch_with_nan_check(options: LaunchOptions, profile: str | None) -> int:
+def _launch_with_nan_check(options: LaunchOptions) -> int:
     """The job with the NaN/inf sentinel armed in every rank, and what it found said at the end."""
     import tempfile
 
@@ -258,7 +81,7 @@ def _launch_with_nan_check(options: LaunchOptions, profile: str | None) -> int:
         with nan_sentinel(Path(folder)) as env:
             os.environ.update(env)  # the ranks inherit the launcher's environment
             try:
-                code = launch(options, profile=profile)
+                code = launch(options)
             finally:
                 os.environ.clear()
                 os.environ.update(saved)
@@ -268,12 +91,12 @@ def _launch_with_nan_check(options: LaunchOptions, profile: str | None) -> int:
     return code
 
 
-def launch(options: LaunchOptions, dry_run: bool = False, profile: str | None = None) -> int:
-    """Resolve, then print the plan or run the job (shared with ``ascendify.davincirun``);
-    ``profile``: the steps every rank profiles into the log dir (``--profile``)."""
+def launch(options: LaunchOptions, dry_run: bool = False) -> int:
+    """Resolve, then print the plan or run the job (shared with ``ascendify.davincirun``)."""
     from ascendify.launch import plan_to_json, preview, resolve_spec, run_job
 
     spec = resolve_spec(options)
+    profile = options.profile
     if profile is not None:
         from ascendify.perf.starthook import profile_environment
         from ascendify.runfolder import profile_dir
@@ -314,25 +137,15 @@ def _settle_console() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
-def _emit(args: argparse.Namespace, command: tuple[str, ...]) -> int:
+def _emit(args: argparse.Namespace, options: LaunchOptions) -> int:
     import yaml
 
     from ascendify.launch.manifests import JobManifest, render
 
     if not args.image:
         raise AscendifyError("--emit needs --image (the container image to run)")
-    nproc = args.nproc_per_node or "1"
-    if not nproc.isdigit():
-        raise AscendifyError(
-            f"--emit needs a number for --nproc-per-node (cards per pod), not {nproc!r}"
-        )
     job = JobManifest(
-        name=args.name,
-        image=args.image,
-        nnodes=_nnodes(args.nnodes)[1] or 1,
-        nproc_per_node=int(nproc),
-        command=command,
-        accelerator=args.accelerator,
+        name=args.name, image=args.image, options=options, accelerator=args.accelerator
     )
     print(yaml.safe_dump(render(args.emit, job), sort_keys=False), end="")
     return 0
@@ -343,32 +156,3 @@ def _say(message: str) -> None:
     for line in message.splitlines():
         with contextlib.suppress(OSError):
             print(f"ascendify run: {line}", file=sys.stderr, flush=True)
-
-
-def _nnodes(value: str | None) -> tuple[int | None, int | None]:
-    """``--nnodes N`` or torchrun's ``MIN:MAX``: (MIN, MAX), MIN None for a fixed count."""
-    if value is None:
-        return None, None
-    low, colon, high = value.partition(":")
-    try:
-        least, most = int(low), int(high if colon else low)
-    except ValueError:
-        raise AscendifyError(f"--nnodes takes a whole number or MIN:MAX, got {value!r}") from None
-    if colon and not 1 <= least <= most:
-        raise AscendifyError(f"--nnodes {value}: MIN must be at least 1 and at most MAX")
-    return (least if colon else None), most
-
-
-def _nproc(value: str | None) -> str | None:
-    if value is None or value == "auto" or (value.isdigit() and int(value) > 0):
-        return value
-    raise AscendifyError(f"--nproc-per-node takes a number of at least 1 or 'auto', got {value!r}")
-
-
-def _ranks(value: str | None) -> tuple[int, ...] | None:
-    if value is None:
-        return None
-    try:
-        return tuple(int(item) for item in value.split(",") if item.strip())
-    except ValueError:
-        raise AscendifyError(f"--local-ranks-filter takes ranks like 0,1, got {value!r}") from None

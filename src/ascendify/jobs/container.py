@@ -17,7 +17,7 @@ run unchanged, and ``ascendify run`` inside the job reads the job's topology fro
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ascendify.jobs.flavor import parse_flavor
 
@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from ascendify.jobs.spec import JobSpec
 
 TASK_NAME = "worker"  # ModelArts' role of PyTorch and MindSpore nodes (its Volcano task)
+# Files of the code a node runs before the launcher, as ModelArts does.
+PRE_START_SCRIPT = "ma-pre-start.sh"
+REQUIREMENTS = "requirements.txt"
 
 # Every variable a node's processes get; a job's env may not set them (as on ModelArts, where
 # users may not define MA_* variables).
@@ -60,8 +63,31 @@ def container_env(
         "VC_WORKER_HOSTS": ",".join(addresses),
         # Names: JOB_ID is modelarts-job-<id>, which ModelArts derives from ma-job-<id>.
         "MA_CURRENT_INSTANCE_NAME": f"{layout.platform_job_id}-{TASK_NAME}-{node}",
-        "MA_VJ_NAME": f"ma-job-{layout.job_id}",
+        "MA_VJ_NAME": _vj_name(layout.job_id),
     }
+
+
+def pod_env(spec: JobSpec) -> list[dict[str, Any]]:
+    """The variables of a Kubernetes pod of the job, as Kubernetes env entries: those the job
+    is the same for every pod, the pod's own name and address from the pod itself. Volcano's
+    plugins add VC_TASK_INDEX, VK_TASK_INDEX, VC_WORKER_NUM and VC_WORKER_HOSTS; the folders
+    (MA_HOME, MA_JOB_DIR, ...) are the image's: a pod has no job store."""
+    same = {
+        "MA_SCRIPT_INTERPRETER": "",
+        "MA_NUM_GPUS": str(accelerator_cards(spec)),
+        "MA_TASK_NAME": TASK_NAME,
+        "MA_NUM_HOSTS": str(spec.nodes),
+        "MA_VJ_NAME": _vj_name(spec.name),
+    }
+    own = {"MA_CURRENT_IP": "status.podIP", "MA_CURRENT_INSTANCE_NAME": "metadata.name"}
+    return [{"name": name, "value": value} for name, value in same.items()] + [
+        {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}} for name, path in own.items()
+    ]
+
+
+def _vj_name(job_id: str) -> str:
+    """``MA_VJ_NAME``: ModelArts' job id ``modelarts-job-<id>`` is derived from it."""
+    return f"ma-job-{job_id}"
 
 
 def accelerator_cards(spec: JobSpec) -> int:

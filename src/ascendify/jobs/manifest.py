@@ -1,8 +1,10 @@
 """What ``job submit --dry-run`` prints: a Kubernetes manifest, or each node's plan. Pure.
 
 The Kubernetes manifests (Volcano, PyTorchJob, AscendJob) come from the launcher's emitter (the
-pods run ``ascendify run`` as ``ascendify run --emit`` would write it); the container image must
-hold the code, and the boot file is given relative to the image's working directory.
+pods run ``ascendify run`` with the job's settings, as a local job's nodes do); the container
+image must hold the code, and the boot file is given relative to the image's working directory.
+Every pod gets the job's env and ModelArts' variables; a secret's value (a secret-shaped name, a
+URL with a password) comes from the Kubernetes Secret ``<name>-env``, never from the manifest.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ascendify.jobs.container import pod_env
 from ascendify.jobs.layout import JobLayout
-from ascendify.jobs.plan import code_files, loopback_addresses, node_plans
-from ascendify.jobs.spec import JobSpec
+from ascendify.jobs.plan import code_files, launch_options, loopback_addresses, node_plans
+from ascendify.jobs.spec import JobSpec, masked
 from ascendify.launch.manifests import JobManifest, render
 
 _PLACEHOLDER_ID = "<job id>"
@@ -26,11 +29,24 @@ def manifest(spec: JobSpec) -> dict[str, Any]:
     job = JobManifest(
         name=spec.name,
         image=spec.image,
-        nnodes=spec.nodes,
-        nproc_per_node=spec.cards,
-        command=spec.command("python", Path(".")),
+        options=launch_options(spec, spec.command("python", Path("."))),
+        env=(*_env(spec), *pod_env(spec)),
     )
     return render(spec.engine, job)
+
+
+def secret_name(spec: JobSpec) -> str:
+    """The Kubernetes Secret the pods read the job's secret values from."""
+    return f"{spec.name}-env"
+
+
+def _env(spec: JobSpec) -> list[dict[str, Any]]:
+    return [
+        {"name": name, "value": value}
+        if masked(name, value) == value
+        else {"name": name, "valueFrom": {"secretKeyRef": {"name": secret_name(spec), "key": name}}}
+        for name, value in spec.env.items()
+    ]
 
 
 def node_plans_json(spec: JobSpec) -> list[dict[str, Any]]:

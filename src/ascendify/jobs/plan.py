@@ -12,14 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from ascendify.jobs.container import container_env
+from ascendify.jobs.container import PRE_START_SCRIPT, REQUIREMENTS, container_env
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.spec import JobSpec
+from ascendify.launch.options import JOB_SETTINGS, LaunchOptions, to_argv
 from ascendify.limits import MAX_LOCAL_NODES
-
-PRE_START_SCRIPT = "ma-pre-start.sh"
-REQUIREMENTS = "requirements.txt"
 
 
 @dataclass(frozen=True)
@@ -112,35 +111,40 @@ def agent_argv(
     python: str,
 ) -> tuple[str, ...]:
     """``ascendify run`` for one node of the job."""
-    argv = [
-        python, "-m", "ascendify", "run",
-        "--nproc-per-node", str(spec.cards),
-        "--log-dir", str(layout.launcher_dir(node)),
-        "--job-id", layout.platform_job_id,
-        "--grace-period", str(spec.grace_period),
-        "--max-restarts", str(spec.max_restarts),
-        "--hang-timeout", str(spec.hang_timeout),
-    ]  # fmt: skip
-    if spec.resume_from_latest:
-        argv += ["--resume-from-latest", spec.resume_from_latest]
-    if spec.profile:
-        argv.append(f"--profile={spec.profile}")
-    if spec.nodes > 1:
-        nnodes = f"{spec.elastic}:{spec.nodes}" if spec.elastic else str(spec.nodes)
-        argv += [
-            "--nnodes", nnodes,
-            "--node-rank", str(node),
-            "--master-addr", addresses[0],
-            "--master-port", str(master_port),
-            "--local-addr", addresses[node],
-        ]  # fmt: skip
     # As on ModelArts: the ranks start in the job dir, which holds the code under its own name.
     job_dir = layout.job_dir(node)
-    command = spec.command(python, job_dir / spec.code_folder)
-    if spec.no_python:
-        argv.append("--no-python")
-    argv += ["--cwd", str(job_dir)]
-    return (*argv, *command)
+    placed: dict[str, Any] = {}
+    if spec.nodes > 1:
+        placed = {
+            "node_rank": node,
+            "master_addr": addresses[0],
+            "master_port": master_port,
+            "local_addr": addresses[node],
+        }
+    options = launch_options(
+        spec,
+        spec.command(python, job_dir / spec.code_folder),
+        log_dir=layout.launcher_dir(node),
+        job_id=layout.platform_job_id,
+        cwd=job_dir,
+        **placed,
+    )
+    return (python, "-m", "ascendify", "run", *to_argv(options))
+
+
+def launch_options(spec: JobSpec, command: tuple[str, ...], **node: Any) -> LaunchOptions:
+    """The launcher's options of every node of the job: its counts and the settings a job
+    passes through (:data:`~ascendify.launch.options.JOB_SETTINGS`); ``node`` adds one node's
+    own (its rank, its folders)."""
+    return LaunchOptions(
+        command=command,
+        nproc_per_node=str(spec.cards),
+        nnodes=spec.nodes if spec.nodes > 1 else None,
+        min_nnodes=spec.elastic or None,
+        verbatim=spec.no_python,
+        **{name: getattr(spec, name) for name in JOB_SETTINGS},
+        **node,
+    )
 
 
 def loopback_addresses(nodes: int) -> tuple[str, ...]:

@@ -21,21 +21,17 @@ from pathlib import Path
 from typing import Any
 
 from ascendify.errors import AscendifyError
-from ascendify.jobs.container import CONTAINER_VARIABLES
+from ascendify.jobs.container import CONTAINER_VARIABLES, PRE_START_SCRIPT
 from ascendify.jobs.flavor import FlavorError, parse_flavor
 from ascendify.launch.manifests import KINDS as MANIFEST_KINDS
+from ascendify.launch.options import JOB_SETTINGS, job_default, job_value
 from ascendify.launch.plan import LAUNCHER_VARIABLES
 from ascendify.limits import (
     MAX_DEVICES_PER_SERVER,
-    MAX_GRACE_PERIOD,
-    MAX_HANG_TIMEOUT,
     MAX_LOCAL_NODES,
     MAX_LOCAL_RANKS,
     MAX_NODES,
-    MAX_RESTARTS,
-    MIN_HANG_TIMEOUT,
     check_strings_size,
-    seconds,
 )
 from ascendify.storage import ChannelError, check_url
 from ascendify.textfile import parse_bounded, read_text
@@ -53,8 +49,14 @@ SECRET_NAMES = (
     "AUTH", "AUTH_*", "*_AUTH", "*_AUTH_*", "*AUTHORIZATION*", "*OAUTH*", "*COOKIE*",
 )  # fmt: skip
 REDACTED = "***"
-# ModelArts declares a job hung after about 30 minutes without progress.
-HANG_TIMEOUT = 1800.0
+# Fields a Kubernetes engine cannot honour, and why: its pods run in the cluster, not under the
+# job store that copies logs, reads metrics and installs requirements here.
+MANIFEST_REFUSED = {
+    "log_url": "the pods' logs stay with the cluster; leave log_url out",
+    "metrics": "the series are read from the logs of jobs this machine runs; leave metrics out",
+    "install_requirements": "build the requirements into the image",
+    "address": "it names a Ray cluster; leave it out",
+}
 
 
 # The password of a URL's user information (scheme://user:PASSWORD@host/...), up to the last "@"
@@ -132,12 +134,13 @@ class JobSpec:
     address: str | None = None  # the Ray cluster (else RAY_ADDRESS)
     install_requirements: bool = False
     image: str | None = None  # the container image of the Kubernetes manifests
-    grace_period: float = 5.0
     metrics: Mapping[str, str] = field(default_factory=dict)  # NAME -> REGEX, read from the logs
-    max_restarts: int = 0  # restarts of the whole job after a failure, a lost node or a hang
-    hang_timeout: float = HANG_TIMEOUT  # seconds without output from any rank (0: no detection)
-    resume_from_latest: str | None = None  # glob in train_url: the newest goes as --resume=
-    profile: str | None = None  # steps FIRST-LAST every rank profiles (ascendify run --profile)
+    # The launcher's settings a job passes to every node (declared in launch/options.py).
+    grace_period: float = job_default("grace_period")
+    max_restarts: int = job_default("max_restarts")  # after a failure, a lost node or a hang
+    hang_timeout: float = job_default("hang_timeout")  # without output from any rank (0: off)
+    resume_from_latest: str | None = job_default("resume_from_latest")  # a glob in train_url
+    profile: str | None = job_default("profile")  # steps FIRST-LAST every rank profiles
     elastic: int = 0  # MIN of ``elastic: MIN:MAX``: the job goes on while MIN nodes remain
     # The code dir's own name: its copy's name in each node's job dir (ModelArts' user-job-dir),
     # kept when code_dir becomes a job's snapshot (the runner's spec, a rerun).
@@ -276,24 +279,33 @@ def resolve(raw: Mapping[str, Any]) -> JobSpec:
         address=_text(raw, "address"),
         install_requirements=_flag(raw, "install_requirements"),
         image=_text(raw, "image"),
-        grace_period=_seconds(raw, "grace_period", 5.0, MAX_GRACE_PERIOD),
         metrics=_metrics(raw),
-        max_restarts=_restarts(raw, "max_restarts", 0),
-        hang_timeout=_seconds(
-            raw, "hang_timeout", HANG_TIMEOUT, MAX_HANG_TIMEOUT, least=MIN_HANG_TIMEOUT
-        ),
-        resume_from_latest=_text(raw, "resume_from_latest"),
-        profile=_profile_steps(raw),
         code_name=_code_name(raw, code_dir),
         elastic=least,
+        **{name: _launcher_setting(raw, name) for name in JOB_SETTINGS},
     )
     # A manifest's pods run the command in their image's working directory, not in a job dir.
     if boot_command is not None and spec.engine not in MANIFEST_ENGINES:
         _check_code_paths(boot_command, code_dir, spec.code_folder)
-    if spec.engine in MANIFEST_ENGINES and not spec.image:
-        raise SpecError("image", f"engine {spec.engine} needs the container image to run")
+    if spec.engine in MANIFEST_ENGINES:
+        _check_manifest_fields(spec)
     check_fits(spec)
     return spec
+
+
+def _check_manifest_fields(spec: JobSpec) -> None:
+    """A Kubernetes engine runs what it can honour, or the field it cannot is named."""
+    if not spec.image:
+        raise SpecError("image", f"engine {spec.engine} needs the container image to run")
+    for name, why in MANIFEST_REFUSED.items():
+        if getattr(spec, name):
+            raise SpecError(name, f"engine {spec.engine} cannot honour it: {why}")
+    if (spec.code_dir / PRE_START_SCRIPT).is_file():
+        raise SpecError(
+            "code_dir",
+            f"engine {spec.engine} cannot honour its {PRE_START_SCRIPT}: a pod runs only the "
+            "launcher; build the script's steps into the image",
+        )
 
 
 def check_fits(spec: JobSpec) -> None:
@@ -439,16 +451,11 @@ def _text(raw: Mapping[str, Any], key: str) -> str | None:
     return value
 
 
-def _profile_steps(raw: Mapping[str, Any]) -> str | None:
-    from ascendify.perf.starthook import parse_steps
-
-    steps = _text(raw, "profile")
-    if steps is not None:
-        try:
-            parse_steps(steps)
-        except AscendifyError as error:
-            raise SpecError("profile", str(error).removeprefix("--profile ")) from None
-    return steps
+def _launcher_setting(raw: Mapping[str, Any], name: str) -> Any:
+    try:
+        return job_value(name, raw.get(name))
+    except ValueError as error:
+        raise SpecError(name, str(error)) from None
 
 
 def _flag(raw: Mapping[str, Any], key: str) -> bool:
@@ -484,26 +491,6 @@ def _nodes(raw: Mapping[str, Any]) -> tuple[int, int]:
     if (colon or int(least)) and not 1 <= int(least) <= count:
         raise SpecError("elastic", f"{shown}: MIN must be from 1 to the node count ({count})")
     return count, (0 if int(least) == count else int(least))
-
-
-def _restarts(raw: Mapping[str, Any], key: str, default: int) -> int:
-    value = raw.get(key, default)
-    if isinstance(value, str) and value.isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_RESTARTS:
-        raise SpecError(
-            key, f"must be a whole number from 0 to {MAX_RESTARTS}, got {_shown(value)}"
-        )
-    return value
-
-
-def _seconds(
-    raw: Mapping[str, Any], key: str, default: float, most: float, least: float = 0.0
-) -> float:
-    try:
-        return seconds(raw.get(key, default), most=most, zero=True, least=least)
-    except ValueError as error:
-        raise SpecError(key, str(error)) from None
 
 
 def _shown(value: object) -> str:

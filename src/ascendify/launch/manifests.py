@@ -10,12 +10,14 @@ LOCAL_WORLD_SIZE = cards and MINDX_TASK_ID). Pure: returns data.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ascendify.errors import AscendifyError
+from ascendify.launch.options import LaunchOptions, check, to_argv
 
 KINDS = ("volcano", "pytorchjob", "ascendjob")
 # The port the Kubeflow operator publishes as MASTER_PORT; our rendezvous listens on it.
@@ -26,23 +28,37 @@ ASCENDJOB_PORT = 2222
 # The chip family MindCluster's scheduler places the pods on (ascend-910 for the first 910).
 ASCENDJOB_CHIP_LABEL = "ascend-910b"
 DEFAULT_ACCELERATOR = "huawei.com/Ascend910"
+# Seconds a pod has after its SIGTERM beyond the launcher's --grace-period: Kubernetes' own
+# default, for the outputs' last upload.
+TERMINATION_ALLOWANCE = 30
+# Settings that differ from pod to pod: a manifest's pods all run one command.
+_PER_POD = {"node_rank": "--node-rank", "local_addr": "--local-addr"}
 
 
 @dataclass(frozen=True)
 class JobManifest:
+    """A job for a Kubernetes engine: ``options`` (their command included) run in every pod,
+    with ``env`` (Kubernetes env entries: ``{"name", "value"}`` or ``{"name", "valueFrom"}``)."""
+
     name: str
     image: str
-    nnodes: int
-    nproc_per_node: int
-    command: tuple[str, ...]
+    options: LaunchOptions
     accelerator: str = DEFAULT_ACCELERATOR
+    env: tuple[Mapping[str, Any], ...] = ()
+
+    @property
+    def nnodes(self) -> int:
+        return self.options.nnodes or 1
+
+    @property
+    def nproc_per_node(self) -> int:
+        return int(self.options.nproc_per_node or 1)
 
 
 def render(kind: str, job: JobManifest) -> dict[str, Any]:
     if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", job.name):
         raise AscendifyError(f"job name {job.name!r} is not a Kubernetes name (a-z, 0-9, '-')")
-    if job.nnodes < 1 or job.nproc_per_node < 1:
-        raise AscendifyError("a manifest needs --nnodes and --nproc-per-node of at least 1")
+    job = _complete(job)
     if kind == "volcano":
         return _volcano(job)
     if kind == "pytorchjob":
@@ -52,11 +68,28 @@ def render(kind: str, job: JobManifest) -> dict[str, Any]:
     raise AscendifyError(f"unknown manifest kind {kind!r}; choose from {', '.join(KINDS)}")
 
 
+def _complete(job: JobManifest) -> JobManifest:
+    """``job`` with its counts written out (every pod's cards are its resources), or the
+    setting no pod can honour named."""
+    options = check(job.options)
+    for name, flag in _PER_POD.items():
+        if getattr(options, name) is not None:
+            raise AscendifyError(
+                f"{flag}: every pod of a manifest runs the same command; the platform gives "
+                "each pod its own"
+            )
+    nproc = options.nproc_per_node or "1"
+    if not nproc.isdecimal():
+        raise AscendifyError(
+            f"a manifest needs a number for --nproc-per-node (cards per pod), not {nproc!r}"
+        )
+    if not options.command:
+        raise AscendifyError("no command to run: give CMD ARGS..., e.g. `python train.py`")
+    return replace(job, options=replace(options, nnodes=job.nnodes, nproc_per_node=nproc))
+
+
 def _launcher_command(job: JobManifest) -> list[str]:
-    return [
-        "ascendify", "run", "--nnodes", str(job.nnodes),
-        "--nproc-per-node", str(job.nproc_per_node), *job.command,
-    ]  # fmt: skip
+    return ["ascendify", "run", *to_argv(job.options)]
 
 
 def _container(job: JobManifest, name: str, port: int, port_name: str) -> dict[str, Any]:
@@ -66,14 +99,36 @@ def _container(job: JobManifest, name: str, port: int, port_name: str) -> dict[s
         "image": job.image,
         "command": _launcher_command(job),
         "ports": [{"name": port_name, "containerPort": port}],
-        "env": [{"name": "MASTER_PORT", "value": str(port)}],
+        "env": [*job.env, {"name": "MASTER_PORT", "value": str(port)}],
         "resources": {"requests": dict(cards), "limits": dict(cards)},
     }
+
+
+def _pod_spec(container: dict[str, Any], job: JobManifest) -> dict[str, Any]:
+    """A pod that runs ``container`` once, and waits for the launcher's grace period."""
+    grace = math.ceil(job.options.grace_period) + TERMINATION_ALLOWANCE
+    return {
+        "restartPolicy": "Never",
+        "terminationGracePeriodSeconds": grace,
+        "containers": [container],
+    }
+
+
+def _restart_policy(job: JobManifest) -> str:
+    """Kubeflow's and MindCluster's: with restarts, a pod that exits by a signal (exit code
+    above 128: lost, killed) is started again; an exit code of its own (the launcher's restarts
+    spent, a bad input) ends the job."""
+    return "ExitCode" if job.options.max_restarts else "Never"
+
+
+def _port(job: JobManifest, default: int) -> int:
+    return job.options.master_port or default
 
 
 def _volcano(job: JobManifest) -> dict[str, Any]:
     from ascendify.launch.topology import DEFAULT_MASTER_PORT
 
+    container = _container(job, "train", _port(job, DEFAULT_MASTER_PORT), "rendezvous")
     return {
         "apiVersion": "batch.volcano.sh/v1alpha1",
         "kind": "Job",
@@ -82,19 +137,19 @@ def _volcano(job: JobManifest) -> dict[str, Any]:
             "schedulerName": "volcano",
             "minAvailable": job.nnodes,  # gang scheduling: all nodes or none
             "plugins": {"env": [], "svc": []},
-            "maxRetry": 0,
+            "maxRetry": job.options.max_restarts,
+            # With restarts, a lost pod starts the job again (the launchers restart the ranks
+            # after a failure themselves); maxRetry bounds both.
+            "policies": (
+                [{"event": "PodEvicted", "action": "RestartJob"}]
+                if job.options.max_restarts
+                else [{"event": "PodEvicted", "action": "AbortJob"}]
+            ),
             "tasks": [
                 {
                     "name": "worker",  # VC_WORKER_HOSTS / VC_WORKER_NUM, as on ModelArts
                     "replicas": job.nnodes,
-                    "template": {
-                        "spec": {
-                            "restartPolicy": "Never",
-                            "containers": [
-                                _container(job, "train", DEFAULT_MASTER_PORT, "rendezvous")
-                            ],
-                        }
-                    },
+                    "template": {"spec": _pod_spec(container, job)},
                 }
             ],
         },
@@ -103,12 +158,12 @@ def _volcano(job: JobManifest) -> dict[str, Any]:
 
 def _pytorchjob(job: JobManifest) -> dict[str, Any]:
     def replica(count: int) -> dict[str, Any]:
-        container = _container(job, "pytorch", PYTORCHJOB_PORT, "pytorchjob-port")
-        del container["env"]  # the operator sets MASTER_PORT itself
+        container = _container(job, "pytorch", _port(job, PYTORCHJOB_PORT), "pytorchjob-port")
+        container["env"] = list(job.env)  # the operator sets MASTER_PORT itself
         return {
             "replicas": count,
-            "restartPolicy": "Never",
-            "template": {"spec": {"containers": [container]}},
+            "restartPolicy": _restart_policy(job),
+            "template": {"spec": _pod_spec(container, job)},
         }
 
     replicas = _master_and_workers(job, replica)
@@ -116,7 +171,10 @@ def _pytorchjob(job: JobManifest) -> dict[str, Any]:
         "apiVersion": "kubeflow.org/v1",
         "kind": "PyTorchJob",
         "metadata": {"name": job.name},
-        "spec": {"pytorchReplicaSpecs": replicas},
+        "spec": {
+            "runPolicy": {"backoffLimit": job.options.max_restarts},
+            "pytorchReplicaSpecs": replicas,
+        },
     }
 
 
@@ -136,17 +194,21 @@ def _ascendjob(job: JobManifest) -> dict[str, Any]:
     chip = {"ring-controller.atlas": ASCENDJOB_CHIP_LABEL}
 
     def replica(count: int) -> dict[str, Any]:
-        container = _container(job, "ascend", ASCENDJOB_PORT, "ascendjob-port")
+        container = _container(job, "ascend", _port(job, ASCENDJOB_PORT), "ascendjob-port")
         # The operator sets MASTER_PORT; ascend-docker-runtime mounts the cards Volcano chose,
         # which it reads from this variable (the pod's annotation named after the resource).
         annotation = f"metadata.annotations['{job.accelerator}']"
         container["env"] = [
-            {"name": "ASCEND_VISIBLE_DEVICES", "valueFrom": {"fieldRef": {"fieldPath": annotation}}}
+            *job.env,
+            {
+                "name": "ASCEND_VISIBLE_DEVICES",
+                "valueFrom": {"fieldRef": {"fieldPath": annotation}},
+            },
         ]
         return {
             "replicas": count,
-            "restartPolicy": "Never",
-            "template": {"metadata": {"labels": dict(chip)}, "spec": {"containers": [container]}},
+            "restartPolicy": _restart_policy(job),
+            "template": {"metadata": {"labels": dict(chip)}, "spec": _pod_spec(container, job)},
         }
 
     replicas = _master_and_workers(job, replica)
@@ -156,7 +218,10 @@ def _ascendjob(job: JobManifest) -> dict[str, Any]:
         "metadata": {"name": job.name, "labels": {"framework": "pytorch", **chip}},
         "spec": {
             "schedulerName": "volcano",
-            "runPolicy": {"schedulingPolicy": {"minAvailable": job.nnodes, "queue": "default"}},
+            "runPolicy": {
+                "backoffLimit": job.options.max_restarts,
+                "schedulingPolicy": {"minAvailable": job.nnodes, "queue": "default"},
+            },
             "successPolicy": "AllWorkers",
             "replicaSpecs": replicas,
         },

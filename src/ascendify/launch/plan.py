@@ -16,6 +16,7 @@ from ascendify import runfolder
 from ascendify.heartbeat import HEARTBEAT_VARIABLE
 from ascendify.launch.devices import VISIBLE_DEVICES
 from ascendify.launch.launchers import NestedLauncher
+from ascendify.launch.options import DEFAULTS
 from ascendify.launch.ranktable import RankTable, assemble, to_json
 from ascendify.launch.spec import LaunchSpec
 from ascendify.launch.starthook import FOLDER, STACKS_VARIABLE
@@ -82,7 +83,7 @@ class LaunchPlan:
     grace_period: float
     inherited_env: Mapping[str, str]  # what every rank inherits; not printed (it may hold secrets)
     attempt: int = 0  # 0 for the first run of the job, N for its N-th restart
-    hang_timeout: float = 0.0  # seconds without output from any rank that make a hang (0: off)
+    hang_timeout: float = DEFAULTS.hang_timeout  # seconds without output from any rank (0: off)
     launcher: str | None = None  # the nested launcher whose ranks these are (accelerate, ...)
     launcher_note: str = ""  # the counts it named that the topology overrode
 

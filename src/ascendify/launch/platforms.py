@@ -192,10 +192,19 @@ class Detected:
 
 
 def detect_platform(env: Env) -> Detected:
+    """The first platform recognised that says which node this is; else the first recognised.
+
+    A pod of a job's PyTorchJob has ModelArts' job variables (MA_NUM_HOSTS, ...) but not its
+    node index, which the operator gives (RANK): that pod's node is the operator's to name.
+    """
+    found = []
     for platform in PLATFORMS:
-        for group in platform.recognised_by:
-            if all(env.get(name) for name in group):
-                return _read(platform, env, f"{', '.join(group)} set")
+        group = next((g for g in platform.recognised_by if all(env.get(n) for n in g)), None)
+        if group is not None:
+            found.append(_read(platform, env, f"{', '.join(group)} set"))
+    placed = [detected for detected in found if "node_rank" in detected.facts]
+    if found:
+        return (placed or found)[0]
     return _read(LOCAL, env, "no cluster engine variables set")
 
 

@@ -1,4 +1,5 @@
-"""What the user asked for (``LaunchOptions``) and what it means on this node (``LaunchSpec``)."""
+"""What the user asked for (``LaunchOptions``, declared in :mod:`ascendify.launch.options`) and
+what it means on this node (``LaunchSpec``)."""
 
 from __future__ import annotations
 
@@ -7,43 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ascendify.launch.launchers import NestedLauncher
+from ascendify.launch.options import DEFAULTS, LaunchOptions
 from ascendify.launch.ranktable import RankTable
-
-# Console mask, as torchrun's --tee: 1 = stdout, 2 = stderr, 3 = both (0 = log files only).
-TEE_ALL = 3
-
-
-@dataclass(frozen=True)
-class LaunchOptions:
-    """The launcher's inputs as given on the command line; ``None`` means "not given"."""
-
-    command: tuple[str, ...]
-    nproc_per_node: str | None = None  # a number or "auto"
-    nnodes: int | None = None  # with min_nnodes: the most nodes (torchrun's MIN:MAX)
-    min_nnodes: int | None = None  # the job goes on while at least this many nodes remain
-    node_rank: int | None = None
-    master_addr: str | None = None
-    master_port: int | None = None
-    local_addr: str | None = None
-    hccn_conf: Path | None = None
-    log_dir: Path | None = None
-    job_id: str | None = None
-    module: bool = False  # run CMD as ``python -m CMD``
-    verbatim: bool = (
-        False  # never prefix ``python``, even to a ``.py`` file (torchrun's --no-python)
-    )
-    tee: int = TEE_ALL
-    local_ranks_filter: tuple[int, ...] | None = None
-    grace_period: float = 10.0
-    join_timeout: float = 300.0
-    modelarts: bool = False  # the ``python -m ascendify.davincirun`` form
-    inputs: tuple[str, ...] = ()  # extra --<name>_url input channels (data_url is always one)
-    outputs: tuple[str, ...] = ()  # extra output channels (train_url is always one)
-    upload_interval: float = 60.0  # seconds between output uploads while the job runs
-    cwd: Path | None = None  # the ranks' working directory (default: the current one)
-    max_restarts: int = 0  # restarts of the whole job after a failure (torchrun's --max-restarts)
-    hang_timeout: float = 0.0  # seconds without output from any rank that make a hang (0: off)
-    resume_from_latest: str | None = None  # glob of checkpoints; the newest goes as --resume=
 
 
 @dataclass(frozen=True)
@@ -79,10 +45,10 @@ class LaunchSpec:
     origins: Mapping[str, str] = field(default_factory=dict)
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ()
-    upload_interval: float = 60.0
+    upload_interval: float = DEFAULTS.upload_interval
     staging_dir: Path | None = None  # remote channels are staged below it (default: cwd)
-    max_restarts: int = 0
-    hang_timeout: float = 0.0
+    max_restarts: int = DEFAULTS.max_restarts
+    hang_timeout: float = DEFAULTS.hang_timeout
     resume_from_latest: str | None = None
     device_kind: str = "cpu"  # "npu", "cuda" or "cpu": the cards ``devices`` names
     launcher: NestedLauncher | None = None  # accelerate/deepspeed/torchrun on the command line
@@ -96,3 +62,6 @@ class LaunchSpec:
     @property
     def multi_node(self) -> bool:
         return self.nnodes > 1
+
+
+__all__ = ["LaunchOptions", "LaunchSpec"]

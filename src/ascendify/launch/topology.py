@@ -18,18 +18,11 @@ from pathlib import Path
 from ascendify.errors import AscendifyError
 from ascendify.launch.devices import LocalDevices, device_ips, discover_devices
 from ascendify.launch.launchers import Topology, nested_launcher, recognise
+from ascendify.launch.options import LaunchOptions, check
 from ascendify.launch.platforms import Detected, detect_platform
 from ascendify.launch.ranktable import RankServer, RankTable, read_rank_table
-from ascendify.launch.spec import LaunchOptions, LaunchSpec
-from ascendify.limits import (
-    MAX_DEVICES_PER_SERVER,
-    MAX_GRACE_PERIOD,
-    MAX_HANG_TIMEOUT,
-    MAX_RESTARTS,
-    MAX_WAIT,
-    MIN_HANG_TIMEOUT,
-    seconds,
-)
+from ascendify.launch.spec import LaunchSpec
+from ascendify.limits import MAX_DEVICES_PER_SERVER
 from ascendify.userdirs import cache_dir
 
 DEFAULT_MASTER_PORT = 29500  # torchrun's; multi-node jobs need one port every node agrees on
@@ -73,7 +66,7 @@ def resolve_spec(
 ) -> LaunchSpec:
     """The spec for this node; ``env`` defaults to the current environment."""
     env = dict(os.environ if env is None else env)
-    _check_seconds(options)
+    check(options)
     facts = _Facts(detect_platform(env))
     nested = None if options.module or options.verbatim else recognise(options.command)
     command = _command(options, env) if nested is None else options.command
@@ -121,7 +114,7 @@ def resolve_spec(
         outputs=options.outputs,
         upload_interval=options.upload_interval,
         staging_dir=_staging_dir(options, env, cwd),
-        max_restarts=_restarts(options.max_restarts),
+        max_restarts=options.max_restarts,
         hang_timeout=options.hang_timeout,
         resume_from_latest=options.resume_from_latest,
         device_kind=kind,
@@ -142,20 +135,6 @@ def _least_nodes(options: LaunchOptions, place: _Place) -> int:
             f"--nnodes {least}:{place.nnodes}: a platform rank table fixes the nodes; give N"
         )
     return least
-
-
-def _check_seconds(options: LaunchOptions) -> None:
-    for flag, value, most, zero, least in (
-        ("--grace-period", options.grace_period, MAX_GRACE_PERIOD, True, 0.0),
-        ("--join-timeout", options.join_timeout, MAX_WAIT, False, 0.0),
-        ("--upload-interval", options.upload_interval, MAX_WAIT, True, 0.0),  # 0: only at the end
-        # 0: no detection
-        ("--hang-timeout", options.hang_timeout, MAX_HANG_TIMEOUT, True, MIN_HANG_TIMEOUT),
-    ):
-        try:
-            seconds(value, most=most, zero=zero, least=least)
-        except ValueError as error:
-            raise AscendifyError(f"{flag} {error}") from None
 
 
 def _place(options: LaunchOptions, env: Mapping[str, str], facts: _Facts) -> _Place:
@@ -223,12 +202,6 @@ def _int(what: str, value: str | None, default: int) -> int:
         return int(value)
     except ValueError:
         raise AscendifyError(f"{what} must be a whole number, got {value!r}") from None
-
-
-def _restarts(value: int) -> int:
-    if not 0 <= value <= MAX_RESTARTS:
-        raise AscendifyError(f"--max-restarts must be from 0 to {MAX_RESTARTS}, got {value}")
-    return value
 
 
 def _command(options: LaunchOptions, env: Mapping[str, str]) -> tuple[str, ...]:

@@ -69,7 +69,7 @@ class JobChannels:
         self,
         plan: ChannelPlan,
         *,
-        upload_interval: float = 60.0,
+        upload_interval: float,  # the launcher's --upload-interval (its default is there)
         log: Log = print,
         progress: bool | None = None,
         workers: int = 64,
