@@ -45,27 +45,51 @@ def printed_steps(log: Path, pattern: str = r"^step (\d+)$") -> list[int]:
 def test_a_trainer_stopped_mid_run_saves_where_it_stopped_and_resumes_there(
     tmp_path: Path, launchers: list[subprocess.Popen[str]]
 ) -> None:
+    """Two ranks: both stop after the same step, the one the checkpoint holds."""
     out = tmp_path / "out"
     env = {"OUTPUT_DIR": str(out), "MAX_STEPS": "100000", "STEP_SECONDS": "0.1"}
-    launcher = start(launchers, ascendify_run(tmp_path, "logs", 1, TRAINER_TRAIN), env)
-    log = tmp_path / "logs" / "rank_0.log"
-    reached = int(wait_for_line(log, r"(?m)^step ([3-9]|\d\d+)$", [launcher]).group(1))
+    launcher = start(launchers, ascendify_run(tmp_path, "logs", 2, TRAINER_TRAIN), env)
+    logs = [tmp_path / "logs" / f"rank_{rank}.log" for rank in (0, 1)]
+    reached = int(wait_for_line(logs[0], r"(?m)^step ([3-9]|\d\d+)$", [launcher]).group(1))
     stop(launcher)
-    last = printed_steps(log)[-1]
+    last = printed_steps(logs[0])[-1]
     assert last >= reached
+    assert printed_steps(logs[1])[-1] == last  # no rank went a step further
     # The Trainer's own checkpoint, of the last step done: nothing done is lost.
-    assert [path.name for path in out.glob("checkpoint-*")] == [f"checkpoint-{last}"], (
-        log.read_text()
-    )
+    assert [path.name for path in out.glob("checkpoint-*")] == [f"checkpoint-{last}"], logs[
+        0
+    ].read_text()
     state = json.loads((out / f"checkpoint-{last}" / "trainer_state.json").read_text())
     assert state["global_step"] == last
-    assert f"ascendify: saved step {last} when asked; exiting" in log.read_text()
+    for log in logs:
+        assert f"ascendify: saved step {last} when asked; exiting" in log.read_text()
 
     resumed_env = {**env, "MAX_STEPS": str(last + 2), "STEP_SECONDS": "0.01", "RESUME": "1"}
-    again = start(launchers, ascendify_run(tmp_path, "logs2", 1, TRAINER_TRAIN), resumed_env)
+    again = start(launchers, ascendify_run(tmp_path, "logs2", 2, TRAINER_TRAIN), resumed_env)
     ((code, err),) = finish([again])
     assert code == 0, err
     assert printed_steps(tmp_path / "logs2" / "rank_0.log") == [last + 1, last + 2]
+
+
+@needs("transformers")
+def test_a_request_that_reaches_one_trainer_rank_stops_every_rank_after_the_same_step(
+    tmp_path: Path, launchers: list[subprocess.Popen[str]]
+) -> None:
+    """Only rank 1's save-now file, no signal: the ranks agree, so rank 0 saves and stops with
+    it instead of waiting in the next step's all-reduce for a rank that has gone."""
+    out = tmp_path / "out"
+    env = {"OUTPUT_DIR": str(out), "MAX_STEPS": "100000", "STEP_SECONDS": "0.1"}
+    launcher = start(launchers, ascendify_run(tmp_path, "logs", 2, TRAINER_TRAIN), env)
+    logs = [tmp_path / "logs" / f"rank_{rank}.log" for rank in (0, 1)]
+    wait_for_line(logs[1], r"(?m)^step 3$", [launcher])
+    asked = tmp_path / "logs" / "save_now" / "attempt_0" / "rank_1"
+    asked.parent.mkdir(parents=True, exist_ok=True)
+    asked.touch()
+    ((code, err),) = finish([launcher])
+    assert code == 0, err  # every rank saved and exited: the run ended as finished
+    last = printed_steps(logs[1])[-1]
+    assert printed_steps(logs[0])[-1] == last
+    assert [path.name for path in out.glob("checkpoint-*")] == [f"checkpoint-{last}"]
 
 
 @needs("accelerate")
