@@ -42,37 +42,47 @@ def install() -> None:
 
 def after_torch_import(action: Callable[[], None]) -> None:
     """Call ``action`` right after torch has been imported (now, if it has been already)."""
-    if "torch" in sys.modules:
+    after_import("torch", action)
+
+
+def after_import(name: str, action: Callable[[], None]) -> None:
+    """Call ``action`` right after the program's own import of the module ``name`` has executed
+    it (now, if it has been already). Nothing is imported here: a program that never imports
+    ``name`` pays a comparison of each name it imports."""
+    if name in sys.modules:
         action()
         return
-    waiting = next((f for f in sys.meta_path if isinstance(f, _AfterTorch)), None)
+    waiting = next(
+        (f for f in sys.meta_path if isinstance(f, _AfterImport) and f.name == name), None
+    )
     if waiting is None:
-        waiting = _AfterTorch()
+        waiting = _AfterImport(name)
         sys.meta_path.insert(0, waiting)
     if action not in waiting.actions:
         waiting.actions.append(action)
 
 
-class _AfterTorch(importlib.abc.MetaPathFinder):
-    """Finds torch with the normal finders, and runs its actions once torch has executed."""
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Finds one module with the normal finders, and runs its actions once it has executed."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str) -> None:
+        self.name = name
         self.actions: list[Callable[[], None]] = []
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname != "torch":
+        if fullname != self.name:
             return None
         sys.meta_path.remove(self)  # one shot; also keeps the lookup below from finding us again
         spec = importlib.util.find_spec(fullname)
         if spec is None or spec.loader is None:
             return spec
         loader = spec.loader
-        run_torch = loader.exec_module
+        run_module = loader.exec_module
 
         def exec_module(module: ModuleType) -> None:
-            run_torch(module)
+            run_module(module)
             for action in self.actions:
                 action()
 

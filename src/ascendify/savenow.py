@@ -49,6 +49,13 @@ def save_requested() -> bool:
     return _asked.is_set() or bool(path and os.path.exists(path))
 
 
+def release_sigterm() -> None:
+    """Give SIGTERM its default effect back if :func:`save_requested` made it a request (a
+    framework hook whose training has ended: a later SIGTERM must end the process again)."""
+    if signal.getsignal(signal.SIGTERM) == _on_sigterm:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 @contextlib.contextmanager
 def saving(path: str | os.PathLike[str]) -> Iterator[Path]:
     """A path beside ``path`` to write the checkpoint to: once the block ends without an

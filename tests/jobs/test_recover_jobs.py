@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from ascendify import runfolder
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.store import JobStore
 from tests.jobs.conftest import RAY, JobCli, job_logs, wait_for
@@ -163,4 +165,46 @@ def test_a_ray_node_task_that_dies_starts_again_and_joins(
     assert store.get(job_id).attempts == 2
     assert "rank 3 attempt 1 starts at step" in rank_3.read_text()
     assert "node 1: its Ray task starts again" in (jobs_dir / job_id / "runner.log").read_text()
+    assert_nothing_left(tmp_path)
+
+
+def test_an_elastic_job_whose_node_0_tree_is_killed_succeeds_on_node_1_from_its_checkpoint(
+    job: JobCli, code: Path, tmp_path: Path, jobs_dir: Path
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    submitted = job(
+        "submit", "--code-dir", str(code), "--boot-file", "resumable.py", "--train-url", str(out),
+        "--engine", "local", "--nodes", "2", "--elastic", "1:2", "--max-restarts", "3",
+        "--env", f"PIDS_DIR={tmp_path}", "--env", "STEPS=30", "--env", "STEP_SECONDS=0.2",
+    )  # fmt: skip
+    assert submitted.returncode == 0, submitted.stderr
+    job_id = submitted.stdout.strip()
+    store = JobStore(jobs_dir)
+    layout = JobLayout(jobs_dir / job_id, job_id)
+    explain = lambda: job_logs(jobs_dir, job_id)  # noqa: E731
+    rank_1 = layout.rank_log(1, 0)
+    wait_for(
+        lambda: rank_1.exists() and "rank 1 step 3 " in rank_1.read_text(), 120, "step 3", explain
+    )
+    (agent,) = [node.pid for node in store.nodes(job_id) if node.node == 0]
+    assert agent is not None
+    tree = psutil.Process(agent)
+    for process in [tree, *tree.children(recursive=True)]:  # node 0 dies: agent, store, ranks
+        process.kill()
+    wait_for(lambda: store.get(job_id).state in ("succeeded", "failed"), 180, "the end", explain)
+    assert store.get(job_id).state == "succeeded", explain()
+    final = json.loads((out / "final.json").read_text())  # the model file arrived
+    assert final["value"] > 0
+    assert final["attempt"] >= 1
+    on_node_1 = layout.attempts(2)[1]  # the attempt node 1 ran once node 0 had gone
+    assert on_node_1["membership"]["members"] == [1], explain()
+    assert on_node_1["membership"]["left"] == [0]
+    # Node 1's rank was rank 0 of that membership: its log is node 1's rank_0.log.
+    alone = runfolder.rank_log(layout.launcher_dir(1), 0).read_text()
+    resumed = re.search(r"rank 0 attempt 1 starts at step (\d+)", alone)
+    assert resumed is not None, explain()
+    assert int(resumed.group(1)) >= 3  # from the checkpoint, not from 0
+    described = job("describe", job_id).stdout
+    assert "node(s) 0 left at " in described
     assert_nothing_left(tmp_path)

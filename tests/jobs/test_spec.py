@@ -499,3 +499,12 @@ def test_describe_names_the_nodes_that_left_and_joined_and_the_stores_host() -> 
         "nodes 0, 1 (store on node 1); node(s) 2 left at 2026-12-05T09:08:35+00:00"
     )
     assert membership_note({"attempt": 0}) == ""  # one node: no membership
+
+
+def test_the_page_labels_a_restart_with_the_nodes_that_left_and_joined() -> None:
+    from ascendify.jobs.report import membership_change
+
+    membership = {"members": [0, 3], "left": [1, 2], "joined": [3], "time": 0.0, "host": 0}
+    assert membership_change({"membership": membership}) == "nodes 1, 2 left, node 3 joined"
+    assert membership_change({"membership": {**membership, "left": [], "joined": []}}) == ""
+    assert membership_change({"attempt": 0}) == ""  # one node: no membership

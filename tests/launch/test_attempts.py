@@ -61,10 +61,10 @@ def test_each_attempt_tells_its_ranks_its_number_and_arms_the_start_hook(tmp_pat
     assert (plan.attempt, plan.hang_timeout) == (2, 15)
 
 
-def test_without_a_hang_timeout_the_ranks_python_path_is_untouched(tmp_path: Path) -> None:
+def test_without_a_hang_timeout_the_start_hook_only_hooks_save_now(tmp_path: Path) -> None:
     spec = resolve_spec(LaunchOptions(command=("python", "t.py"), log_dir=tmp_path), PATH)
     env = plan_node(spec, local_assignment(spec, 1)).workers[0].env
-    assert "PYTHONPATH" not in env
+    assert env["PYTHONPATH"] == f"{FOLDER}{os.pathsep}/user/lib"  # save now in Trainer, accelerate
     assert STACKS_VARIABLE not in env
     assert HEARTBEAT_VARIABLE not in env
     assert env["ASCENDIFY_RESTART_COUNT"] == "0"

@@ -6,6 +6,7 @@ Screenshots are kept as test artifacts."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -308,6 +309,82 @@ def test_a_restart_is_marked_and_hang_stacks_are_shown(
         in browser.find_element("id", "summary").text
     )
     browser.save_screenshot(str(artifacts / "job-restart-and-stacks.png"))
+
+
+# Pixels of a colour in a box of a chart's canvas, given in data x and CSS pixels from the top
+# of the plot: a restart mark's line (a column at its x) or its label (beside its top).
+COLOUR_IN_BOX = """
+const [metric, x, dx, width, dy, height, rgb] = arguments;
+const plot = charts.get(metric).plot;
+const canvas = document.querySelector(`.chart[data-metric='${metric}'] canvas`);
+const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+const scale = devicePixelRatio, left = Math.round(plot.valToPos(x, 'x', true) + dx * scale);
+const top = Math.round(plot.bbox.top + dy * scale);
+let found = 0;
+for (let column = left; column < left + Math.max(1, width * scale); column++) {
+  for (let row = top; row < top + height * scale; row++) {
+    const at = 4 * (row * canvas.width + column);
+    const near = Math.abs(pixels[at] - rgb[0]) + Math.abs(pixels[at + 1] - rgb[1]) + Math.abs(pixels[at + 2] - rgb[2]);
+    if (pixels[at + 3] > 150 && near < 60) found++;
+  }
+}
+return found;
+"""
+CHANGE_RGB = [0xC9, 0xA4, 0x00]  # job.js's CHANGE_COLOUR
+
+
+def test_a_restart_that_changed_the_nodes_is_marked_with_what_changed(
+    browser: WebDriver, store: JobStore, serve: Serve, artifacts: Path
+) -> None:
+    """An elastic job: node 1 lost (attempt 1 on node 0 alone), then taken in again (attempt
+    2). Both restarts are marked in the change colour and labelled; a plain restart is not."""
+    job = recorded_job(store, "elastic", [])
+    layout = JobLayout(store.job_dir(job.id), job.id)
+    points = [
+        (0, 10, 1.0),
+        (10, 20, 3.0),
+        (20, 30, 5.0),
+    ]  # (first step, end, time): an attempt each
+    append_points(
+        layout.metrics,
+        [
+            Point(0, "loss", n, 2.0 - n / 20, time)
+            for first, end, time in points
+            for n in range(first, end)
+        ],
+    )
+
+    def attempt(
+        number: int, start: float, members: list[int], left: list[int], joined: list[int]
+    ) -> dict[str, object]:
+        membership = {"members": members, "left": left, "joined": joined, "time": start, "host": 0}
+        return {"attempt": number, "start": start, "end": start + 2, "state": "succeeded" if number == 2 else "failed",
+                "cause": None if number == 2 else "node", "reason": None, "exit_codes": {"0": 0}, "stacks": {},
+                "membership": membership}  # fmt: skip
+
+    attempts = [
+        attempt(0, 0.5, [0, 1], [], []),
+        attempt(1, 2.0, [0], [1], []),
+        attempt(2, 4.0, [0, 1], [], [1]),
+    ]
+    layout.launcher_dir(0).mkdir(parents=True, exist_ok=True)
+    (layout.launcher_dir(0) / "run_summary.json").write_text(
+        json.dumps({"state": "succeeded", "attempts": attempts})
+    )
+    browser.get(serve() + f"jobs/{job.id}")
+    until(lambda: chart_attribute(browser, "loss", "restarts") == "2", 30, "two restart marks")
+    assert chart_attribute(browser, "loss", "marks") == "10,20"
+    until(lambda: chart_attribute(browser, "loss", "changes"), 30, "the changes on the marks")
+    assert chart_attribute(browser, "loss", "changes") == "node 1 left; node 1 joined"
+    for x in (10, 20):
+        line = browser.execute_script(COLOUR_IN_BOX, "loss", x, 0, 1, 30, 200, CHANGE_RGB)
+        assert line > 20, f"no mark in the change colour at x={x}: {line} pixels"
+        label = browser.execute_script(COLOUR_IN_BOX, "loss", x, 4, 60, 4, 12, CHANGE_RGB)
+        assert label > 20, f"no label beside the mark at x={x}: {label} pixels"
+    shown = browser.find_element("id", "attempts").text
+    assert "attempt 1 (node 1 left): " in shown
+    assert "attempt 2 (node 1 joined): " in shown
+    browser.save_screenshot(str(artifacts / "job-membership-changes.png"))
 
 
 def test_a_failed_jobs_page_shows_why_it_failed(

@@ -168,6 +168,17 @@ def membership_note(attempt: dict[str, Any]) -> str:
     return note + (f"; {'; '.join(changes)}" if changes else "")
 
 
+def membership_change(attempt: dict[str, Any]) -> str:
+    """The nodes that left or joined the job when an attempt's nodes met ("node 1 left, node 2
+    joined"; "" when none did): what the job page writes at the attempt's restart mark."""
+    membership = attempt.get("membership") or {}
+    return ", ".join(
+        f"node{'s' if len(nodes) > 1 else ''} {', '.join(map(str, nodes))} {key}"
+        for key in ("left", "joined")
+        if (nodes := membership.get(key))
+    )
+
+
 def _root_cause_lines(root: dict[str, Any]) -> list[str]:
     if root["rank"] < 0:
         return [f"  node {root['node_rank']}: {root.get('error')}"]

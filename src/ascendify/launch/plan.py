@@ -219,14 +219,15 @@ def _worker(
             if name not in spec.env and name not in env
         }
     )
+    # The start hook: save now through Trainer's and accelerate's own save paths, and with a
+    # hang timeout faulthandler armed, so a hang's stacks can be taken (see hang.py).
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(FOLDER), spec.env.get("PYTHONPATH")]))
     if spec.hang_timeout > 0:
-        # The start hook that arms faulthandler, so a hang's stacks can be taken (see hang.py).
         env[STACKS_VARIABLE] = str(stacks_dir(spec.log_dir, attempt))
         # A file the rank touches to say it is alive without printing (ascendify.heartbeat()).
         env[HEARTBEAT_VARIABLE] = str(
             heartbeats_dir(spec.log_dir, attempt) / runfolder.rank_name(rank)
         )
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(FOLDER), spec.env.get("PYTHONPATH")]))
     return WorkerPlan(
         local_rank=local_rank,
         rank=rank,

@@ -31,6 +31,7 @@ from ascendify.jobs import service
 from ascendify.jobs.cause import job_cause
 from ascendify.jobs.layout import JobLayout
 from ascendify.jobs.metrics import SeriesReader, job_progress
+from ascendify.jobs.report import membership_change
 from ascendify.jobs.spec import shown_spec
 from ascendify.jobs.store import ACTIVE, FINAL, JobRecord, JobStore
 from ascendify.moments import iso_time
@@ -315,10 +316,16 @@ def details(store: JobStore, job: JobRecord) -> dict[str, Any]:
             for n in store.nodes(job.id)
         ],
         "ranks": job.nodes * job.cards,
-        # Each attempt: start, end, state, cause, reason, exit code and hang stack of each rank.
+        # Each attempt: start, end, state, cause, reason, exit code and hang stack of each rank,
+        # and the nodes that left or joined when it began.
         "attempts_detail": printable_data(
             [
-                {**attempt, "start_iso": iso(attempt["start"]), "end_iso": iso(attempt["end"])}
+                {
+                    **attempt,
+                    "start_iso": iso(attempt["start"]),
+                    "end_iso": iso(attempt["end"]),
+                    "membership_change": membership_change(attempt),
+                }
                 for attempt in layout.attempts(job.nodes)
             ]
         ),

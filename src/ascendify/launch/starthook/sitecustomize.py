@@ -1,12 +1,16 @@
-"""The launcher's start hook: arms faulthandler in every Python process of a rank.
+"""The launcher's start hook: save now through the frameworks' own save paths, and faulthandler
+armed in every Python process of a rank when hangs are watched for.
 
-Python imports ``sitecustomize`` when it starts; the launcher puts this folder first on the ranks'
-``PYTHONPATH`` when it watches for hangs (``--hang-timeout``). Each process then registers
-faulthandler for SIGUSR1, writing to ``$ASCENDIFY_STACKS_DIR/<pid>.txt`` (a forked child, such as
+Python imports ``sitecustomize`` when it starts; the launcher puts this folder first on every
+rank's ``PYTHONPATH``. Right after the program's own import of transformers' Trainer (or of
+accelerate's Accelerator), the hooks of :mod:`ascendify.savenow_frameworks` are installed; a
+program that imports neither pays a look-up per import, and an interpreter that cannot import
+ascendify runs the program as it is. With ``--hang-timeout`` each process registers faulthandler
+for SIGUSR1, writing to ``$ASCENDIFY_STACKS_DIR/<pid>.txt`` (a forked child, such as
 a data-loader worker, re-arms with a file of its own), and the file's existence tells the
 launcher the process may be sent SIGUSR1: on a hang it gets the stack of every thread of every
-process without stopping any of them. Only the standard library is used, so any interpreter
-runs this; the ``sitecustomize`` it hides (a distribution's) is run afterwards as Python would.
+process without stopping any of them (the standard library only, so any interpreter does this).
+The ``sitecustomize`` this one hides (a distribution's) is run afterwards as Python would.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import importlib.util
 import os
 import signal
 import sys
+from collections.abc import Callable
 from typing import IO
 
 _open: list[IO[str]] = []  # the stacks file stays open for the life of the process
@@ -35,6 +40,36 @@ def _arm() -> None:
     _open[:] = [stacks]
 
 
+# The module whose import, once executed, installs a save-now hook, and the hook.
+_FRAMEWORK_HOOKS = {
+    "transformers.trainer": "install_trainer_callback",
+    "accelerate.accelerator": "install_accelerate_trigger",
+}
+
+
+def _hook_frameworks() -> None:
+    if not os.environ.get("ASCENDIFY_SAVE_NOW_FILE"):
+        return
+    try:
+        from ascendify._autostart import after_import
+    except ImportError:  # a rank's interpreter without ascendify: the program as it is
+        return
+    for module, hook in _FRAMEWORK_HOOKS.items():
+        after_import(module, _installer(hook))
+
+
+def _installer(hook: str) -> Callable[[], None]:
+    def install() -> None:
+        try:
+            from ascendify import savenow_frameworks
+
+            getattr(savenow_frameworks, hook)()
+        except Exception as error:  # someone else's program: report, and let it run
+            print(f"ascendify: save-now not hooked in ({hook}): {error}", file=sys.stderr)
+
+    return install
+
+
 def _run_hidden_sitecustomize() -> None:
     # The next sitecustomize after this folder on the path: searching the entries before it too
     # would run another start hook that runs this one again, without end.
@@ -49,4 +84,5 @@ def _run_hidden_sitecustomize() -> None:
 
 _arm()
 os.register_at_fork(after_in_child=_arm)
+_hook_frameworks()
 _run_hidden_sitecustomize()

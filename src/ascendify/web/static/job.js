@@ -12,6 +12,8 @@ const charts = new Map(); // metric name -> {plot, key, box}
 const logOffsets = new Map(); // rank -> offset read up to
 let active = true;
 let restarts = []; // when each restart of the job began (the second attempt's start on)
+const changes = new Map(); // attempt -> the nodes that left or joined before it ("node 1 left")
+const CHANGE_COLOUR = "#c9a400"; // a restart that changed the nodes: unlike every line's colour
 const jobNames = new Map(); // job id -> its legend name, when another job is overlaid
 const PHASES = ["eval", "val", "valid", "validation", "test"]; // a series "<phase>_<name>" is evaluation's
 
@@ -74,8 +76,9 @@ function chartData(lines) {
 }
 
 function restartMarks(lines) {
-  // The x of each restart of this job: the first point of the attempt it began (where an
-  // earlier attempt has points on the chart: a test value printed at the end is no restart).
+  // Each restart of this job: x, the first point of the attempt it began (where an earlier
+  // attempt has points on the chart: a test value printed at the end is no restart), and the
+  // nodes that left or joined then ("" when none).
   const ours = lines.filter((line) => line.job === JOB);
   const firstAttempt = Math.min(...ours.map((line) => line.attempt));
   const firsts = new Map(); // attempt -> its first x
@@ -83,22 +86,27 @@ function restartMarks(lines) {
     if (line.attempt === firstAttempt) continue;
     firsts.set(line.attempt, Math.min(firsts.get(line.attempt) ?? Infinity, line.x[0]));
   }
-  return [...firsts.keys()].sort((a, b) => a - b).map((attempt) => firsts.get(attempt));
+  return [...firsts.keys()].sort((a, b) => a - b).map((attempt) => ({x: firsts.get(attempt), label: changes.get(attempt) || ""}));
 }
 
 function markRestarts(plot) {
-  // A dashed vertical line at each restart, drawn over the curves.
+  // A dashed vertical line at each restart, drawn over the curves; where the nodes changed, in
+  // its own colour with what changed written beside its top.
   const marks = plot.restarts || [];
   const context = plot.ctx;
   context.save();
-  context.strokeStyle = "#888";
   context.setLineDash([6, 4]);
-  for (const x of marks) {
+  context.font = Math.round(11 * devicePixelRatio) + "px sans-serif";
+  context.textAlign = "left";
+  context.textBaseline = "top";
+  for (const {x, label} of marks) {
     const position = plot.valToPos(x, "x", true);
+    context.strokeStyle = context.fillStyle = label ? CHANGE_COLOUR : "#888";
     context.beginPath();
     context.moveTo(position, plot.bbox.top);
     context.lineTo(position, plot.bbox.top + plot.bbox.height);
     context.stroke();
+    if (label) context.fillText(label, position + 4, plot.bbox.top + 4);
   }
   context.restore();
 }
@@ -144,7 +152,8 @@ function draw(name, lines, marks, where, xLabel) {
   chart.plot.restarts = marks; // read when the curves are drawn
   chart.box.dataset.axis = xLabel;
   chart.box.dataset.restarts = String(marks.length);
-  chart.box.dataset.marks = marks.join(",");
+  chart.box.dataset.marks = marks.map((mark) => mark.x).join(",");
+  chart.box.dataset.changes = marks.map((mark) => mark.label).filter(Boolean).join("; ");
   chart.box.dataset.points = String(points);
   chart.box.dataset.drawn = String(drawn);
   chart.box.dataset.lines = String(lines.length);
@@ -176,7 +185,7 @@ async function refreshResources(detailsShown = Promise.resolve()) {
   const result = await getJSON(API + JOB + "/resources");
   await detailsShown;
   const start = Math.min(...result.series.map((series) => series.times[0]));
-  const marks = restarts.map((time) => Math.round(time - start)).filter((x) => x >= 0);
+  const marks = restarts.map(({time, label}) => ({x: Math.round(time - start), label})).filter((mark) => mark.x >= 0);
   const byChart = new Map();
   for (const series of result.series) {
     const [chart, label] = resourceChart(series);
@@ -286,14 +295,16 @@ function showVerdict(verdict) {
 
 function showAttempts(attempts) {
   // Each attempt: when, how it ended, each rank's exit code; the stacks of a hang, foldable.
-  restarts = attempts.slice(1).map((attempt) => attempt.start);
+  for (const attempt of attempts) if (attempt.membership_change) changes.set(attempt.attempt, attempt.membership_change);
+  restarts = attempts.slice(1).map((attempt) => ({time: attempt.start, label: attempt.membership_change}));
   const box = document.getElementById("attempts");
   box.replaceChildren();
   document.getElementById("attempts-section").hidden = attempts.length === 0;
   for (const attempt of attempts) {
     const line = document.createElement("p");
     const codes = Object.entries(attempt.exit_codes).map(([rank, code]) => "rank " + rank + ": " + code).join(", ");
-    line.textContent = "attempt " + attempt.attempt + ": " + when(attempt.start_iso) + " - " + when(attempt.end_iso) + ", " +
+    const change = attempt.membership_change ? " (" + attempt.membership_change + ")" : "";
+    line.textContent = "attempt " + attempt.attempt + change + ": " + when(attempt.start_iso) + " - " + when(attempt.end_iso) + ", " +
       attempt.state + (attempt.cause ? " (" + attempt.cause + ")" : "") + (attempt.reason ? ": " + attempt.reason : "") +
       (codes ? "; exit codes " + codes : "");
     box.appendChild(line);
@@ -360,7 +371,7 @@ function actions() {
 
 async function tick(count) {
   // The curves load beside the details and logs, not after them (a long run has many points).
-  const restartsSeen = restarts.join();
+  const restartsSeen = JSON.stringify(restarts);
   const detailsShown = getJSON(API + JOB).then(showDetails);
   const curves = count % 2 === 0 ? Promise.all([refreshMetrics(), refreshResources(detailsShown)]) : Promise.resolve();
   await detailsShown;
@@ -368,7 +379,7 @@ async function tick(count) {
   // The job has just ended: its last points were stored before its final state, so read them
   // once more (a job ended before the page opened has them all in the first read); a restart
   // seen now is marked on the curves.
-  if ((!active && count > 0) || restarts.join() !== restartsSeen) {
+  if ((!active && count > 0) || JSON.stringify(restarts) !== restartsSeen) {
     await Promise.all([refreshMetrics(), refreshResources()]);
   }
   if (active) setTimeout(() => tick(count + 1).catch(report), 1000);
