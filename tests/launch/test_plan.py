@@ -152,7 +152,13 @@ def test_the_variables_a_job_may_not_set_are_those_the_launcher_sets(tmp_path: P
     )
     spec = resolve_spec(options, PATH)
     plan = plan_node(spec, local_assignment(spec, master_port=4321))
-    overridable = {"HCCL_CONNECT_TIMEOUT", "ASCEND_PROCESS_LOG_PATH", "OMP_NUM_THREADS"}
+    # Defaults a job's env replaces, and PYTHONPATH, which the start hook's folder is put before.
+    overridable = {
+        "HCCL_CONNECT_TIMEOUT",
+        "ASCEND_PROCESS_LOG_PATH",
+        "OMP_NUM_THREADS",
+        "PYTHONPATH",
+    }
     for worker in plan.workers:
         assert set(worker.env) - overridable <= set(LAUNCHER_VARIABLES)
         assert set(LAUNCHER_VARIABLES) - {"RANK_TABLE_FILE"} <= set(worker.env)
