@@ -131,7 +131,10 @@ def _meetings(spec: LaunchSpec) -> Iterator[tuple[int, Meet]]:
     from ascendify.launch.rendezvous import Rendezvous
 
     rendezvous = Rendezvous(spec)
-    yield rendezvous.first_attempt(), rendezvous.meet
+    try:
+        yield rendezvous.first_attempt(), rendezvous.meet
+    finally:
+        rendezvous.link.close()
 
 
 def _stopped_before(attempt: int, signum: int, last: RunResult | None, log_dir: Path) -> RunResult:

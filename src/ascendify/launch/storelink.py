@@ -33,6 +33,8 @@ _CONNECT_GRACE = 1.0  # seconds beyond the deadline for a store that is there to
 # that its port is taken.
 _MOVED_STORE_WAIT = 5.0
 STORE_ERRORS = (RuntimeError, OSError)  # what a store that went away raises
+# The longest call the beat thread makes: a move's wait for the next host, then its connection.
+_CLOSE_WAIT = 2 * NODE_LOST_AFTER + _CONNECT_GRACE
 
 
 class RendezvousError(AscendifyError):
@@ -56,7 +58,8 @@ class StoreLink:
         self.generation = 0  # how many times the store moved
         self._lock = threading.Lock()
         self._stopped = threading.Event()
-        threading.Thread(target=self._beat, name="ascendify-beat", daemon=True).start()
+        self._beats = threading.Thread(target=self._beat, name="ascendify-beat", daemon=True)
+        self._beats.start()
 
     def remember(self, members: Mapping[int, str], host: int) -> None:
         """The membership that met last, and who hosts the store: where to go if it is lost."""
@@ -80,7 +83,12 @@ class StoreLink:
             )
 
     def close(self) -> None:
+        """Stop beating, and wait for a call to the store in flight to end: a thread left inside
+        the store's C++ client while the interpreter exits aborts the launcher (SIGABRT) after
+        every rank succeeded, as node 0 closing the store at the job's end makes the last beat
+        fail."""
         self._stopped.set()
+        self._beats.join(timeout=_CLOSE_WAIT)
 
     def _take(self, node: int) -> bool:
         """Serve the store (``node`` is this one) or connect to ``node``'s; False: it is gone."""
@@ -119,6 +127,8 @@ class StoreLink:
                 client.add(beat_key(self.spec.node_rank), 1)
             except (*STORE_ERRORS, TimeoutError):
                 client = None
+                if self._stopped.is_set():
+                    return  # the job ended: its store went with node 0, nothing moves
                 try:
                     self.recover(generation)
                 except RendezvousError:
