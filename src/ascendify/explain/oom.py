@@ -44,7 +44,9 @@ _CUDA_FIELDS = {
     "unallocated": re.compile(_SIZE + r" is reserved by PyTorch but unallocated"),
 }
 FRAGMENTED_SHARE = 0.05  # of the card's capacity, reserved but unused, before fragmentation counts
-HELD_ELSEWHERE_SHARE = 0.5  # of the card's capacity, reserved here or free, below which it is held elsewhere
+HELD_ELSEWHERE_SHARE = (
+    0.5  # of the card's capacity, reserved here or free, below which it is held elsewhere
+)
 LESS_MEMORY = (
     "lower the batch size, sequence length or input (image) size, train in mixed precision "
     "(fp16/bf16), turn on activation (gradient) checkpointing, offload "
@@ -54,7 +56,11 @@ LESS_MEMORY = (
     "memory share (--gpu-memory-utilization in vLLM, --mem-fraction-static in SGLang), a shorter "
     "--max-model-len, fewer running requests or a quantized model"
 )
-RUNTIMES = {"NPU": ("npu-smi info", "CANN"), "CUDA": ("nvidia-smi", "CUDA driver"), "HIP": ("rocm-smi", "ROCm")}
+RUNTIMES = {
+    "NPU": ("npu-smi info", "CANN"),
+    "CUDA": ("nvidia-smi", "CUDA driver"),
+    "HIP": ("rocm-smi", "ROCm"),
+}
 SETTINGS = {
     "NPU": "PYTORCH_NPU_ALLOC_CONF=expandable_segments:True",
     "CUDA": "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
