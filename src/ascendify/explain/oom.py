@@ -44,9 +44,8 @@ _CUDA_FIELDS = {
     "unallocated": re.compile(_SIZE + r" is reserved by PyTorch but unallocated"),
 }
 FRAGMENTED_SHARE = 0.05  # of the card's capacity, reserved but unused, before fragmentation counts
-HELD_ELSEWHERE_SHARE = (
-    0.5  # of the card's capacity, reserved here or free, below which it is held elsewhere
-)
+# of the card's capacity, reserved here or free, below which the rest is held elsewhere
+HELD_ELSEWHERE_SHARE = 0.5
 LESS_MEMORY = (
     "lower the batch size, sequence length or input (image) size, train in mixed precision "
     "(fp16/bf16), turn on activation (gradient) checkpointing, offload "
