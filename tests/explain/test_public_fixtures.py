@@ -639,6 +639,50 @@ CASES = [
         "PY-IMPORT-NAME",
         ("pin {module}",),  # filled with the module in the verdict
     ),
+    Case(
+        "https://github.com/open-mmlab/mmdetection/issues/4828",
+        "AssertionError: The `num_classes` (3) in Shared2FCBBoxHead of MMDataParallel does not "
+        "matches the length of `CLASSES` 80) in CocoDataset\n",
+        "MMDET-NUM-CLASSES",
+        ("classes=", "metainfo"),
+    ),
+    Case(
+        "https://github.com/open-mmlab/mmcv/issues/2236",
+        "AssertionError: MMCV==1.3.9 is used but incompatible. Please install mmcv>=(1, 3, 13, 0, "
+        "0, 0), <(1, 7, 0, 0, 0, 0).\n",
+        "MMCV-VERSION",
+        ("mim install -U mmcv-full",),
+    ),
+    Case(
+        "https://github.com/hiyouga/LlamaFactory/issues/9",
+        "ValueError: You can't train a model that has been loaded in 8-bit precision on a different "
+        "device than the one you're training on.\n",
+        "BNB-DEVICE-MAP",
+        ("torch.cuda.current_device()", "upgrade accelerate"),
+    ),
+    Case(
+        "https://github.com/huggingface/trl/issues/1337",
+        "ValueError: Error occurred while packing the dataset. Make sure that your dataset has "
+        "enough samples to at least yield one packed sequence.\n",
+        "TRL-PACKING-EMPTY",
+        ("max_seq_length", "packing=False"),
+    ),
+    Case(
+        "https://github.com/bene-ges/nemo_compatible/issues/16",
+        "lightning_fabric.utilities.exceptions.MisconfigurationException: You requested gpu: [1]\n"
+        " But your machine only has: [0]\n",
+        "LIGHTNING-DEVICES",
+        ("trainer.devices=[0]",),
+    ),
+    Case(
+        "https://github.com/verl-project/verl/issues/161",
+        "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, invalid "
+        "usage, NCCL version 2.20.5\n"
+        "Last error:\n"
+        "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000\n",
+        "NCCL-DUPLICATE-GPU",
+        ("upgrade Ray",),
+    ),
 ]
 
 # Lines near the ones above that must not give the entry: another field's words, another dtype,
@@ -672,6 +716,14 @@ NEAR_MISSES = [
         "ZERO3-DEVICE-MAP",
     ),
     ("[ERROR] rtDeviceCanAccessPeer returned 0 for deviceId = 0\n", "ACL-P2P-PEER"),
+    ("ERROR: The `num_classes` (3) of the config is set\n", "MMDET-NUM-CLASSES"),
+    ("ERROR: MMCV==1.7.0 is used and compatible\n", "MMCV-VERSION"),
+    (
+        "ValueError: You can't train a model that has been loaded in 8-bit precision\n",
+        "BNB-DEVICE-MAP",
+    ),
+    ("ERROR: packing the dataset took 3 s\n", "TRL-PACKING-EMPTY"),
+    ("MisconfigurationException: You requested an unknown accelerator\n", "LIGHTNING-DEVICES"),
     ("[ERROR] runtime result = 5070001 on a retry\n", "ACL507000"),
     (
         "[ERROR] HCCL this package does not support the log level NOTICE\n",
