@@ -106,8 +106,9 @@ def main(incoming: list[Path]) -> int:
             raise SystemExit(f"{thread} is in {split_name} already and would move")
     for name, (case_dir, case) in sorted(cases.items()):
         target = CORPUS / chosen[thread_of(case)] / name
-        if target.exists():
-            shutil.rmtree(target)
+        if target.exists():  # a case once taken in is never replaced by a later collection
+            print(f"skipped {name}: the corpus holds a case of that id already", file=sys.stderr)
+            continue
         shutil.copytree(case_dir, target)
     index = []
     for split_name in ("dev", "test"):

@@ -55,11 +55,12 @@ def test_the_corpus_is_large_enough_and_split_by_thread() -> None:
     assert not dev_threads & test_threads
 
 
-# What the held-out split gave when last read (88 cases, 37 of them Ascend; 2026-12-05, after the
-# catalogue grew from the development split): right 78.4 %, Ascend 75.7 %, a useful fix 60.2 %, no
-# waiting rank blamed. Issue 44 asks for 85 %, 80 % and 80 %: not met yet. These floors keep what
-# was reached; raise them only from a held-out reading, never by tuning on the held-out cases.
-HELD_OUT_FLOORS = {"right": 0.78, "ascend": 0.75, "fix": 0.60}
+# What the held-out split gave when last read (101 cases, 46 of them Ascend; 2026-12-05, after the
+# catalogue grew from the development split and 13 cases joined the split): right 77.2 %, Ascend
+# 73.9 %, a useful fix 58.4 %, no waiting rank blamed. Issue 44 asks for 85 %, 80 % and 80 %: not
+# met yet. These floors keep what was reached; raise them only from a held-out reading, never by
+# tuning on the held-out cases.
+HELD_OUT_FLOORS = {"right": 0.77, "ascend": 0.73, "fix": 0.58}
 
 
 def test_the_held_out_split_keeps_its_rates() -> None:

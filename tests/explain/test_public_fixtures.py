@@ -532,6 +532,157 @@ CASES = [
         "CANN-SOC-UNSUPPORTED",
         ("upgrade vllm-ascend",),
     ),
+    Case(
+        "https://github.com/vllm-project/vllm-ascend/issues/5599",
+        "[ERROR] the socversion Ascend910B1 of bin package does not match the current device "
+        "socverison Ascend310P3. Please modify default socversion in run.sh.\n",
+        "CANN-SOC-UNSUPPORTED",
+        ("-310p image", "SOC_VERSION"),
+    ),
+    Case(  # the same message printed without a level: read by its own words
+        "https://github.com/vllm-project/vllm-ascend/issues/6676",
+        "the socversion Ascend910B1 of bin package does not match the current device socversion "
+        "Ascend310P3.\n",
+        "CANN-SOC-UNSUPPORTED",
+    ),
+    Case(
+        "https://github.com/vllm-project/vllm-ascend/issues/6796",
+        "(EngineCore_DP0 pid=7) ERROR 02-25 03:11:49 [core.py:710] RuntimeError: Can not support "
+        "soc_version: 104.\n",
+        "CANN-SOC-UNSUPPORTED",
+        ("Atlas A2 / A3", "supported hardware"),
+    ),
+    Case(
+        "https://github.com/OFA-Sys/Chinese-CLIP/issues/279",
+        "RuntimeError: Distributed package doesn't have NCCL built in\n",
+        "NCCL-NOT-BUILT",
+        ("backend='gloo'", "backend='hccl'", "Linux"),
+    ),
+    Case(
+        "https://github.com/eosphoros-ai/DB-GPT-Hub/issues/79",
+        "ValueError: Target modules ['q_proj', 'v_proj'] not found in the base model. Please check "
+        "the target modules and try again.\n",
+        "PEFT-TARGET-MODULES",
+        ("W_pack", "target_modules", "--lora_target"),
+    ),
+    Case(
+        "https://github.com/locuslab/open-unlearning/issues/38",
+        "ValueError: DeepSpeed Zero-3 is not compatible with `low_cpu_mem_usage=True` or with "
+        "passing a `device_map`.\n",
+        "ZERO3-DEVICE-MAP",
+        ("remove the device_map",),
+    ),
+    Case(  # the peer pair under the 107000 that only says "invalid value"
+        "https://github.com/modelscope/ms-swift/issues/975",
+        "[ERROR] RUNTIME(1,python):2024-05-20-10:00:00.000.000 call rtDeviceCanAccessPeer failed, "
+        "deviceId = 0, peerPhyId = 4, runtime result = 107000\n",
+        "ACL-P2P-PEER",
+        ("ASCEND_RT_VISIBLE_DEVICES", "peer-to-peer group"),
+    ),
+    Case(
+        "https://github.com/vllm-project/vllm-ascend/pull/1653",
+        "RuntimeError: replay:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:201 NPU function "
+        "error: c10_npu::acl::AclmdlRIExecuteAsync(model_ri_, stream), error code is 507000\n",
+        "ACL507000",
+        ("CANN version", "previous CANN release"),
+    ),
+    Case(
+        "https://github.com/vllm-project/vllm-ascend/issues/2406",
+        "[ERROR] HCCL(1,python3):2025-08-17-13:03:25.747.057 [adapter_hccp.cc:2286] [4]this "
+        "package does not support hrtRaAiQpCreate for device, please change new package\n",
+        "HCCL-PACKAGE-UNSUPPORTED",
+        ("driver and firmware", "HDK"),
+    ),
+    Case(  # torch warns, and the job fails later on the first CUDA call
+        "https://github.com/IEIT-Yuan/Yuan-2.0/issues/65",
+        "/usr/lib/python3/torch/cuda/__init__.py:124: UserWarning: CUDA initialization: The "
+        "NVIDIA driver on your system is too old (found version 11000).\n",
+        "CUDA-DRIVER-OLD",
+        ("GPU driver",),
+    ),
+    Case(  # the device's words two lines under the aicore line: the out-of-range detail wins
+        "https://github.com/vllm-project/vllm-ascend/issues/2918",
+        "[ERROR] 2025-09-10 The error from device(chipId:5, dieId:0), serial number is 11, there "
+        "is an exception of aivec error, core id is 41, error code = 0x800000\n"
+        "    [ERROR] The extend info: errcode:(0x800000, 0, 0) errorStr: The DDR address of the MTE "
+        "instruction is out of range. fixp_error0 info: 0x6000042\n",
+        "ACL-MTE-OOR",
+        ("enforce-eager", "upgrade vllm-ascend", "tile size"),
+    ),
+    Case(
+        "https://github.com/vllm-project/vllm-ascend/issues/9873",
+        "[ERROR] ASCENDCL(2,):2026-06-02-04:45:20.827.749 [stream.cpp:167]2 "
+        "aclrtSynchronizeStreamWithTimeoutImpl:synchronize stream with timeout failed, runtime "
+        "result = 507035\n",
+        "ACL507035",
+        ("upgrade CANN", "HCCL_OP_EXPANSION_MODE"),
+    ),
+    Case(
+        "https://github.com/vllm-project/vllm-ascend/issues/2244",
+        "RuntimeError: SetPrecisionMode:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:156 NPU "
+        "function error: at_npu::native::AclSetCompileopt(aclCompileOpt::ACL_PRECISION_MODE, "
+        "precision_mode), error code is 500001\n",
+        "ACL500001",
+        ("host driver", "driver and firmware"),
+    ),
+    Case(
+        "https://github.com/vllm-project/vllm-ascend/issues/1114",
+        "ERROR camem: Failed to import vllm_ascend_C:libvllm_ascend_kernels.so: cannot open shared "
+        "object file: No such file or directory\n",
+        "LIB-NOT-FOUND",
+        ("set_env.sh", "COMPILE_CUSTOM_KERNELS", "installation guide"),
+    ),
+    Case(
+        "https://github.com/instructlab/instructlab/pull/713",
+        "ImportError: cannot import name 'top_k_top_p_filtering' from 'transformers' "
+        "(/venv/lib/python3.12/site-packages/transformers/__init__.py)\n",
+        "PY-IMPORT-NAME",
+        ("pin {module}",),  # filled with the module in the verdict
+    ),
+    Case(
+        "https://github.com/open-mmlab/mmdetection/issues/4828",
+        "AssertionError: The `num_classes` (3) in Shared2FCBBoxHead of MMDataParallel does not "
+        "matches the length of `CLASSES` 80) in CocoDataset\n",
+        "MMDET-NUM-CLASSES",
+        ("classes=", "metainfo"),
+    ),
+    Case(
+        "https://github.com/open-mmlab/mmcv/issues/2236",
+        "AssertionError: MMCV==1.3.9 is used but incompatible. Please install mmcv>=(1, 3, 13, 0, "
+        "0, 0), <(1, 7, 0, 0, 0, 0).\n",
+        "MMCV-VERSION",
+        ("mim install -U mmcv-full",),
+    ),
+    Case(
+        "https://github.com/hiyouga/LlamaFactory/issues/9",
+        "ValueError: You can't train a model that has been loaded in 8-bit precision on a different "
+        "device than the one you're training on.\n",
+        "BNB-DEVICE-MAP",
+        ("torch.cuda.current_device()", "upgrade accelerate"),
+    ),
+    Case(
+        "https://github.com/huggingface/trl/issues/1337",
+        "ValueError: Error occurred while packing the dataset. Make sure that your dataset has "
+        "enough samples to at least yield one packed sequence.\n",
+        "TRL-PACKING-EMPTY",
+        ("max_seq_length", "packing=False"),
+    ),
+    Case(
+        "https://github.com/bene-ges/nemo_compatible/issues/16",
+        "lightning_fabric.utilities.exceptions.MisconfigurationException: You requested gpu: [1]\n"
+        " But your machine only has: [0]\n",
+        "LIGHTNING-DEVICES",
+        ("trainer.devices=[0]",),
+    ),
+    Case(
+        "https://github.com/verl-project/verl/issues/161",
+        "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, invalid "
+        "usage, NCCL version 2.20.5\n"
+        "Last error:\n"
+        "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000\n",
+        "NCCL-DUPLICATE-GPU",
+        ("upgrade Ray",),
+    ),
 ]
 
 # Lines near the ones above that must not give the entry: another field's words, another dtype,
@@ -556,6 +707,28 @@ NEAR_MISSES = [
     ("ERROR: there is an aicpu error, retry later\n", "ACL-AIVEC"),
     ("Kernel task happen error, retCode=0x2a, [aicpu exception].\n", "ACL-AIVEC"),
     ("INFO soc_version: ascend910b, no error\n", "CANN-SOC-UNSUPPORTED"),
+    ("INFO: bin package does not match the cache key, rebuilding it\n", "CANN-SOC-UNSUPPORTED"),
+    ("ERROR: can not support soc_version check on the CPU backend\n", "CANN-SOC-UNSUPPORTED"),
+    ("ERROR: Distributed package doesn't have MPI built in\n", "NCCL-NOT-BUILT"),
+    ("ERROR: Target modules were saved with the adapter\n", "PEFT-TARGET-MODULES"),
+    (
+        "ValueError: DeepSpeed Zero-3 is not compatible with `torch_dtype` auto\n",
+        "ZERO3-DEVICE-MAP",
+    ),
+    ("[ERROR] rtDeviceCanAccessPeer returned 0 for deviceId = 0\n", "ACL-P2P-PEER"),
+    ("ERROR: The `num_classes` (3) of the config is set\n", "MMDET-NUM-CLASSES"),
+    ("ERROR: MMCV==1.7.0 is used and compatible\n", "MMCV-VERSION"),
+    (
+        "ValueError: You can't train a model that has been loaded in 8-bit precision\n",
+        "BNB-DEVICE-MAP",
+    ),
+    ("ERROR: packing the dataset took 3 s\n", "TRL-PACKING-EMPTY"),
+    ("MisconfigurationException: You requested an unknown accelerator\n", "LIGHTNING-DEVICES"),
+    ("[ERROR] runtime result = 5070001 on a retry\n", "ACL507000"),
+    (
+        "[ERROR] HCCL this package does not support the log level NOTICE\n",
+        "HCCL-PACKAGE-UNSUPPORTED",
+    ),
     (
         "EZ9999[PID: 1] (EZ9999):  The error from device(chipId:2, dieId:1), serial number is 409\n",
         "ACLNN-INNER",

@@ -337,6 +337,34 @@ def test_a_request_larger_than_the_card_is_not_called_fragmentation() -> None:
     assert "flash attention" in found.advice()
 
 
+def test_a_full_card_this_process_barely_uses_is_held_elsewhere() -> None:
+    # vllm-project/vllm-ascend#1653: 1 GiB reserved by PyTorch, 39 MiB free of 29.5 GiB
+    found = parse(
+        "RuntimeError: NPU out of memory. Tried to allocate 98.00 MiB (NPU 0; 29.50 GiB total "
+        "capacity; 1010.15 MiB already allocated; 1010.15 MiB current active; 39.48 MiB free; "
+        "1.02 GiB reserved in total by PyTorch)"
+    )
+    assert found is not None
+    assert found.held_elsewhere is not None
+    assert abs(found.held_elsewhere / (1 << 30) - 28.44) < 0.01
+    advice = found.advice()
+    assert "held outside this process's allocator" in advice
+    assert "npu-smi info" in advice
+    assert "previous CANN release" in advice
+    assert "batch size" not in advice  # a smaller batch does not get another's memory back
+
+
+def test_a_card_full_of_this_process_is_not_held_elsewhere() -> None:
+    found = parse(  # hiyouga/LlamaFactory#5491: 60 of 61 GiB reserved here
+        "RuntimeError: NPU out of memory. Tried to allocate 386.00 MiB (NPU 2; 60.97 GiB total "
+        "capacity; 59.57 GiB already allocated; 59.57 GiB current active; 16.54 MiB free; 60.06 "
+        "GiB reserved in total by PyTorch)"
+    )
+    assert found is not None
+    assert found.held_elsewhere is None
+    assert "the card is full" in found.advice()
+
+
 def test_a_pattern_fills_the_fix_with_what_the_line_says(tmp_path: Path) -> None:
     (tmp_path / "rank_0.log").write_text(
         "Traceback (most recent call last):\n"

@@ -45,19 +45,19 @@ class RankReport:
     @property
     def headline(self) -> Finding:
         """The finding that says most about this rank: a specific cause, then a specific echo,
-        then generic lines; the earliest of its kind, unless a line of the same entry just below
-        it fills the entry's fields where it does not (the device's own words for an aicore
-        fault under the line that only names the fault)."""
+        then generic lines; the earliest of its kind, unless a line just below it fills the
+        entry's fields where it does not (the device's own words for an aicore fault under the
+        line that only names the fault), whether that line is read as the same entry or as a
+        more specific detail (the out-of-range address the device's words name)."""
         first = min(self.findings, key=_weight)
         if first.told:
             return first
         below = (
             finding
             for finding in self.findings
-            if finding.signature is first.signature
-            and finding.path == first.path
+            if finding.path == first.path
             and first.line_no < finding.line_no <= first.line_no + WRAPPER_REACH
-            and finding.told
+            and _tells_more_of(first, finding)
         )
         return next(below, first)
 
@@ -172,6 +172,20 @@ def _last_attempt_start(inputs: Inputs) -> float:
         if isinstance(attempt, dict)
     ]
     return max((s for s in starts if isinstance(s, int | float)), default=0.0)
+
+
+def _tells_more_of(first: Finding, finding: Finding) -> bool:
+    """Whether ``finding`` fills the fields ``first``'s entry left empty: a line of the same
+    entry that tells them, or a specific cause detail whose line also tells ``first``'s entry."""
+    if finding.signature is first.signature:
+        return finding.told
+    signature = finding.signature
+    return (
+        signature.detail
+        and signature.role == "cause"
+        and not signature.generic
+        and bool(first.signature.fields(finding.text))
+    )
 
 
 def _weight(finding: Finding) -> tuple[int, bool, int, float, int]:

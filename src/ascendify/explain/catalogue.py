@@ -34,6 +34,8 @@ ANCHOR_WORDS = (
     # each a literal whose first byte is rare in log text, so its pass skips fast
     b"cannot open shared object", b"undefined symbol", b"GLIBC_", b"Unsupported soc",
     b"b overflow", b"HcclGroupEnd", b"dcmi mod", b"Duplicate GPU",
+    b"your system is too old",  # the NVIDIA driver line, which torch prints as a UserWarning
+    b"bin package does not match",  # a kernel package built for another SoC, printed without a level
 )  # fmt: skip
 # One search per anchor: an alternation of them all runs RE2's DFA over every byte, 10 times
 # slower than the literal prefix skips of the separate patterns.

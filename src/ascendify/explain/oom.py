@@ -13,6 +13,11 @@ Otherwise the program needs less memory, and that setting cannot help: a card ov
 with a few hundred MiB reserved but unused is full, not fragmented, and a single request larger than
 the whole card (an eager attention matrix of a long sequence, a huge logits tensor) fails on any
 allocator.
+
+Held elsewhere: the card has no room, yet this process's allocator holds well under half of it
+(:data:`HELD_ELSEWHERE_SHARE`): the memory is another process's, or the runtime's own (a serving
+engine's graphs, the collectives' buffers, a runtime release that leaks), and a smaller batch does
+not get it back.
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ _CUDA_FIELDS = {
     "unallocated": re.compile(_SIZE + r" is reserved by PyTorch but unallocated"),
 }
 FRAGMENTED_SHARE = 0.05  # of the card's capacity, reserved but unused, before fragmentation counts
+# of the card's capacity, reserved here or free, below which the rest is held elsewhere
+HELD_ELSEWHERE_SHARE = 0.5
 LESS_MEMORY = (
     "lower the batch size, sequence length or input (image) size, train in mixed precision "
     "(fp16/bf16), turn on activation (gradient) checkpointing, offload "
@@ -48,6 +55,11 @@ LESS_MEMORY = (
     "memory share (--gpu-memory-utilization in vLLM, --mem-fraction-static in SGLang), a shorter "
     "--max-model-len, fewer running requests or a quantized model"
 )
+RUNTIMES = {
+    "NPU": ("npu-smi info", "CANN"),
+    "CUDA": ("nvidia-smi", "CUDA driver"),
+    "HIP": ("rocm-smi", "ROCm"),
+}
 SETTINGS = {
     "NPU": "PYTORCH_NPU_ALLOC_CONF=expandable_segments:True",
     "CUDA": "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
@@ -83,6 +95,18 @@ class OutOfMemory:
         return self.total is not None and self.requested > self.total
 
     @property
+    def held_elsewhere(self) -> int | None:
+        """Bytes of the card neither reserved by this allocator nor free, when that is most of
+        a card that has no room for the request; None otherwise."""
+        if self.total is None or self.reserved is None or self.free is None:
+            return None
+        if self.free >= self.requested:
+            return None
+        if self.reserved + self.free >= HELD_ELSEWHERE_SHARE * self.total:
+            return None
+        return self.total - self.reserved - self.free
+
+    @property
     def setting(self) -> str:
         return SETTINGS[self.device]
 
@@ -91,6 +115,18 @@ class OutOfMemory:
             return (
                 f"fragmentation: {_size(self.unallocated)} reserved but unallocated is more than "
                 f"the {_size(self.requested)} asked for; set {self.setting}"
+            )
+        elsewhere = self.held_elsewhere
+        if elsewhere is not None:
+            lister, runtime = RUNTIMES[self.device]
+            return (
+                f"{_size(elsewhere)} of the card's {_size(self.total)} is held outside this "
+                f"process's allocator ({_size(self.reserved)} reserved here, {_size(self.free)} "
+                f"free): find the other processes on the card ({lister}) and stop them or use a "
+                f"free card; where none holds it, the runtime does (a serving engine's graphs or "
+                f"cache, the collectives' buffers): check the {runtime} version against the one "
+                f"the framework was validated with, and where it began with an upgrade go back "
+                f"to the previous {runtime} release"
             )
         if self.larger_than_card:
             return (
@@ -108,6 +144,7 @@ class OutOfMemory:
             **asdict(self),
             "unallocated": self.unallocated,
             "fragmented": self.fragmented,
+            "held_elsewhere": self.held_elsewhere,
             "setting": self.setting,
             "advice": self.advice(),
         }
