@@ -130,6 +130,13 @@ def portable_target(qualified: str) -> tuple[PortableTarget, str] | None:
     return PortableTarget(qualified, None, Safety.REPORT_ONLY, _NOT_PORTABLE), ""
 
 
+def has_no_counterpart(qualified: str) -> bool:
+    """Whether the migration leaves ``qualified`` as written, reported: a ``torch.cuda`` member (or
+    a private CUDA name of ``torch._C``) with no device-agnostic spelling, which runs on CUDA only."""
+    found = portable_target(qualified)
+    return found is not None and found[0].portable is None
+
+
 HELPER_MODULE_OBJECT = f"{HELPER_MODULE}.module()"
 # Their NPU value differs (ascendify.targets.values): code reading it would take another path.
 _DIFFERENT_VALUES = frozenset(entry.cuda for entry in VALUE_DIFFERENCES)

@@ -86,7 +86,9 @@ class PortableGuardKept(PortableRule):
     use_cuda:``) and for the ``torch.cuda.device_count()`` that bounds a loop
     (``for i in range(torch.cuda.device_count())``, directly or through a name), whose body a
     CPU host would run once when widened. What the block calls of the file's own functions counts
-    as part of it. A name held for such a block and also read where no CUDA-only call follows
+    as part of it, and so do the functions and methods of the project's other modules it calls
+    (``TRACKER.save()`` with ``TRACKER`` imported from a module whose method ``save`` reaches NVTX).
+    A name held for such a block and also read where no CUDA-only call follows
     (``self.cuda = torch.cuda.is_available()``, then ``"cuda" if self.cuda else "cpu"``) is
     split: those other reads become ``torch.accelerator.is_available()`` (PRT101), so the device
     chosen is the host's accelerator; where the name holds more than the check (``not
