@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ascendify.migrate._modes import EVERY_TARGET
 from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks
+from ascendify.migrate.rules._cuda_guards import exits_early, statements_after
 from ascendify.migrate.rules._flow import may_call_own_function
 from ascendify.migrate.rules._literals import (
     Parameter,
@@ -184,9 +185,6 @@ def check_npu_branch(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Ite
         yield Finding(ExistingNpuBranch, first, last, message)
 
 
-_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
-
-
 @checks(ast.If, rules=(ExistingNpuBranch,))
 def check_cuda_logic_beside_npu(
     ctx: Context, node: ast.AST, parent: ast.AST | None
@@ -205,23 +203,14 @@ def check_cuda_logic_beside_npu(
         if not mentions_device(branch.test, CUDA_DEVICE_TYPE):
             continue
         last = branch.body[-1].end_lineno or branch.body[-1].lineno
-        if branch is node and not node.orelse and isinstance(node.body[-1], _EXITS):
-            last = max(last, _block_end(node, parent))  # the CUDA path goes on after the exit
+        rest = statements_after(node, parent) if branch is node and exits_early(node) else []
+        if rest:  # the CUDA path goes on after the exit
+            last = max(last, rest[-1].end_lineno or rest[-1].lineno)
         message = (
             "CUDA logic kept as written: the file has NPU code of its own "
             f"({ctx.segment(branch.test)})"
         )
         yield Finding(ExistingNpuBranch, branch.lineno, last, message)
-
-
-def _block_end(node: ast.stmt, parent: ast.AST | None) -> int:
-    """The last line of the statement list ``node`` stands in."""
-    for name in ("body", "orelse", "finalbody"):
-        block = getattr(parent, name, None)
-        if isinstance(block, list) and any(stmt is node for stmt in block):
-            last: ast.stmt = block[-1]
-            return last.end_lineno or last.lineno
-    return node.end_lineno or node.lineno
 
 
 @checks(ast.Compare, rules=(ExistingNpuBranch,))
