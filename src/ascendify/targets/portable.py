@@ -39,6 +39,7 @@ _HELPER_FUNCTIONS = (
     "device_count", "current_device", "set_device", "synchronize", "manual_seed",
     "manual_seed_all", "seed", "seed_all", "empty_cache", "memory_allocated",
     "max_memory_allocated", "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
+    "memory_stats",
     "get_device_name", "Event",
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
     "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor",
@@ -74,7 +75,8 @@ PORTABLE_TARGETS: tuple[PortableTarget, ...] = (
     *(
         PortableTarget(f"{namespace}.{name}", f"{HELPER_MODULE}.{name}", Safety.SAFE)
         for namespace in ("torch.cuda", "torch.cuda.random")
-        for name in ("get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all")
+        for name in ("get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all",
+                     "initial_seed")
     ),
     PortableTarget("torch.cuda.default_generators", f"{HELPER_MODULE}.default_generators()",
                    Safety.SAFE),
@@ -89,6 +91,12 @@ PORTABLE_TARGETS: tuple[PortableTarget, ...] = (
     PortableTarget("torch.cuda.amp", "torch.amp", Safety.SAFE),
     PortableTarget("torch.cuda.amp.autocast", "torch.amp.autocast", Safety.SAFE),
     PortableTarget("torch.cuda.amp.GradScaler", "torch.amp.GradScaler", Safety.SAFE),
+    # The modules those come from: torch.amp's take the device type too; torch.amp has no common.
+    PortableTarget("torch.cuda.amp.autocast_mode.autocast", "torch.amp.autocast", Safety.SAFE),
+    PortableTarget("torch.cuda.amp.grad_scaler.GradScaler", "torch.amp.GradScaler", Safety.SAFE),
+    PortableTarget("torch.cuda.amp.common", None, Safety.REPORT_ONLY,
+                   "tells whether CUDA is available; not torch.accelerator.is_available() asks "
+                   "for any accelerator"),
     PortableTarget("torch.cuda.amp.custom_fwd", None, Safety.REPORT_ONLY,
                    "use torch.amp.custom_fwd(device_type=...)"),
     PortableTarget("torch.cuda.amp.custom_bwd", None, Safety.REPORT_ONLY,
@@ -144,7 +152,7 @@ _DIFFERENT_VALUES = frozenset(entry.cuda for entry in VALUE_DIFFERENCES)
 
 def module_member(qualified: str, facts: TorchNpuFacts) -> str | None:
     """``portable_device.module().X`` for a ``torch.cuda.X`` that the table does not list and that
-    torch_npu's device module has too (``mem_get_info``, ``memory_stats``, ...), else None.
+    torch_npu's device module has too (``mem_get_info``, ``memory_summary``, ...), else None.
 
     Right only where an accelerator is known to be present: the CPU's module lacks most of them.
     """

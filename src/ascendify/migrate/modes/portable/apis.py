@@ -41,7 +41,14 @@ from ascendify.targets.portable import (
 )
 
 _AUTOCAST_POSITIONS = ("enabled", "dtype", "cache_enabled")  # torch.cuda.amp.autocast's order
-_AMP_DEVICE_FIRST = frozenset({"torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler"})
+_AMP_DEVICE_FIRST = frozenset(
+    {
+        "torch.cuda.amp.autocast",
+        "torch.cuda.amp.GradScaler",
+        "torch.cuda.amp.autocast_mode.autocast",
+        "torch.cuda.amp.grad_scaler.GradScaler",
+    }
+)
 _DDP = "torch.nn.parallel.DistributedDataParallel"
 _FORK_RNG = "torch.random.fork_rng"
 

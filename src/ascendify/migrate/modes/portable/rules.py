@@ -81,7 +81,7 @@ class PortableGuardKept(PortableRule):
     """What it does: keeps a ``torch.cuda.is_available()`` check as written when what it protects
     includes a ``torch.cuda`` API that works on CUDA only (``get_device_capability``, NVTX, CUDA
     graphs, ...), and reports it; inside a check that is widened, device-module functions torch_npu
-    has too (``mem_get_info``, ``memory_stats``, ...) become ``portable_device.module().X`` (PRT101).
+    has too (``mem_get_info``, ``memory_summary``, ...) become ``portable_device.module().X`` (PRT101).
     The same holds for a check held by a name (``use_cuda = torch.cuda.is_available()``, then ``if
     use_cuda:``) and for the ``torch.cuda.device_count()`` that bounds a loop
     (``for i in range(torch.cuda.device_count())``, directly or through a name), whose body a
