@@ -38,3 +38,12 @@ def test_initial_seed_is_the_cpu_generator_s_without_an_accelerator(
         assert helper.initial_seed() == 1234
     finally:
         torch.set_rng_state(state)
+
+
+@pytest.mark.cuda_build
+def test_the_default_stream_is_the_cpu_s_and_a_device_sleep_returns_without_an_accelerator(
+    helper: types.ModuleType,
+) -> None:
+    assert not torch.accelerator.is_available()
+    assert isinstance(helper.default_stream(), torch.cpu.Stream)
+    assert helper.device_sleep(1_000_000) is None

@@ -39,7 +39,7 @@ _HELPER_FUNCTIONS = (
     "device_count", "current_device", "set_device", "synchronize", "manual_seed",
     "manual_seed_all", "seed", "seed_all", "empty_cache", "memory_allocated",
     "max_memory_allocated", "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
-    "memory_stats",
+    "memory_stats", "default_stream",
     "get_device_name", "Event",
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
     "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor",
@@ -81,6 +81,7 @@ PORTABLE_TARGETS: tuple[PortableTarget, ...] = (
     PortableTarget("torch.cuda.default_generators", f"{HELPER_MODULE}.default_generators()",
                    Safety.SAFE),
     PortableTarget("torch.cuda._lazy_call", f"{HELPER_MODULE}.lazy_call", Safety.SAFE),
+    PortableTarget("torch.cuda._sleep", f"{HELPER_MODULE}.device_sleep", Safety.SAFE),
     PortableTarget("torch.cuda.device", f"{HELPER_MODULE}.device_scope", Safety.SAFE),
     # The trackers' setter for old torch, chosen where torch._C has it (a CUDA build of torch).
     PortableTarget("torch._C._cuda_setRNGState", f"{HELPER_MODULE}.set_rng_state", Safety.SAFE),
