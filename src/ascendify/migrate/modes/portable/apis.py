@@ -107,8 +107,9 @@ def check_cuda_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iter
     if id(node) in guards.kept:
         message = f"{qualified}() kept: {guards.kept[id(node)]}, which runs on CUDA only"
         yield PortableGuardKept.finding(node, message + guards.fallback.get(id(node), ""))
-        widened = _spell(ctx, target.portable) + "()"
-        for use in guards.split.get(id(node), ()):
+        uses = guards.split.get(id(node), [])
+        widened = _spell(ctx, target.portable) + "()" if uses else ""  # spelled: torch is needed
+        for use in uses:
             message = f"{ctx.segment(use)} -> {widened} where it guards no CUDA-only call"
             yield PortableApi.finding(use, message, ctx.replace(use, widened))
         return
