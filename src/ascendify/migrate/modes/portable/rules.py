@@ -216,6 +216,49 @@ class PortableDevice(PortableRule):
     triggers = (b"cuda",)
 
 
+class PortableDeviceToHelper(PortableRule):
+    """What it does: replaces a CUDA device literal passed by position to a function of another
+    module whose name says it takes a device (the places NPU307 edits) by the host's device type:
+    ``state_dict_to_device(sd, "cuda")`` becomes
+    ``state_dict_to_device(sd, portable_device.device_type())``.
+
+    Why: the helper passes the value on to ``.to()`` or ``torch.device``; a ``cuda`` device does
+    not exist on an NPU or CPU host.
+
+    Example: ``batch = move_to_device(batch, "cuda:0")`` becomes
+    ``batch = move_to_device(batch, f"{portable_device.device_type()}:0")``.
+
+    Fix safety: unsafe: the helper is read by its name; check that it takes a device there.
+    """
+
+    code = "PRT306"
+    name = "portable-device-to-helper"
+    summary = "CUDA device literal passed to a helper named for devices -> the host's device type"
+    safety = Safety.UNSAFE
+    triggers = (b"cuda",)
+
+
+class PortableDeviceToUnknownCall(PortableRule):
+    """What it does: reports a CUDA device literal passed by position to a function of another
+    module that the migration cannot read (the places NPU308 reports), such as
+    ``configure(model, "cuda")`` or a test's ``@pytest.mark.parametrize("device", ["cpu", "cuda"])``.
+
+    Why: the value may be a device the function passes on (then it must name the host's device)
+    or a label; the migration cannot tell, and says so rather than leave it silently.
+
+    Example: ``prepare(model, "cuda:0")`` with ``prepare`` imported from a library is reported.
+
+    Fix safety: report only.
+    """
+
+    code = "PRT307"
+    name = "portable-device-to-unknown-call"
+    summary = "CUDA device literal passed to a function the migration cannot read (reported)"
+    safety = Safety.REPORT_ONLY
+    operation = Operation.ADVICE
+    triggers = (b"cuda",)
+
+
 class PortableDeviceIndex(PortableRule):
     """What it does: turns a bare device index passed to ``.to(...)`` (the places NPU304 edits)
     into the host's device: ``model.to(local_rank)`` becomes
