@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ascendify._fs import NotRead, read_source
 from ascendify._parallel import parallel_map
-from ascendify.migrate._project_cuda import CudaOnlyFunction, cuda_only_functions
+from ascendify.migrate._project_cuda import cuda_only_functions
 from ascendify.migrate._project_functions import DeviceFunction, device_functions
 from ascendify.source import NameResolver, UndecodableSource, decode, import_bindings
 
@@ -68,9 +68,12 @@ class ProjectNames:
     exports: frozenset[tuple[str, str, str, bool]] = frozenset()
     # (module, function) of the top-level functions whose parameters reach a device.
     functions: frozenset[tuple[str, DeviceFunction]] = frozenset()
-    # (module, (function, CUDA-only name)) of the functions and methods that reach a call with no
-    # device-agnostic spelling, in the modules a file checking CUDA's availability imports.
-    cuda_only: frozenset[tuple[str, CudaOnlyFunction]] = frozenset()
+    # (module, path relative to SRC) of the modules a file checking CUDA's availability imports,
+    # where a run follows such checks into them (the portable target), and what is left on CUDA
+    # there: a file's migration reads one only when a check it widens calls into it.
+    checked: frozenset[tuple[str, str]] = frozenset()
+    source: str = ""  # SRC, to read them from
+    is_cuda_only: Callable[[str], bool] | None = None
 
     # Compared by a digest of the exports: the settings are looked up (registry_for, _index) once
     # per file, and a copy that crossed to a worker compared element by element cost milliseconds
@@ -81,7 +84,8 @@ class ProjectNames:
             [
                 *("\t".join(map(str, export)) for export in sorted(self.exports)),
                 *(f"{module}\t{function}" for module, function in sorted(self.functions, key=str)),
-                *(f"{module}\t{function}" for module, function in sorted(self.cuda_only)),
+                *(f"{module}\t{rel}" for module, rel in sorted(self.checked)),
+                f"{self.source}\t{getattr(self.is_cuda_only, '__qualname__', None)}",
             ]
         )
         # A module named from an undecodable file name holds surrogates.
@@ -142,13 +146,15 @@ class ProjectNames:
                     found[alias.asname or alias.name] = imported
         return found
 
-    def cuda_only_imports(self, names: NameResolver, path: str) -> dict[str, CudaOnlyImport]:
-        """What the file at ``path`` imports from modules with functions reaching a CUDA-only call:
-        by the local name (``rng``, ``TRACKER``), the module's such functions, and the name taken
-        from it (None: the module itself)."""
-        by_module: dict[str, dict[str, str]] = {}
-        for module, (function, reached) in self.cuda_only:
-            by_module.setdefault(module, {})[function] = reached
+    def cuda_only_imports(
+        self, names: NameResolver, path: str, max_bytes: int
+    ) -> dict[str, CudaOnlyImport]:
+        """What the file at ``path`` imports from the modules a check may call into, by the local
+        name (``rng``, ``TRACKER``): the module, and the name taken from it (None: the module
+        itself)."""
+        if self.is_cuda_only is None or not self.checked:
+            return {}
+        by_module = _checked_modules(self, max_bytes)
         found: dict[str, CudaOnlyImport] = {}
         for node in names.imports:
             for bound, whole in _imported_project_modules(node, path, by_module):
@@ -165,12 +171,45 @@ class ProjectNames:
 
 
 @dataclass(frozen=True)
+class _ModuleText:
+    """A project module whose functions reaching a CUDA-only call are read on first question."""
+
+    path: Path
+    max_bytes: int
+    is_cuda_only: Callable[[str], bool]
+
+    def functions(self) -> dict[str, str]:
+        return _cuda_only_functions(self)
+
+
+@cache
+def _checked_modules(project: ProjectNames, max_bytes: int) -> dict[str, _ModuleText]:
+    """The modules a check may call into, by name (made once per process)."""
+    assert project.is_cuda_only is not None
+    return {
+        module: _ModuleText(Path(project.source, rel), max_bytes, project.is_cuda_only)
+        for module, rel in project.checked
+    }
+
+
+@cache
+def _cuda_only_functions(module: _ModuleText) -> dict[str, str]:
+    """The module's functions and methods reaching a CUDA-only call -> that call's name: read once
+    per process (the files migrated after ask again)."""
+    try:
+        data = read_source(module.path, module.max_bytes).data
+    except NotRead:
+        return {}
+    return dict(cuda_only_functions(data, module.is_cuda_only))
+
+
+@dataclass(frozen=True)
 class CudaOnlyImport:
     """A name a file imports from a project module some of whose functions reach a CUDA-only call."""
 
     module: str
     name: str | None  # the name taken from the module (None: the module itself)
-    functions: dict[str, str]  # the module's such functions and methods -> the CUDA-only name
+    text: _ModuleText
 
     def reached(self, called: list[str]) -> str | None:
         """What a call of ``called`` (the dotted parts after the imported name) reaches:
@@ -179,7 +218,7 @@ class CudaOnlyImport:
         last = called[-1] if called else self.name
         if last is None:
             return None
-        reached = self.functions.get(last)
+        reached = self.text.functions().get(last)
         return None if reached is None else f"{self.module}.{last} ({reached})"
 
 
@@ -390,8 +429,8 @@ def project_names(
 ) -> ProjectNames:
     """The torch names every Python file of SRC exports, its star imports' included; the files are
     read by ``jobs`` worker processes (the migration's workers cannot start before this is known).
-    With ``is_cuda_only``, also the functions reaching a name it accepts in the modules that files
-    checking CUDA's availability import."""
+    With ``is_cuda_only``, also the modules that files checking CUDA's availability import, whose
+    functions reaching a name it accepts are read when a file's migration asks."""
     by_module = {module_name(rel): rel for rel in python_files}
     shared = _Reading(source, max_bytes, frozenset(by_module), is_cuda_only)
     reads = parallel_map(_read_file, shared, list(by_module.items()), jobs)
@@ -410,10 +449,13 @@ def project_names(
             public = local[:1] != "_" and (read.public is None or local in read.public)
             yield local, qualified, public
 
+    checked = {module for read in found.values() for module in read.checked}
     return ProjectNames(
         frozenset((module, *export) for module in found for export in exports(module, frozenset())),
         _device_functions(shared, by_module, found.values(), jobs),
-        _cuda_only_functions(shared, by_module, found.values(), jobs),
+        frozenset((module, by_module[module]) for module in checked),
+        str(source),
+        is_cuda_only,
     )
 
 
@@ -444,29 +486,3 @@ def _read_functions(
     except NotRead:
         return module, ()
     return module, device_functions(data, names)
-
-
-def _cuda_only_functions(
-    reading: _Reading, by_module: dict[str, str], modules: Iterable[_Module], jobs: int
-) -> frozenset[tuple[str, CudaOnlyFunction]]:
-    """The functions reaching a CUDA-only call of the modules that files checking CUDA import."""
-    wanted = sorted({module for read in modules for module in read.checked})
-    items = [(module, by_module[module]) for module in wanted]
-    return frozenset(
-        (module, function)
-        for module, functions in parallel_map(_read_cuda_only, reading, items, jobs)
-        for function in functions
-    )
-
-
-def _read_cuda_only(
-    reading: _Reading, item: tuple[str, str]
-) -> tuple[str, tuple[CudaOnlyFunction, ...]]:
-    module, rel = item
-    if reading.is_cuda_only is None:
-        return module, ()
-    try:
-        data = read_source(reading.source / rel, reading.max_bytes).data
-    except NotRead:
-        return module, ()
-    return module, cuda_only_functions(data, reading.is_cuda_only)

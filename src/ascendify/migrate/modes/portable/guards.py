@@ -148,7 +148,8 @@ class _Imported:
 def _cuda_only_imports(ctx: Context) -> dict[str, CudaOnlyImport]:
     imported = ctx.state(_Imported)
     if imported.found is None:
-        imported.found = ctx.settings.project.cuda_only_imports(ctx.names, ctx.path)
+        project = ctx.settings.project
+        imported.found = project.cuda_only_imports(ctx.names, ctx.path, ctx.settings.max_bytes)
     return imported.found
 
 
