@@ -134,7 +134,7 @@ class PortableAmpDevice(PortableRule):
     name = "portable-amp-device"
     summary = "amp call -> explicit device type of the host"
     safety = Safety.SAFE
-    triggers = (b"autocast", b"GradScaler")
+    triggers = (b"autocast", b"GradScaler", b"fork_rng")
 
 
 class PortableAmpPositional(PortableRule):
@@ -276,7 +276,12 @@ class PortableDeviceIndex(PortableRule):
     name = "portable-device-index"
     summary = "integer device index in .to() -> the host's device"
     safety = Safety.UNSAFE
-    triggers = DeviceIndex.triggers
+    # ``.to(device=0)`` too, which the NPU target's files reach through NPU306's ``.to(``.
+    triggers = (
+        *DeviceIndex.triggers,
+        *(f"device{equals}{digit}".encode() for equals in ("=", " = ") for digit in range(10)),
+    )
+    trigger_words = DeviceIndex.trigger_words
 
 
 class PortableMapLocation(PortableRule):
