@@ -16,13 +16,14 @@ import hashlib
 import io
 import re
 import tokenize
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
 
 from ascendify._fs import NotRead, read_source
 from ascendify._parallel import parallel_map
+from ascendify.migrate._project_cuda import cuda_only_functions
 from ascendify.migrate._project_functions import DeviceFunction, device_functions
 from ascendify.source import NameResolver, UndecodableSource, decode, import_bindings
 
@@ -54,6 +55,9 @@ class _Module:
     # The functions it takes from project modules, when it holds a CUDA literal: (module, name).
     # Their device parameters are read after.
     wants: tuple[tuple[str, str], ...] = ()
+    # The project modules it imports, when it checks that CUDA is available and the run follows
+    # such checks into them (the portable target).
+    checked: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,6 +68,12 @@ class ProjectNames:
     exports: frozenset[tuple[str, str, str, bool]] = frozenset()
     # (module, function) of the top-level functions whose parameters reach a device.
     functions: frozenset[tuple[str, DeviceFunction]] = frozenset()
+    # (module, path relative to SRC) of the modules a file checking CUDA's availability imports,
+    # where a run follows such checks into them (the portable target), and what is left on CUDA
+    # there: a file's migration reads one only when a check it widens calls into it.
+    checked: frozenset[tuple[str, str]] = frozenset()
+    source: str = ""  # SRC, to read them from
+    is_cuda_only: Callable[[str], bool] | None = None
 
     # Compared by a digest of the exports: the settings are looked up (registry_for, _index) once
     # per file, and a copy that crossed to a worker compared element by element cost milliseconds
@@ -74,6 +84,8 @@ class ProjectNames:
             [
                 *("\t".join(map(str, export)) for export in sorted(self.exports)),
                 *(f"{module}\t{function}" for module, function in sorted(self.functions, key=str)),
+                *(f"{module}\t{rel}" for module, rel in sorted(self.checked)),
+                f"{self.source}\t{getattr(self.is_cuda_only, '__qualname__', None)}",
             ]
         )
         # A module named from an undecodable file name holds surrogates.
@@ -133,6 +145,81 @@ class ProjectNames:
                 if imported is not None:
                     found[alias.asname or alias.name] = imported
         return found
+
+    def cuda_only_imports(
+        self, names: NameResolver, path: str, max_bytes: int
+    ) -> dict[str, CudaOnlyImport]:
+        """What the file at ``path`` imports from the modules a check may call into, by the local
+        name (``rng``, ``TRACKER``): the module, and the name taken from it (None: the module
+        itself)."""
+        if self.is_cuda_only is None or not self.checked:
+            return {}
+        by_module = _checked_modules(self, max_bytes)
+        found: dict[str, CudaOnlyImport] = {}
+        for node in names.imports:
+            for bound, whole in _imported_project_modules(node, path, by_module):
+                found[bound] = CudaOnlyImport(whole, None, by_module[whole])
+            if isinstance(node, ast.ImportFrom):
+                origin = resolve_module(node, path, by_module)
+                if origin is None:
+                    continue
+                for alias in node.names:
+                    # ``from pkg import rng`` binds the module rng where there is one.
+                    taken = CudaOnlyImport(origin, alias.name, by_module[origin])
+                    found.setdefault(alias.asname or alias.name, taken)
+        return found
+
+
+@dataclass(frozen=True)
+class _ModuleText:
+    """A project module whose functions reaching a CUDA-only call are read on first question."""
+
+    path: Path
+    max_bytes: int
+    is_cuda_only: Callable[[str], bool]
+
+    def functions(self) -> dict[str, str]:
+        return _cuda_only_functions(self)
+
+
+@cache
+def _checked_modules(project: ProjectNames, max_bytes: int) -> dict[str, _ModuleText]:
+    """The modules a check may call into, by name (made once per process)."""
+    assert project.is_cuda_only is not None
+    return {
+        module: _ModuleText(Path(project.source, rel), max_bytes, project.is_cuda_only)
+        for module, rel in project.checked
+    }
+
+
+@cache
+def _cuda_only_functions(module: _ModuleText) -> dict[str, str]:
+    """The module's functions and methods reaching a CUDA-only call -> that call's name: read once
+    per process (the files migrated after ask again)."""
+    try:
+        data = read_source(module.path, module.max_bytes).data
+    except NotRead:
+        return {}
+    return dict(cuda_only_functions(data, module.is_cuda_only))
+
+
+@dataclass(frozen=True)
+class CudaOnlyImport:
+    """A name a file imports from a project module some of whose functions reach a CUDA-only call."""
+
+    module: str
+    name: str | None  # the name taken from the module (None: the module itself)
+    text: _ModuleText
+
+    def reached(self, called: list[str]) -> str | None:
+        """What a call of ``called`` (the dotted parts after the imported name) reaches:
+        ``helper()`` where ``helper`` is such a function, ``TRACKER.save()`` and ``rng.seed()``
+        where a function or method of the module so named is one."""
+        last = called[-1] if called else self.name
+        if last is None:
+            return None
+        reached = self.text.functions().get(last)
+        return None if reached is None else f"{self.module}.{last} ({reached})"
 
 
 def _imported_project_modules(
@@ -199,6 +286,9 @@ class _Reading:
     source: Path
     max_bytes: int
     modules: frozenset[str]
+    # A qualified name left on CUDA by the run's target: where given, checks of CUDA's
+    # availability are followed into the project modules a file imports.
+    is_cuda_only: Callable[[str], bool] | None = None
 
 
 def _read_file(reading: _Reading, item: tuple[str, str]) -> tuple[str, _Module | None]:
@@ -212,17 +302,20 @@ def _read_file(reading: _Reading, item: tuple[str, str]) -> tuple[str, _Module |
     passes_devices = any(literal in data for literal in _CUDA_LITERALS)
     if b"torch" not in data and b"*" not in data and not passes_devices:
         return module, None
-    return module, _read_module(data, rel, reading.modules, passes_devices)
+    checks_cuda = reading.is_cuda_only is not None and _CHECKS_CUDA in data
+    return module, _read_module(data, rel, reading.modules, passes_devices, checks_cuda)
 
 
 _IN_NAME = re.compile(rb"[\w.]")
 # A string literal that starts with CUDA's device name: a file holding one may pass a device to a
 # function of another module.
 _CUDA_LITERALS = (b'"cuda', b"'cuda")
+# What a file checking that CUDA is available spells (``torch.cuda.is_available()``).
+_CHECKS_CUDA = b"is_available"
 
 
 def _read_module(
-    data: bytes, path: str, modules: frozenset[str], passes_devices: bool
+    data: bytes, path: str, modules: frozenset[str], passes_devices: bool, checks_cuda: bool
 ) -> _Module | None:
     statements = b"\n".join(_TOP_LEVEL_IMPORT.findall(b"\n" + data))
     try:
@@ -231,6 +324,7 @@ def _read_module(
         return None  # an odd spelling (a continuation line): its names are not carried
     bindings, stars = [], []
     wants: list[tuple[str, str]] = []
+    checked: set[str] = set()
     for node in tree.body:
         assert isinstance(node, ast.Import | ast.ImportFrom)
         for local, qualified, _ in import_bindings(node):
@@ -242,7 +336,13 @@ def _read_module(
                 stars.append(star)
         if passes_devices:
             wants.extend(_imported_functions(node, path, modules, data))
-    return _Module(tuple(bindings), tuple(stars), _public_names(data), tuple(wants))
+        if checks_cuda:
+            checked.update(module for _, module in _imported_project_modules(node, path, modules))
+            if isinstance(node, ast.ImportFrom):
+                checked.update(filter(None, [resolve_module(node, path, modules)]))
+    return _Module(
+        tuple(bindings), tuple(stars), _public_names(data), tuple(wants), tuple(sorted(checked))
+    )
 
 
 def _imported_functions(
@@ -321,12 +421,18 @@ def _offset(text: str, start: int, position: tuple[int, int]) -> int:
 
 
 def project_names(
-    source: Path, python_files: Iterable[str], max_bytes: int, jobs: int = 1
+    source: Path,
+    python_files: Iterable[str],
+    max_bytes: int,
+    jobs: int = 1,
+    is_cuda_only: Callable[[str], bool] | None = None,
 ) -> ProjectNames:
     """The torch names every Python file of SRC exports, its star imports' included; the files are
-    read by ``jobs`` worker processes (the migration's workers cannot start before this is known)."""
+    read by ``jobs`` worker processes (the migration's workers cannot start before this is known).
+    With ``is_cuda_only``, also the modules that files checking CUDA's availability import, whose
+    functions reaching a name it accepts are read when a file's migration asks."""
     by_module = {module_name(rel): rel for rel in python_files}
-    shared = _Reading(source, max_bytes, frozenset(by_module))
+    shared = _Reading(source, max_bytes, frozenset(by_module), is_cuda_only)
     reads = parallel_map(_read_file, shared, list(by_module.items()), jobs)
     found = {module: read for module, read in reads if read is not None}
 
@@ -343,9 +449,13 @@ def project_names(
             public = local[:1] != "_" and (read.public is None or local in read.public)
             yield local, qualified, public
 
+    checked = {module for read in found.values() for module in read.checked}
     return ProjectNames(
         frozenset((module, *export) for module in found for export in exports(module, frozenset())),
         _device_functions(shared, by_module, found.values(), jobs),
+        frozenset((module, by_module[module]) for module in checked),
+        str(source),
+        is_cuda_only,
     )
 
 

@@ -73,9 +73,7 @@ def load_rules() -> Registry:
         checkers={node_type: list(found) for node_type, found in REGISTERED.checkers.items()},
         finishers=tuple(sorted(REGISTERED.finishers, key=place)),
         binding_triggers=tuple(REGISTERED.binding_triggers),
-        trigger=_trigger_tokens(
-            rule for rule in REGISTERED.rules.values() if not rule.mode.private_triggers
-        ),
+        trigger=_trigger_tokens(REGISTERED.rules.values()),
         serves={
             function: frozenset(served() if callable(served) else served)
             for function, served in REGISTERED.serves.items()
@@ -103,10 +101,10 @@ def registry_for(settings: Settings) -> Registry:
     def needed(function: Callable[..., object]) -> bool:
         return not registry.serves[function].isdisjoint(active)
 
-    trigger = registry.trigger
-    if any(rule.mode.private_triggers for rule in active):
-        every = registry.rules.values()
-        trigger = _trigger_tokens(r for r in every if not r.mode.private_triggers or r in active)
+    # Only the tokens of the rules this run applies: a file holding another target's tokens alone
+    # (``GradScaler`` on the NPU target, ``device_id`` names on the portable one) has nothing to
+    # rewrite here, and is copied without a parse.
+    trigger = _trigger_tokens(active)
     return dataclasses.replace(
         registry,
         trigger=trigger,

@@ -122,9 +122,6 @@ class Mode:
     # Its rules look at code without CUDA idioms (data loaders, file APIs, user names, every file
     # importing torch), so files are parsed and walked whole, not only where a trigger token is.
     visits_everything: bool = False
-    # Its rules' trigger tokens count only in runs that apply them: an opt-in mode whose tokens are
-    # common words ("optim", "DataLoader") must not get files parsed in every other run.
-    private_triggers: bool = False
     # An on/off mode has a switch: it is on when Modes.switches names it.
     switch: Switch | None = None
     # Any other mode (a target, a sub-command, a file) says from its own Modes field when it is on.

@@ -47,11 +47,13 @@ from ascendify.migrate._engine import (
     Unchanged,
     migrate_source,
 )
+from ascendify.migrate._modes import Target
 from ascendify.migrate._project import project_names
 from ascendify.migrate._registry import registry_for
 from ascendify.migrate._rule import Change
 from ascendify.migrate._settings import Settings
 from ascendify.source import SharedParse, collector_paused, decode
+from ascendify.targets.portable import has_no_counterpart
 
 RESULT_SUFFIX = "_msft"
 PYTHON_SUFFIXES = (".py",)
@@ -313,7 +315,16 @@ def migrate_tree(
     if result_dir is not None:
         _mirror_skeleton(source, result_dir, plan)
     companion = options.companion
-    project = project_names(source, plan.python_files, options.settings.max_bytes, options.jobs)
+    # The portable target widens a CUDA check unless what it guards reaches a call left on CUDA,
+    # in a project module the file imports included.
+    portable = options.settings.modes.target is Target.PORTABLE
+    project = project_names(
+        source,
+        plan.python_files,
+        options.settings.max_bytes,
+        options.jobs,
+        has_no_counterpart if portable else None,
+    )
     settings = dataclasses.replace(options.settings, project=project)
     run = Run(source, result_dir, settings, options.diff, companion)
     files = [*plan.python_files, *plan.config_files]

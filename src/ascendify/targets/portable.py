@@ -39,6 +39,7 @@ _HELPER_FUNCTIONS = (
     "device_count", "current_device", "set_device", "synchronize", "manual_seed",
     "manual_seed_all", "seed", "seed_all", "empty_cache", "memory_allocated",
     "max_memory_allocated", "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
+    "memory_stats", "default_stream",
     "get_device_name", "Event",
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
     "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor",
@@ -74,11 +75,13 @@ PORTABLE_TARGETS: tuple[PortableTarget, ...] = (
     *(
         PortableTarget(f"{namespace}.{name}", f"{HELPER_MODULE}.{name}", Safety.SAFE)
         for namespace in ("torch.cuda", "torch.cuda.random")
-        for name in ("get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all")
+        for name in ("get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all",
+                     "initial_seed")
     ),
     PortableTarget("torch.cuda.default_generators", f"{HELPER_MODULE}.default_generators()",
                    Safety.SAFE),
     PortableTarget("torch.cuda._lazy_call", f"{HELPER_MODULE}.lazy_call", Safety.SAFE),
+    PortableTarget("torch.cuda._sleep", f"{HELPER_MODULE}.device_sleep", Safety.SAFE),
     PortableTarget("torch.cuda.device", f"{HELPER_MODULE}.device_scope", Safety.SAFE),
     # The trackers' setter for old torch, chosen where torch._C has it (a CUDA build of torch).
     PortableTarget("torch._C._cuda_setRNGState", f"{HELPER_MODULE}.set_rng_state", Safety.SAFE),
@@ -89,6 +92,12 @@ PORTABLE_TARGETS: tuple[PortableTarget, ...] = (
     PortableTarget("torch.cuda.amp", "torch.amp", Safety.SAFE),
     PortableTarget("torch.cuda.amp.autocast", "torch.amp.autocast", Safety.SAFE),
     PortableTarget("torch.cuda.amp.GradScaler", "torch.amp.GradScaler", Safety.SAFE),
+    # The modules those come from: torch.amp's take the device type too; torch.amp has no common.
+    PortableTarget("torch.cuda.amp.autocast_mode.autocast", "torch.amp.autocast", Safety.SAFE),
+    PortableTarget("torch.cuda.amp.grad_scaler.GradScaler", "torch.amp.GradScaler", Safety.SAFE),
+    PortableTarget("torch.cuda.amp.common", None, Safety.REPORT_ONLY,
+                   "tells whether CUDA is available; not torch.accelerator.is_available() asks "
+                   "for any accelerator"),
     PortableTarget("torch.cuda.amp.custom_fwd", None, Safety.REPORT_ONLY,
                    "use torch.amp.custom_fwd(device_type=...)"),
     PortableTarget("torch.cuda.amp.custom_bwd", None, Safety.REPORT_ONLY,
@@ -130,6 +139,13 @@ def portable_target(qualified: str) -> tuple[PortableTarget, str] | None:
     return PortableTarget(qualified, None, Safety.REPORT_ONLY, _NOT_PORTABLE), ""
 
 
+def has_no_counterpart(qualified: str) -> bool:
+    """Whether the migration leaves ``qualified`` as written, reported: a ``torch.cuda`` member (or
+    a private CUDA name of ``torch._C``) with no device-agnostic spelling, which runs on CUDA only."""
+    found = portable_target(qualified)
+    return found is not None and found[0].portable is None
+
+
 HELPER_MODULE_OBJECT = f"{HELPER_MODULE}.module()"
 # Their NPU value differs (ascendify.targets.values): code reading it would take another path.
 _DIFFERENT_VALUES = frozenset(entry.cuda for entry in VALUE_DIFFERENCES)
@@ -137,7 +153,7 @@ _DIFFERENT_VALUES = frozenset(entry.cuda for entry in VALUE_DIFFERENCES)
 
 def module_member(qualified: str, facts: TorchNpuFacts) -> str | None:
     """``portable_device.module().X`` for a ``torch.cuda.X`` that the table does not list and that
-    torch_npu's device module has too (``mem_get_info``, ``memory_stats``, ...), else None.
+    torch_npu's device module has too (``mem_get_info``, ``memory_summary``, ...), else None.
 
     Right only where an accelerator is known to be present: the CPU's module lacks most of them.
     """

@@ -42,7 +42,7 @@ from ascendify.targets.tuning import (
     SET_COMPILE_MODE,
 )
 
-TUNE = Mode("tune", rank=7, private_triggers=True, when=lambda modes: bool(modes.tune))
+TUNE = Mode("tune", rank=7, when=lambda modes: bool(modes.tune))
 
 SAFE_SET = "safe"  # every safe tuning rule: --tune alone
 ALL_SET = "all"  # every tuning rule, the unsafe ones too

@@ -2,12 +2,14 @@
 (in place or held by a name), ``device.type == "cuda"``, an early exit on the negated check, and the
 bodies of loops over ``range(torch.cuda.device_count())``; what they call of the file's own
 functions and methods counts as part of them. Target-neutral: the portable target keeps the checks
-whose blocks reach a CUDA-only call, and an NPU rule may ask the same of a block."""
+whose blocks reach a CUDA-only call, and NPU305 (a file with NPU code of its own keeps its CUDA
+logic) reads what an early exit guards from here too."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import TypeGuard
 
 from ascendify.migrate._rule import Context
 from ascendify.migrate.rules._flow import called_name
@@ -131,6 +133,26 @@ def _availability_checks(ctx: Context, test: ast.expr, held: Held) -> list[ast.e
 
 
 _LEAVES = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_BLOCKS = ("body", "orelse", "finalbody")
+
+
+def exits_early(stmt: ast.AST) -> TypeGuard[ast.If]:
+    """Whether ``stmt`` is an ``if`` without ``else`` whose body ends by leaving its block
+    (``if device.type != "cuda": return``): what follows it in its block runs only when its test
+    is false."""
+    return isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], _LEAVES)
+
+
+def statements_after(stmt: ast.stmt, holder: ast.AST | None) -> list[ast.stmt]:
+    """The statements after ``stmt`` in the block of ``holder`` that holds it (none where no
+    block of ``holder`` does)."""
+    for name in _BLOCKS:
+        block = getattr(holder, name, None)
+        if isinstance(block, list):
+            for index, other in enumerate(block):
+                if other is stmt:
+                    return list(block[index + 1 :])
+    return []
 
 
 def _negated_checks(ctx: Context, test: ast.expr, held: Held) -> list[ast.expr]:
@@ -157,17 +179,12 @@ def _guarded_after(
     ctx: Context, node: ast.AST, held: Held
 ) -> Iterator[tuple[list[ast.expr], list[ast.AST]]]:
     """``if device.type != "cuda": return`` guards the statements after it in its block."""
-    for name in ("body", "orelse", "finalbody"):
+    for name in _BLOCKS:
         block = getattr(node, name, None)
         if not isinstance(block, list):
             continue
         for index, stmt in enumerate(block):
-            if (
-                isinstance(stmt, ast.If)
-                and not stmt.orelse
-                and isinstance(stmt.body[-1], _LEAVES)
-                and (found := _negated_checks(ctx, stmt.test, held))
-            ):
+            if exits_early(stmt) and (found := _negated_checks(ctx, stmt.test, held)):
                 yield found, list(block[index + 1 :])
 
 

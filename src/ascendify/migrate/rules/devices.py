@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ascendify.migrate._modes import EVERY_TARGET
-from ascendify.migrate._rule import Context, Finding, Operation, Rule, checks
+from ascendify.migrate._rule import Context, Edit, Finding, Operation, Rule, checks
+from ascendify.migrate.rules._cuda_guards import exits_early, statements_after
 from ascendify.migrate.rules._flow import may_call_own_function
 from ascendify.migrate.rules._literals import (
     Parameter,
@@ -184,9 +185,6 @@ def check_npu_branch(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Ite
         yield Finding(ExistingNpuBranch, first, last, message)
 
 
-_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
-
-
 @checks(ast.If, rules=(ExistingNpuBranch,))
 def check_cuda_logic_beside_npu(
     ctx: Context, node: ast.AST, parent: ast.AST | None
@@ -205,23 +203,14 @@ def check_cuda_logic_beside_npu(
         if not mentions_device(branch.test, CUDA_DEVICE_TYPE):
             continue
         last = branch.body[-1].end_lineno or branch.body[-1].lineno
-        if branch is node and not node.orelse and isinstance(node.body[-1], _EXITS):
-            last = max(last, _block_end(node, parent))  # the CUDA path goes on after the exit
+        rest = statements_after(node, parent) if branch is node and exits_early(node) else []
+        if rest:  # the CUDA path goes on after the exit
+            last = max(last, rest[-1].end_lineno or rest[-1].lineno)
         message = (
             "CUDA logic kept as written: the file has NPU code of its own "
             f"({ctx.segment(branch.test)})"
         )
         yield Finding(ExistingNpuBranch, branch.lineno, last, message)
-
-
-def _block_end(node: ast.stmt, parent: ast.AST | None) -> int:
-    """The last line of the statement list ``node`` stands in."""
-    for name in ("body", "orelse", "finalbody"):
-        block = getattr(parent, name, None)
-        if isinstance(block, list) and any(stmt is node for stmt in block):
-            last: ast.stmt = block[-1]
-            return last.end_lineno or last.lineno
-    return node.end_lineno or node.lineno
 
 
 @checks(ast.Compare, rules=(ExistingNpuBranch,))
@@ -527,6 +516,28 @@ def check_device_to_other_module(
     ctx: Context, node: ast.AST, parent: ast.AST | None
 ) -> Iterator[Finding]:
     assert isinstance(node, ast.Call)
+    for called, named, (old, new, edit), literal in devices_to_other_modules(ctx, node):
+        if named:
+            message = f"device {old!r} -> {new!r} passed to {called}()"
+            yield DeviceToHelper.finding(literal, message, edit)
+        else:
+            message = (
+                f"{old!r} passed to {called}(), which the migration cannot read: "
+                f"if it is a device there, write {new!r}"
+            )
+            # Dropped where a user's rule rewrote the argument (-r change_argument).
+            reported = ctx.span(literal)
+            yield dataclasses.replace(
+                DeviceToUnknownCall.finding(literal, message), reported=reported
+            )
+
+
+def devices_to_other_modules(
+    ctx: Context, node: ast.Call
+) -> Iterator[tuple[str, bool, tuple[str, str, Edit], ast.Constant | ast.JoinedStr]]:
+    """``(called name, whether the name says it takes a device, the NPU edit, the literal)`` for
+    each CUDA device literal passed by position to a function of another module whose parameters
+    the migration cannot read (``prepare(model, "cuda")``)."""
     func = node.func
     called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
     if called is None or called in _BUILTIN_NAMES or may_call_own_function(ctx, node):
@@ -550,20 +561,7 @@ def check_device_to_other_module(
             edited = literal_edit(ctx, literal, to_npu_device)
             if edited is None or not _EXACT_DEVICE.fullmatch(edited[0]):
                 continue
-            old, new, edit = edited
-            if named:
-                message = f"device {old!r} -> {new!r} passed to {called}()"
-                yield DeviceToHelper.finding(literal, message, edit)
-            else:
-                message = (
-                    f"{old!r} passed to {called}(), which the migration cannot read: "
-                    f"if it is a device there, write {new!r}"
-                )
-                # Dropped where a user's rule rewrote the argument (-r change_argument).
-                reported = ctx.span(literal)
-                yield dataclasses.replace(
-                    DeviceToUnknownCall.finding(literal, message), reported=reported
-                )
+            yield called, named, edited, literal
 
 
 _BUILTIN_NAMES = frozenset(dir(builtins))

@@ -17,7 +17,7 @@ def step(batch):
 # output
 import torch
 import torch.cuda as tc
-from torch.cuda import OutOfMemoryError
+from torch import OutOfMemoryError
 
 
 def step(batch):
@@ -27,5 +27,5 @@ def step(batch):
         return None
     except torch.OutOfMemoryError as error:
         raise SystemExit(str(error))
-    except torch.OutOfMemoryError:
+    except OutOfMemoryError:
         raise

@@ -57,8 +57,8 @@ import contextlib
 
 import torch
 from torch import _C
-from torch.cuda import _lazy_call
-from torch.cuda import device as device_ctx_manager
+from portable_device import lazy_call as _lazy_call
+from portable_device import device_scope as device_ctx_manager
 import portable_device
 
 
@@ -66,7 +66,7 @@ def _set_cuda_rng_state(new_state, device=-1):
     if hasattr(_C, "_cuda_setRNGState") and callable(portable_device.set_rng_state):
 
         def cb():
-            with portable_device.device_scope(device):
+            with device_ctx_manager(device):
                 portable_device.set_rng_state(new_state)
 
     else:
@@ -74,7 +74,7 @@ def _set_cuda_rng_state(new_state, device=-1):
         def cb():
             portable_device.default_generators()[0].set_state(new_state)
 
-    portable_device.lazy_call(cb)
+    _lazy_call(cb)
 
 
 class CudaRNGStatesTracker:

@@ -18,5 +18,5 @@ if torch.cuda.is_available():
 use_bf16 = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
 if torch.accelerator.is_available():
     free, total = portable_device.module().mem_get_info()
-    stats = portable_device.module().memory_stats(portable_device.current_device())
+    stats = portable_device.memory_stats(portable_device.current_device())
 big = torch.accelerator.is_available() and portable_device.module().mem_get_info()[1] > 2**34

@@ -41,7 +41,14 @@ from ascendify.targets.portable import (
 )
 
 _AUTOCAST_POSITIONS = ("enabled", "dtype", "cache_enabled")  # torch.cuda.amp.autocast's order
-_AMP_DEVICE_FIRST = frozenset({"torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler"})
+_AMP_DEVICE_FIRST = frozenset(
+    {
+        "torch.cuda.amp.autocast",
+        "torch.cuda.amp.GradScaler",
+        "torch.cuda.amp.autocast_mode.autocast",
+        "torch.cuda.amp.grad_scaler.GradScaler",
+    }
+)
 _DDP = "torch.nn.parallel.DistributedDataParallel"
 _FORK_RNG = "torch.random.fork_rng"
 
@@ -100,8 +107,9 @@ def check_cuda_name(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Iter
     if id(node) in guards.kept:
         message = f"{qualified}() kept: {guards.kept[id(node)]}, which runs on CUDA only"
         yield PortableGuardKept.finding(node, message + guards.fallback.get(id(node), ""))
-        widened = _spell(ctx, target.portable) + "()"
-        for use in guards.split.get(id(node), ()):
+        uses = guards.split.get(id(node), [])
+        widened = _spell(ctx, target.portable) + "()" if uses else ""  # spelled: torch is needed
+        for use in uses:
             message = f"{ctx.segment(use)} -> {widened} where it guards no CUDA-only call"
             yield PortableApi.finding(use, message, ctx.replace(use, widened))
         return
@@ -217,6 +225,8 @@ def check_amp_import(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Ite
             yield from _move_import(ctx, node, "torch.cuda.amp", "torch.amp")
         elif node.module == "torch.cuda" and [a.name for a in node.names] == ["amp"]:
             yield from _move_import(ctx, node, "torch.cuda", "torch")
+        else:
+            yield from _import_portable_names(ctx, node)
     elif (
         isinstance(node, ast.Import)
         and len(node.names) == 1
@@ -224,6 +234,42 @@ def check_amp_import(ctx: Context, node: ast.AST, parent: ast.AST | None) -> Ite
         and node.names[0].asname
     ):
         yield from _move_import(ctx, node, "torch.cuda.amp", "torch.amp")
+
+
+# Names whose uses a CUDA check may keep as written (PRT105): their import must keep binding them.
+_MAY_BE_KEPT = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
+
+
+def _import_portable_names(ctx: Context, node: ast.ImportFrom) -> Iterator[Finding]:
+    """``from torch.cuda import Event, _lazy_call`` -> ``from portable_device import Event,
+    lazy_call as _lazy_call`` where every name has a portable spelling in one module (the uses
+    then need no edit, and a module re-exporting them exports the portable ones)."""
+    if not (node.module or "").startswith("torch.cuda"):
+        return
+    portable: list[tuple[str, str, str]] = []  # (module, name, local)
+    for alias in node.names:
+        qualified = f"{node.module}.{alias.name}"
+        if qualified in _MAY_BE_KEPT:
+            return
+        found = portable_target(qualified)
+        spelled = found[0].portable if found is not None and not found[1] else None
+        if spelled is None or not all(part.isidentifier() for part in spelled.split(".")):
+            return  # reported (PRT102), a call or an expression: the uses are rewritten alone
+        module, _, name = spelled.rpartition(".")
+        portable.append((module, name, alias.asname or alias.name))
+    modules = {module for module, _, _ in portable}
+    if len(modules) != 1:
+        return
+    (module,) = modules
+    names = ", ".join(
+        name if name == local else f"{name} as {local}" for _, name, local in portable
+    )
+    for _, name, local in portable:
+        ctx.state(_PortableFile).moved[local] = f"{module}.{name}"
+    text = f"from {module} import {names}"
+    yield PortableApi.finding(
+        node, f"import from {node.module} -> {module}", ctx.replace(node, text)
+    )
 
 
 def _move_import(

@@ -8,6 +8,7 @@ import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from ascendify.migrate._project import CudaOnlyImport
 from ascendify.migrate._rule import Context
 from ascendify.migrate.rules._cuda_guards import (
     REGION_HOLDERS,
@@ -19,7 +20,7 @@ from ascendify.migrate.rules._cuda_guards import (
     own_functions,
     reached_nodes,
 )
-from ascendify.source import NodeIndex
+from ascendify.source import NodeIndex, dotted_parts
 from ascendify.targets.portable import module_member, portable_target
 
 
@@ -118,7 +119,13 @@ def _cuda_only_names(
     however deep) leaves running on CUDA only: those with no device-agnostic spelling, unless a check that
     an accelerator is present guards them and the device module has them (``mem_get_info``)."""
     index = ctx.nodes
+    imported = _cuda_only_imports(ctx)
     for node in reached_nodes(ctx, region, helpers):
+        if isinstance(node, ast.Call) and imported:
+            through = _imported_cuda_only(imported, node.func)
+            if through is not None:
+                yield through
+            continue
         if not isinstance(node, ast.Attribute | ast.Name):
             continue
         qualified = ctx.names.qualified_name(node)
@@ -129,3 +136,27 @@ def _cuda_only_names(
             continue
         if not guards.holds(index, node) or module_member(qualified, ctx.facts) is None:
             yield qualified
+
+
+@dataclass
+class _Imported:
+    """What this file imports from project modules with functions reaching a CUDA-only call."""
+
+    found: dict[str, CudaOnlyImport] | None = None
+
+
+def _cuda_only_imports(ctx: Context) -> dict[str, CudaOnlyImport]:
+    imported = ctx.state(_Imported)
+    if imported.found is None:
+        project = ctx.settings.project
+        imported.found = project.cuda_only_imports(ctx.names, ctx.path, ctx.settings.max_bytes)
+    return imported.found
+
+
+def _imported_cuda_only(imported: dict[str, CudaOnlyImport], func: ast.expr) -> str | None:
+    """The project function a call runs that reaches a CUDA-only call (``rng.seed()``,
+    ``TRACKER.save()``, ``helper()`` imported from such a module), described with what it reaches."""
+    parts = dotted_parts(func)
+    if parts is None or parts[0] not in imported:
+        return None
+    return imported[parts[0]].reached(parts[1:])

@@ -4,14 +4,17 @@ host that replace them (the slots are found by :mod:`ascendify.migrate.rules._li
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ascendify.migrate._rule import Context, Finding, Rule
+from ascendify.migrate._rule import Context, Edit, Finding, Rule, checks
 from ascendify.migrate.modes.portable.guards import file_guards
 from ascendify.migrate.modes.portable.rules import (
     PortableBackend,
     PortableDevice,
+    PortableDeviceToHelper,
+    PortableDeviceToUnknownCall,
     PortableGuardKept,
     PortableMapLocation,
 )
@@ -24,6 +27,7 @@ from ascendify.migrate.rules._literals import (
     slot_kind_variant,
     slot_literals,
 )
+from ascendify.migrate.rules.devices import devices_to_other_modules
 from ascendify.targets.devices import CUDA_DEVICE_TYPE
 from ascendify.targets.portable import (
     HELPER_BACKEND,
@@ -265,3 +269,35 @@ slot_kind_variant(
     PortableMapLocation,
     _Expressions(_backend_expression, lambda value: None, _compared_backend),
 )
+
+
+@checks(ast.Call, rules=(PortableDeviceToHelper, PortableDeviceToUnknownCall))
+def check_device_to_other_module(
+    ctx: Context, node: ast.AST, parent: ast.AST | None
+) -> Iterator[Finding]:
+    """NPU307 and NPU308 for the portable target: the host's device type instead of ``npu``."""
+    assert isinstance(node, ast.Call)
+    for called, named, (old, _, _), literal in devices_to_other_modules(ctx, node):
+        edit = _host_device_edit(ctx, literal) if named else None
+        if edit is not None:
+            message = f"device {old!r} -> {edit.replacement} passed to {called}()"
+            yield PortableDeviceToHelper.finding(literal, message, edit)
+            continue
+        message = (
+            f"{old!r} passed to {called}(), which the migration cannot read: "
+            f"if it is a device there, write {HELPER_DEVICE_TYPE}"
+        )
+        reported = ctx.span(literal)  # dropped where a user's rule rewrote the argument
+        yield dataclasses.replace(
+            PortableDeviceToUnknownCall.finding(literal, message), reported=reported
+        )
+
+
+def _host_device_edit(ctx: Context, literal: ast.Constant | ast.JoinedStr) -> Edit | None:
+    """``"cuda:0"`` -> ``f"{portable_device.device_type()}:0"``; ``f"cuda:{rank}"`` -> its
+    leading text so."""
+    if isinstance(literal, ast.Constant):
+        text = _device_expression(str(literal.value))
+        return None if text is None else ctx.replace(literal, text)
+    edited = literal_edit(ctx, literal, _device_in_fstring)
+    return None if edited is None else edited[2]

@@ -81,12 +81,14 @@ class PortableGuardKept(PortableRule):
     """What it does: keeps a ``torch.cuda.is_available()`` check as written when what it protects
     includes a ``torch.cuda`` API that works on CUDA only (``get_device_capability``, NVTX, CUDA
     graphs, ...), and reports it; inside a check that is widened, device-module functions torch_npu
-    has too (``mem_get_info``, ``memory_stats``, ...) become ``portable_device.module().X`` (PRT101).
+    has too (``mem_get_info``, ``memory_summary``, ...) become ``portable_device.module().X`` (PRT101).
     The same holds for a check held by a name (``use_cuda = torch.cuda.is_available()``, then ``if
     use_cuda:``) and for the ``torch.cuda.device_count()`` that bounds a loop
     (``for i in range(torch.cuda.device_count())``, directly or through a name), whose body a
     CPU host would run once when widened. What the block calls of the file's own functions counts
-    as part of it. A name held for such a block and also read where no CUDA-only call follows
+    as part of it, and so do the functions and methods of the project's other modules it calls
+    (``TRACKER.save()`` with ``TRACKER`` imported from a module whose method ``save`` reaches NVTX).
+    A name held for such a block and also read where no CUDA-only call follows
     (``self.cuda = torch.cuda.is_available()``, then ``"cuda" if self.cuda else "cpu"``) is
     split: those other reads become ``torch.accelerator.is_available()`` (PRT101), so the device
     chosen is the host's accelerator; where the name holds more than the check (``not
@@ -132,7 +134,7 @@ class PortableAmpDevice(PortableRule):
     name = "portable-amp-device"
     summary = "amp call -> explicit device type of the host"
     safety = Safety.SAFE
-    triggers = (b"autocast", b"GradScaler")
+    triggers = (b"autocast", b"GradScaler", b"fork_rng")
 
 
 class PortableAmpPositional(PortableRule):
@@ -214,6 +216,49 @@ class PortableDevice(PortableRule):
     triggers = (b"cuda",)
 
 
+class PortableDeviceToHelper(PortableRule):
+    """What it does: replaces a CUDA device literal passed by position to a function of another
+    module whose name says it takes a device (the places NPU307 edits) by the host's device type:
+    ``state_dict_to_device(sd, "cuda")`` becomes
+    ``state_dict_to_device(sd, portable_device.device_type())``.
+
+    Why: the helper passes the value on to ``.to()`` or ``torch.device``; a ``cuda`` device does
+    not exist on an NPU or CPU host.
+
+    Example: ``batch = move_to_device(batch, "cuda:0")`` becomes
+    ``batch = move_to_device(batch, f"{portable_device.device_type()}:0")``.
+
+    Fix safety: unsafe: the helper is read by its name; check that it takes a device there.
+    """
+
+    code = "PRT306"
+    name = "portable-device-to-helper"
+    summary = "CUDA device literal passed to a helper named for devices -> the host's device type"
+    safety = Safety.UNSAFE
+    triggers = (b"cuda",)
+
+
+class PortableDeviceToUnknownCall(PortableRule):
+    """What it does: reports a CUDA device literal passed by position to a function of another
+    module that the migration cannot read (the places NPU308 reports), such as
+    ``configure(model, "cuda")`` or a test's ``@pytest.mark.parametrize("device", ["cpu", "cuda"])``.
+
+    Why: the value may be a device the function passes on (then it must name the host's device)
+    or a label; the migration cannot tell, and says so rather than leave it silently.
+
+    Example: ``prepare(model, "cuda:0")`` with ``prepare`` imported from a library is reported.
+
+    Fix safety: report only.
+    """
+
+    code = "PRT307"
+    name = "portable-device-to-unknown-call"
+    summary = "CUDA device literal passed to a function the migration cannot read (reported)"
+    safety = Safety.REPORT_ONLY
+    operation = Operation.ADVICE
+    triggers = (b"cuda",)
+
+
 class PortableDeviceIndex(PortableRule):
     """What it does: turns a bare device index passed to ``.to(...)`` (the places NPU304 edits)
     into the host's device: ``model.to(local_rank)`` becomes
@@ -231,7 +276,12 @@ class PortableDeviceIndex(PortableRule):
     name = "portable-device-index"
     summary = "integer device index in .to() -> the host's device"
     safety = Safety.UNSAFE
-    triggers = DeviceIndex.triggers
+    # ``.to(device=0)`` too, which the NPU target's files reach through NPU306's ``.to(``.
+    triggers = (
+        *DeviceIndex.triggers,
+        *(f"device{equals}{digit}".encode() for equals in ("=", " = ") for digit in range(10)),
+    )
+    trigger_words = DeviceIndex.trigger_words
 
 
 class PortableMapLocation(PortableRule):
