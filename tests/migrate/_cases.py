@@ -15,12 +15,21 @@ rule runs with that rule enabled.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from ascendify.configs import CONFIG_SUFFIXES
-from ascendify.migrate import Settings, load_rules, switch_modes
+from ascendify.migrate import (
+    Options,
+    Settings,
+    load_rules,
+    migrate_tree,
+    plan_tree,
+    prepare_output,
+    switch_modes,
+)
 from ascendify.migrate._modes import DistributedMode, Modes, Target
 from ascendify.migrate.modes.tune import tune_codes
 from ascendify.migrate.rulefile import load_rule_file
@@ -94,3 +103,24 @@ def all_cases() -> list[Case]:
     configs = [path for path in sorted(RULE_CASES.glob("*/*")) if path.suffix in CONFIG_SUFFIXES]
     paths = [*sorted(RULE_CASES.glob("*/*.py")), *configs, *sorted(MODE_CASES.glob("*/*.py"))]
     return [load_case(path) for path in paths]
+
+
+def migrate_project(
+    tmp_path: Path, target: Target, files: dict[str, str]
+) -> tuple[Path, dict[str, list[tuple[int, str]]]]:
+    """Migrate a project of ``files`` (path relative to its root -> text) for ``target``: the
+    result's folder, and each file's changes as (line, rule code)."""
+    source = tmp_path / "proj"
+    for rel, text in files.items():
+        (source / rel).parent.mkdir(parents=True, exist_ok=True)
+        (source / rel).write_text(text)
+    settings = dataclasses.replace(Settings(), modes=Modes(target=target))
+    options = Options(source=source, output=tmp_path / "out", settings=settings)
+    result_dir = prepare_output(options)
+    assert result_dir is not None
+    result = migrate_tree(options, result_dir, plan_tree(source))
+    rules = {
+        outcome.path: sorted((change.start_line, change.code) for change in outcome.changes)
+        for outcome in result.files
+    }
+    return result_dir, rules

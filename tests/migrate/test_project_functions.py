@@ -5,14 +5,13 @@ and its NPU308 row."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
 
-from ascendify.migrate import Options, Settings, migrate_tree, plan_tree, prepare_output
-from ascendify.migrate._modes import Modes, Target
+from ascendify.migrate._modes import Target
 from ascendify.migrate._project_functions import DeviceFunction, device_functions
+from tests.migrate._cases import migrate_project
 
 UTILS = """\
 import torch
@@ -89,20 +88,9 @@ other.move(x, "cuda")
 
 
 def _migrate(tmp_path: Path, target: Target) -> tuple[Path, dict[str, list[tuple[int, str]]]]:
-    source = tmp_path / "proj"
-    for rel, text in {"utils.py": UTILS, "train.py": TRAIN, "pkg/run.py": RUN}.items():
-        (source / rel).parent.mkdir(parents=True, exist_ok=True)
-        (source / rel).write_text(text)
-    settings = dataclasses.replace(Settings(), modes=Modes(target=target))
-    options = Options(source=source, output=tmp_path / "out", settings=settings)
-    result_dir = prepare_output(options)
-    assert result_dir is not None
-    result = migrate_tree(options, result_dir, plan_tree(source))
-    rules = {
-        outcome.path: sorted((change.start_line, change.code) for change in outcome.changes)
-        for outcome in result.files
-    }
-    return result_dir, rules
+    return migrate_project(
+        tmp_path, target, {"utils.py": UTILS, "train.py": TRAIN, "pkg/run.py": RUN}
+    )
 
 
 def test_a_device_passed_to_a_project_function_is_rewritten_on_the_npu_target(

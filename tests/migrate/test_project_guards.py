@@ -5,13 +5,12 @@ module imported whole."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
-from ascendify.migrate import Options, Settings, migrate_tree, plan_tree, prepare_output
-from ascendify.migrate._modes import Modes, Target
+from ascendify.migrate._modes import Target
 from ascendify.migrate._project_cuda import cuda_only_functions
 from ascendify.targets.portable import has_no_counterpart
+from tests.migrate._cases import migrate_project
 
 RNG = """\
 import torch
@@ -71,20 +70,9 @@ def seed(value):
 
 
 def _migrate(tmp_path: Path, target: Target) -> tuple[Path, dict[str, list[tuple[int, str]]]]:
-    source = tmp_path / "proj"
-    source.mkdir()
-    for rel, text in {"rng.py": RNG, "kept.py": KEPT, "widened.py": WIDENED}.items():
-        (source / rel).write_text(text)
-    settings = dataclasses.replace(Settings(), modes=Modes(target=target))
-    options = Options(source=source, output=tmp_path / "out", settings=settings)
-    result_dir = prepare_output(options)
-    assert result_dir is not None
-    result = migrate_tree(options, result_dir, plan_tree(source))
-    rules = {
-        outcome.path: sorted((change.start_line, change.code) for change in outcome.changes)
-        for outcome in result.files
-    }
-    return result_dir, rules
+    return migrate_project(
+        tmp_path, target, {"rng.py": RNG, "kept.py": KEPT, "widened.py": WIDENED}
+    )
 
 
 def test_a_check_guarding_a_call_into_another_module_reaching_cuda_only_code_is_kept(
