@@ -347,9 +347,10 @@ def test_volcano_dry_run_renders_the_launchers_manifest(job: JobCli, project: Pa
     task = manifest["spec"]["tasks"][0]
     assert task["replicas"] == 2
     container = task["template"]["spec"]["containers"][0]
+    # The job's hang timeout (its default is not the launcher's) travels with the command.
     assert container["command"] == [
-        "ascendify", "run", "--nnodes", "2", "--nproc-per-node", "8", "python", "rank.py",
-        "--lr=0.1",
+        "ascendify", "run", "--nnodes", "2", "--nproc-per-node", "8", "--hang-timeout", "1800",
+        "python", "rank.py", "--lr=0.1",
     ]  # fmt: skip
     real = job(
         "submit", "--code-dir", str(project), "--boot-file", "rank.py", "--engine", "pytorchjob",
